@@ -1,0 +1,77 @@
+//! The `ptxmc` command line: argument definitions (clap) and one function per
+//! subcommand. Commands print to stdout; diagnostics go to stderr.
+
+mod parse;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Exit statuses, documented in `--help` and README.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything went as expected.
+    Success = 0,
+    /// An expectation or verdict check failed.
+    CheckFailed = 1,
+    /// Bad input: a file could not be read or parsed, or a bad argument.
+    BadInput = 2,
+    /// The two engines disagree.
+    Disagreement = 3,
+    /// A limit was hit; results are incomplete.
+    Incomplete = 4,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(e as u8)
+    }
+}
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  success
+  1  an expectation or verdict check failed
+  2  bad input (unreadable or malformed test, bad arguments)
+  3  the two engines disagree
+  4  incomplete: a limit (states, time, memory) was hit";
+
+/// Which final outcomes does the PTX memory model allow for a litmus test?
+#[derive(Parser, Debug)]
+#[command(name = "ptxmc", version, about, long_about = None, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Read litmus tests and print them as IR (JSON) or canonical litmus text.
+    ///
+    /// Accepts herd/Dat3M `.litmus` files and NVIDIA mixedproxy `.test` files
+    /// (templates are expanded, one test per row). Directories are searched
+    /// recursively.
+    #[command(after_help = EXIT_CODES)]
+    Parse(parse::ParseArgs),
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                Exit::BadInput
+            } else {
+                Exit::Success
+            };
+            let _ = e.print();
+            return code.into();
+        }
+    };
+    let exit = match cli.command {
+        Command::Parse(args) => parse::run(&args),
+    };
+    exit.into()
+}

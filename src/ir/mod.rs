@@ -1,0 +1,255 @@
+//! The program IR: one representation that every litmus format lands in and
+//! every engine reads.
+//!
+//! A [`Program`] is plain data: threads with their placement in the scope tree
+//! (thread → CTA → cluster → GPU), their code, named virtual addresses mapped
+//! onto physical locations, initial values, and the final condition. Source
+//! positions are kept outside, in [`crate::litmus::SourceMap`], so that two
+//! programs compare equal exactly when they mean the same test.
+//!
+//! Invariants (checked by [`Program::validate`], upheld by every parser):
+//! 1. Every id ([`LocId`], [`AddrId`], [`RegId`], thread index, branch target)
+//!    is in range; a branch target may equal the code length (end of thread).
+//! 2. An address's `va` names an address of kind [`AddressKind::Generic`] with
+//!    `va == itself` (the owner of that virtual address), on the same location.
+//!    Two addresses with the same `va` denote the same virtual address.
+//! 3. An access's `scope` is `Some` iff its semantics are strong; `Volatile`
+//!    always has scope `Sys`. An access's proxy is the proxy of its address kind.
+//! 4. RMW operand counts match [`RmwOp::arity`]; `red` (no destination) is
+//!    never `acquire`.
+//! 5. Each CTA (per GPU) lies in exactly one cluster; thread names are `P0..Pn`
+//!    in order.
+//! 6. Names of locations, addresses and registers are unique in their scope.
+
+mod cond;
+mod instr;
+mod validate;
+
+pub use cond::{CmpOp, Condition, Prop, Quantifier, Term};
+pub use instr::{
+    Access, ArithOp, BarrierKind, BranchCmp, FenceSem, Instr, Operand, Proxy, ProxyFenceKind,
+    RmwOp, Scope, Sem,
+};
+pub use validate::IrError;
+
+use serde::{Deserialize, Serialize};
+
+/// A machine value. Litmus values are small integers; arithmetic wraps at 64 bits.
+pub type Value = i64;
+/// Index into [`Program::locations`].
+pub type LocId = usize;
+/// Index into [`Program::addresses`].
+pub type AddrId = usize;
+/// Index into [`Thread::regs`].
+pub type RegId = usize;
+/// Index into [`Program::threads`].
+pub type ThreadId = usize;
+
+/// A litmus test after parsing: everything an engine needs, nothing about syntax.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Program {
+    /// Test name (herd's `Test NAME`).
+    pub name: String,
+    /// Documentation strings, in file order.
+    pub docs: Vec<String>,
+    /// Physical locations (what coherence and reads-from are about).
+    pub locations: Vec<Location>,
+    /// Named virtual addresses; several may map to one location.
+    pub addresses: Vec<Address>,
+    /// The threads, in column order.
+    pub threads: Vec<Thread>,
+    /// The final condition.
+    pub condition: Condition,
+    /// The verdict the source file claims, when it carries one (mixedproxy tests do).
+    pub expectation: Option<Expectation>,
+}
+
+/// A physical memory location.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    /// Canonical name: the name of the generic address that declared it.
+    pub name: String,
+    /// Initial value (the hypothetical initial write W0).
+    pub init: Value,
+}
+
+/// How a named address reaches its location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AddressKind {
+    /// A generic virtual address (the location's own name, or a generic alias
+    /// of it: a *different* virtual address of the same location).
+    Generic,
+    /// A texture reference over the same virtual address as its target.
+    Texture,
+    /// A surface reference over the same virtual address as its target.
+    Surface,
+    /// A constant-bank view of the same virtual address as its target.
+    Constant,
+}
+
+impl AddressKind {
+    /// The proxy an access through this address uses.
+    pub fn proxy(self) -> Proxy {
+        match self {
+            AddressKind::Generic => Proxy::Generic,
+            AddressKind::Texture => Proxy::Texture,
+            AddressKind::Surface => Proxy::Surface,
+            AddressKind::Constant => Proxy::Constant,
+        }
+    }
+    /// The Dat3M spelling (`generic`, `texture`, ...).
+    pub fn as_str(self) -> &'static str {
+        self.proxy().as_str()
+    }
+}
+
+/// A name that instructions use to access memory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Address {
+    /// The name as written.
+    pub name: String,
+    /// The physical location it maps to.
+    pub loc: LocId,
+    /// The virtual address, identified by its owning generic address.
+    pub va: AddrId,
+    /// Generic, or which proxy's reference this is.
+    pub kind: AddressKind,
+    /// The address this one was declared as an alias of (`None` for a location's own name).
+    pub alias_of: Option<AddrId>,
+}
+
+/// Where a thread runs in the scope tree. CTA and cluster numbers are per GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Placement {
+    /// GPU number.
+    pub gpu: u32,
+    /// Cluster number within the GPU.
+    pub cluster: u32,
+    /// CTA number within the GPU.
+    pub cta: u32,
+}
+
+impl Placement {
+    /// Whether a thread placed at `other` lies in the instance of `scope` that contains `self`.
+    pub fn includes(&self, scope: Scope, other: &Placement) -> bool {
+        match scope {
+            Scope::Cta => self.gpu == other.gpu && self.cta == other.cta,
+            Scope::Cluster => self.gpu == other.gpu && self.cluster == other.cluster,
+            Scope::Gpu => self.gpu == other.gpu,
+            Scope::Sys => true,
+        }
+    }
+    /// Same CTA (the unit of non-generic caches and `bar.sync`).
+    pub fn same_cta(&self, other: &Placement) -> bool {
+        self.includes(Scope::Cta, other)
+    }
+}
+
+/// A register of one thread.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Register {
+    /// Name as written (`r0`).
+    pub name: String,
+    /// Initial value (0 unless the init block says otherwise).
+    pub init: Value,
+}
+
+/// A label, kept for printing; branches already point at instruction indices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Label {
+    /// Name as written (`LC00`).
+    pub name: String,
+    /// Index of the instruction it precedes (may equal the code length).
+    pub at: usize,
+}
+
+/// One thread of the test.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thread {
+    /// `P0`, `P1`, ... (its index in [`Program::threads`]).
+    pub name: String,
+    /// Position in the scope tree.
+    pub placement: Placement,
+    /// Registers mentioned by the code, the init block or the condition.
+    pub regs: Vec<Register>,
+    /// The code.
+    pub code: Vec<Instr>,
+    /// Labels, sorted by position.
+    pub labels: Vec<Label>,
+}
+
+/// What the source file says the result should be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expectation {
+    /// Which kind of claim.
+    pub kind: ExpectKind,
+    /// The claim's name (`... as NAME` in mixedproxy files).
+    pub name: String,
+}
+
+/// The three claims of mixedproxy tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectKind {
+    /// `permit(P)`: some execution satisfies P (condition `exists`; expected to hold).
+    Permit,
+    /// `assert(P)`: every execution satisfies P (condition `forall`; expected to hold).
+    Assert,
+    /// `check(P)`: report whether P is reachable; no expected verdict.
+    Check,
+}
+
+impl ExpectKind {
+    /// Keyword as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExpectKind::Permit => "permit",
+            ExpectKind::Assert => "assert",
+            ExpectKind::Check => "check",
+        }
+    }
+}
+
+impl Program {
+    /// Location accessed by an address.
+    pub fn loc_of(&self, addr: AddrId) -> LocId {
+        self.addresses[addr].loc
+    }
+    /// Look up an address by name.
+    pub fn address_named(&self, name: &str) -> Option<AddrId> {
+        self.addresses.iter().position(|a| a.name == name)
+    }
+    /// Look up a location by its canonical name.
+    pub fn location_named(&self, name: &str) -> Option<LocId> {
+        self.locations.iter().position(|l| l.name == name)
+    }
+    /// Whether any instruction uses a non-generic proxy or a proxy fence
+    /// (the PTX 6.0 model rejects such tests).
+    pub fn uses_proxies(&self) -> bool {
+        self.threads.iter().flat_map(|t| &t.code).any(|i| match i {
+            Instr::ProxyFence { .. } => true,
+            _ => i.access().is_some_and(|a| a.proxy != Proxy::Generic),
+        }) || self
+            .addresses
+            .iter()
+            .enumerate()
+            .any(|(i, a)| a.va != i || a.kind != AddressKind::Generic)
+    }
+    /// Whether some thread contains a backward branch (a loop).
+    pub fn has_loops(&self) -> bool {
+        self.threads.iter().any(|t| {
+            t.code
+                .iter()
+                .enumerate()
+                .any(|(pc, i)| matches!(i, Instr::Branch { target, .. } if *target <= pc))
+        })
+    }
+}
+
+impl Thread {
+    /// Look up a register by name.
+    pub fn reg_named(&self, name: &str) -> Option<RegId> {
+        self.regs.iter().position(|r| r.name == name)
+    }
+}

@@ -1,0 +1,17 @@
+//! ptxmc — which final outcomes may an NVIDIA GPU produce for a small
+//! concurrent PTX program, under the PTX memory consistency model?
+//!
+//! Layers, each depending only on those above it:
+//! 1. [`litmus`] — reading litmus files (Dat3M `.litmus`, mixedproxy `.test`)
+//!    into the program IR, and printing it back;
+//! 2. [`ir`] — the program IR every engine reads;
+//! 3. engines (added as they land);
+//! 4. [`cli`] — the command-line front end.
+//!
+//! See `ARCHITECTURE.md` for the codemap and the invariants of each module.
+
+#![warn(missing_docs)]
+
+pub mod cli;
+pub mod ir;
+pub mod litmus;
