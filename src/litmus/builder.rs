@@ -1,0 +1,303 @@
+//! Building a [`Program`] from parsed pieces: declarations, threads, code and
+//! the condition, with the name resolution both dialects share.
+
+use std::collections::HashMap;
+
+use super::SourceMap;
+use super::diag::{Diagnostic, Span};
+use super::instr::{RawInstr, Resolver, decode};
+use crate::ir::{
+    AddrId, Address, AddressKind, Condition, Expectation, Instr, Label, Location, Placement,
+    Program, Prop, Quantifier, RegId, Register, Thread, Value,
+};
+
+/// An address declaration before alias targets are resolved.
+#[derive(Clone, Debug)]
+pub struct AddrDecl {
+    /// The declared name.
+    pub name: String,
+    /// `None` for a location's own name; otherwise the alias target's name and kind.
+    pub alias: Option<(AddressKind, String, Span)>,
+    /// Initial value (owners only).
+    pub init: Value,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// Accumulates a program while a dialect parser walks the file.
+pub struct Builder {
+    /// Test name.
+    pub name: String,
+    /// Doc strings.
+    pub docs: Vec<String>,
+    locations: Vec<Location>,
+    addresses: Vec<Address>,
+    by_name: HashMap<String, AddrId>,
+    /// Threads built so far.
+    pub threads: Vec<Thread>,
+    /// Positions of everything, for later diagnostics.
+    pub spans: SourceMap,
+    /// How an unknown address should have been declared, for messages.
+    pub declare_hint: &'static str,
+}
+
+impl Builder {
+    /// An empty program named `name`.
+    pub fn new(name: String) -> Self {
+        Builder {
+            name,
+            docs: Vec::new(),
+            locations: Vec::new(),
+            addresses: Vec::new(),
+            by_name: HashMap::new(),
+            threads: Vec::new(),
+            spans: SourceMap::default(),
+            declare_hint: "a location declared in the init block",
+        }
+    }
+
+    /// Declare all addresses at once, so that aliases may refer forward.
+    pub fn declare_addresses(&mut self, decls: &[AddrDecl]) -> Result<(), Diagnostic> {
+        for d in decls {
+            if self.by_name.contains_key(&d.name) {
+                return Err(Diagnostic::expected(
+                    d.span,
+                    "a new name",
+                    format!("`{}`, declared twice", d.name),
+                )
+                .with_label("already declared"));
+            }
+            self.by_name.insert(d.name.clone(), self.by_name.len());
+        }
+        // Resolve each declaration's owner (following alias chains) with cycle detection.
+        let n = decls.len();
+        let mut owner: Vec<Option<usize>> = vec![None; n];
+        for i in 0..n {
+            let mut seen = vec![false; n];
+            let mut cur = i;
+            loop {
+                if seen[cur] {
+                    return Err(Diagnostic::expected(
+                        decls[i].span,
+                        "an alias chain that ends at a location",
+                        "a cycle of aliases",
+                    ));
+                }
+                seen[cur] = true;
+                match &decls[cur].alias {
+                    None => break,
+                    Some((_, target, tspan)) => match self.by_name.get(target) {
+                        Some(&t) => cur = t,
+                        None => {
+                            return Err(Diagnostic::expected(
+                                *tspan,
+                                "a declared location or address",
+                                format!("`{target}`"),
+                            )
+                            .with_label("not declared in the init block"));
+                        }
+                    },
+                }
+            }
+            owner[i] = Some(cur);
+        }
+        let mut loc_of_owner = HashMap::new();
+        for (i, d) in decls.iter().enumerate() {
+            if d.alias.is_none() {
+                loc_of_owner.insert(i, self.locations.len());
+                self.locations.push(Location {
+                    name: d.name.clone(),
+                    init: d.init,
+                });
+            }
+        }
+        // The virtual address of a proxy reference is its target's.
+        fn va_of(decls: &[AddrDecl], by_name: &HashMap<String, AddrId>, i: usize) -> usize {
+            match &decls[i].alias {
+                Some((kind, target, _)) if *kind != AddressKind::Generic => {
+                    va_of(decls, by_name, by_name[target])
+                }
+                _ => i,
+            }
+        }
+        for (i, d) in decls.iter().enumerate() {
+            let loc = loc_of_owner[&owner[i].unwrap()];
+            let (kind, alias_of) = match &d.alias {
+                None => (AddressKind::Generic, None),
+                Some((k, t, _)) => (*k, Some(self.by_name[t])),
+            };
+            let va = va_of(decls, &self.by_name, i);
+            self.addresses.push(Address {
+                name: d.name.clone(),
+                loc,
+                va,
+                kind,
+                alias_of,
+            });
+        }
+        Ok(())
+    }
+
+    /// Look up an address by name.
+    pub fn address(&self, name: &str) -> Option<AddrId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The physical location an address maps to.
+    pub fn location_of(&self, addr: AddrId) -> crate::ir::LocId {
+        self.addresses[addr].loc
+    }
+
+    /// Add a thread with its placement; returns its index.
+    pub fn add_thread(&mut self, placement: Placement, span: Span) -> usize {
+        let i = self.threads.len();
+        self.threads.push(Thread {
+            name: format!("P{i}"),
+            placement,
+            regs: Vec::new(),
+            code: Vec::new(),
+            labels: Vec::new(),
+        });
+        self.spans.threads.push(span);
+        self.spans.instrs.push(Vec::new());
+        i
+    }
+
+    /// The register `name` of `thread`, created (initially 0) on first mention.
+    pub fn register(&mut self, thread: usize, name: &str) -> RegId {
+        let t = &mut self.threads[thread];
+        match t.reg_named(name) {
+            Some(r) => r,
+            None => {
+                t.regs.push(Register {
+                    name: name.to_string(),
+                    init: 0,
+                });
+                t.regs.len() - 1
+            }
+        }
+    }
+
+    /// Set a register's initial value; a second initialisation is an error.
+    pub fn init_register(
+        &mut self,
+        thread: usize,
+        name: &str,
+        value: Value,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        if self.threads[thread].reg_named(name).is_some() {
+            return Err(Diagnostic::expected(
+                span,
+                "one initial value per register",
+                format!("a second one for `{name}`"),
+            ));
+        }
+        if self.by_name.contains_key(name) {
+            return Err(Diagnostic::expected(
+                span,
+                "a register name",
+                format!("location `{name}`"),
+            ));
+        }
+        let r = self.register(thread, name);
+        self.threads[thread].regs[r].init = value;
+        Ok(())
+    }
+
+    /// Decode and append one instruction to `thread`, returning its branch label if any.
+    pub fn push_instr(
+        &mut self,
+        thread: usize,
+        raw: &RawInstr,
+    ) -> Result<Option<(String, Span)>, Diagnostic> {
+        let mut ctx = ThreadCtx { b: self, thread };
+        let d = decode(raw, &mut ctx)?;
+        self.threads[thread].code.push(d.instr);
+        self.spans.instrs[thread].push(raw.span);
+        Ok(d.label)
+    }
+
+    /// Place a label before the next instruction of `thread`.
+    pub fn push_label(&mut self, thread: usize, name: &str, span: Span) -> Result<(), Diagnostic> {
+        let t = &mut self.threads[thread];
+        if t.labels.iter().any(|l| l.name == name) {
+            return Err(Diagnostic::expected(
+                span,
+                format!("a label not yet defined in {}", t.name),
+                format!("`{name}` again"),
+            ));
+        }
+        t.labels.push(Label {
+            name: name.to_string(),
+            at: t.code.len(),
+        });
+        Ok(())
+    }
+
+    /// Patch branch targets of `thread` once all its labels are known.
+    pub fn resolve_branches(
+        &mut self,
+        thread: usize,
+        refs: &[(usize, String, Span)],
+    ) -> Result<(), Diagnostic> {
+        let t = &mut self.threads[thread];
+        for (pc, name, span) in refs {
+            let Some(l) = t.labels.iter().find(|l| &l.name == name) else {
+                return Err(Diagnostic::expected(
+                    *span,
+                    format!("a label of {}", t.name),
+                    format!("`{name}`"),
+                )
+                .with_label("no such label in this thread"));
+            };
+            if let Instr::Branch { target, .. } = &mut t.code[*pc] {
+                *target = l.at;
+            }
+        }
+        Ok(())
+    }
+
+    /// Finish with the final condition.
+    pub fn finish(
+        self,
+        quantifier: Quantifier,
+        prop: Prop,
+        expectation: Option<Expectation>,
+    ) -> (Program, SourceMap) {
+        let program = Program {
+            name: self.name,
+            docs: self.docs,
+            locations: self.locations,
+            addresses: self.addresses,
+            threads: self.threads,
+            condition: Condition { quantifier, prop },
+            expectation,
+        };
+        (program, self.spans)
+    }
+}
+
+/// Resolution context for one thread's instructions.
+struct ThreadCtx<'b> {
+    b: &'b mut Builder,
+    thread: usize,
+}
+
+impl Resolver for ThreadCtx<'_> {
+    fn register(&mut self, name: &str, _span: Span) -> Result<RegId, Diagnostic> {
+        Ok(self.b.register(self.thread, name))
+    }
+    fn address(&self, name: &str) -> Option<AddrId> {
+        self.b.address(name)
+    }
+    fn unknown_address(&mut self, name: &str, span: Span) -> Result<AddrId, Diagnostic> {
+        Err(
+            Diagnostic::expected(span, self.b.declare_hint, format!("`{name}`"))
+                .with_label("unknown location"),
+        )
+    }
+    fn address_kind(&self, addr: AddrId) -> AddressKind {
+        self.b.addresses[addr].kind
+    }
+}

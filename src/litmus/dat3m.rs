@@ -1,0 +1,607 @@
+//! The herd-style PTX dialect used by Dat3M (`.litmus`), with ptxmc's
+//! extensions: `cluster N` in thread placements, and an `expect` line.
+//!
+//! ```text
+//! PTX NAME
+//! "doc string"                       (any number, may span lines)
+//! { x=0; P1:r0=0; y @ generic aliases x; t @ texture aliases x; }
+//!  P0@cta 0,cluster 0,gpu 0 | P1@cta 1,gpu 0 ;
+//!  st.weak x, 1             | ld.acquire.gpu r0, y ;
+//! exists (P1:r0 == 1 /\ P1:r1 == 0)
+//! expect permit as NAME             (optional, ptxmc extension)
+//! ```
+
+use std::collections::HashMap;
+
+use super::SourceMap;
+use super::builder::{AddrDecl, Builder};
+use super::cond::{TermResolver, parse_prop, parse_quantifier, thread_index};
+use super::diag::{Diagnostic, Span, plural};
+use super::instr::{parse_int, parse_raw};
+use super::lexer::{Cursor, Tok, Token, tokenize};
+use crate::ir::{AddressKind, ExpectKind, Expectation, Placement, Program, Term};
+
+/// Parse one Dat3M-dialect litmus test.
+pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
+    let mut s = Scanner { src, pos: 0 };
+    s.skip_blank()?;
+    let arch_start = s.pos;
+    let arch = s.word();
+    if arch != "PTX" {
+        let span = Span::new(arch_start, arch_start + arch.len().max(1));
+        let found = if arch.is_empty() {
+            s.found_here()
+        } else {
+            format!("`{arch}`")
+        };
+        return Err(Diagnostic::expected(
+            span,
+            "`PTX` (the first word of a PTX litmus test)",
+            found,
+        ));
+    }
+    let name_start = s.pos;
+    let line_end = src[s.pos..].find('\n').map_or(src.len(), |i| s.pos + i);
+    let name = src[s.pos..line_end].trim();
+    if name.is_empty() {
+        return Err(Diagnostic::expected(
+            Span::new(name_start, line_end),
+            "a test name after `PTX`",
+            "the end of the line",
+        ));
+    }
+    s.pos = line_end;
+    let mut b = Builder::new(name.to_string());
+
+    // Doc strings.
+    loop {
+        s.skip_blank()?;
+        if !s.rest().starts_with('"') {
+            break;
+        }
+        let start = s.pos;
+        match s.rest()[1..].find('"') {
+            Some(end) => {
+                b.docs.push(s.rest()[1..1 + end].to_string());
+                s.pos += end + 2;
+            }
+            None => {
+                return Err(Diagnostic::expected(
+                    Span::new(start, start + 1),
+                    "a closing `\"`",
+                    "the end of the file",
+                ));
+            }
+        }
+    }
+
+    // Init block.
+    if !s.rest().starts_with('{') {
+        return Err(Diagnostic::expected(
+            s.here(),
+            "a doc string or `{` (the initial state)",
+            s.found_here(),
+        ));
+    }
+    let open = s.pos;
+    let Some(close_rel) = s.rest().find('}') else {
+        return Err(Diagnostic::expected(
+            Span::new(open, open + 1),
+            "a `}` closing the initial state",
+            "the end of the file",
+        ));
+    };
+    let init_text = &src[open + 1..open + close_rel];
+    let init_items = parse_init(init_text, open + 1)?;
+    s.pos = open + close_rel + 1;
+
+    let decls: Vec<AddrDecl> = init_items
+        .iter()
+        .filter_map(|i| match i {
+            InitItem::Addr(d) => Some(d.clone()),
+            _ => None,
+        })
+        .collect();
+    b.declare_addresses(&decls)?;
+
+    // Thread header row.
+    s.skip_blank()?;
+    let (header, header_start) = s.row()?;
+    let mut explicit_cluster: HashMap<(u32, u32), (u32, Span)> = HashMap::new();
+    let mut placements = Vec::new();
+    for (i, (cell, off)) in split_cells(header, header_start).into_iter().enumerate() {
+        let ThreadHeader {
+            placement: p,
+            cluster,
+            span,
+        } = parse_thread_header(cell, off, i)?;
+        if let Some((c, cspan)) = cluster {
+            match explicit_cluster.get(&(p.gpu, p.cta)) {
+                Some((prev, _)) if *prev != c => {
+                    return Err(Diagnostic::expected(
+                        cspan,
+                        format!(
+                            "cluster {prev} (CTA {} of GPU {} is already placed there)",
+                            p.cta, p.gpu
+                        ),
+                        format!("cluster {c}"),
+                    ));
+                }
+                _ => {
+                    explicit_cluster.insert((p.gpu, p.cta), (c, cspan));
+                }
+            }
+        }
+        placements.push((p, span));
+    }
+    // CTAs without an explicit cluster get a fresh cluster of their own, per GPU.
+    let mut next_free: HashMap<u32, u32> = HashMap::new();
+    for ((gpu, _), (c, _)) in &explicit_cluster {
+        let e = next_free.entry(*gpu).or_insert(0);
+        *e = (*e).max(c + 1);
+    }
+    let mut implicit: HashMap<(u32, u32), u32> = HashMap::new();
+    for (p, span) in &placements {
+        let cluster = match explicit_cluster.get(&(p.gpu, p.cta)) {
+            Some((c, _)) => *c,
+            None => *implicit.entry((p.gpu, p.cta)).or_insert_with(|| {
+                let e = next_free.entry(p.gpu).or_insert(0);
+                *e += 1;
+                *e - 1
+            }),
+        };
+        b.add_thread(Placement { cluster, ..*p }, *span);
+    }
+    let nthreads = b.threads.len();
+
+    // Register initialisations (now that threads exist).
+    for item in &init_items {
+        if let InitItem::Reg {
+            thread,
+            reg,
+            value,
+            span,
+        } = item
+        {
+            let t = thread_index(thread, nthreads).map_err(|d| d.with_label("no such thread"))?;
+            b.init_register(t, reg.text, *value, *span)?;
+        }
+    }
+
+    // Instruction rows.
+    let mut branch_refs: Vec<Vec<(usize, String, Span)>> = vec![Vec::new(); nthreads];
+    loop {
+        s.skip_blank()?;
+        if s.rest().is_empty() {
+            return Err(Diagnostic::expected(
+                s.here(),
+                "an instruction row or a final condition (`exists`, `~exists`, `forall`)",
+                "the end of the file",
+            ));
+        }
+        if s.at_condition() {
+            break;
+        }
+        if let Some(kw) = ["locations", "filter"]
+            .iter()
+            .find(|k| s.rest().starts_with(*k))
+        {
+            return Err(Diagnostic::unsupported(
+                Span::new(s.pos, s.pos + kw.len()),
+                kw,
+                "a final condition (`exists`, `~exists`, `forall`)",
+            )
+            .with_note("herd's `locations` and `filter` clauses are not supported"));
+        }
+        let (row, row_start) = s.row()?;
+        let cells = split_cells(row, row_start);
+        if cells.len() != nthreads {
+            let span = Span::new(row_start, row_start + row.len());
+            return Err(Diagnostic::expected(
+                span,
+                format!("{nthreads} cells separated by `|` (one per thread)"),
+                plural(cells.len(), "cell"),
+            ));
+        }
+        for (t, (cell, off)) in cells.into_iter().enumerate() {
+            parse_cell(&mut b, t, cell, off, &mut branch_refs[t])?;
+        }
+    }
+    for (t, refs) in branch_refs.iter().enumerate() {
+        b.resolve_branches(t, refs)?;
+    }
+
+    // Final condition and optional expectation.
+    let cond_start = s.pos;
+    let toks = tokenize(s.rest(), cond_start)?;
+    let mut cur = Cursor::new(&toks, Span::new(src.len(), src.len()));
+    let quantifier = parse_quantifier(&mut cur)?;
+    let mut res = CondNames { b: &mut b };
+    let prop = parse_prop(&mut cur, &mut res)?;
+    let mut expectation = None;
+    if let Some(t) = cur.peek() {
+        if t.tok == Tok::Word && t.text == "expect" {
+            cur.bump();
+            expectation = Some(parse_expect(&mut cur)?);
+        }
+    }
+    if let Some(t) = cur.peek() {
+        return Err(Diagnostic::expected(
+            t.span,
+            "the end of the test (after the condition)",
+            t.quoted(),
+        ));
+    }
+    b.spans.condition = Span::new(cond_start, cur.prev_span().end);
+    Ok(b.finish(quantifier, prop, expectation))
+}
+
+fn parse_expect(cur: &mut Cursor<'_, '_>) -> Result<Expectation, Diagnostic> {
+    let k = cur.expect(Tok::Word, "`permit`, `assert` or `check`")?;
+    let kind = match k.text {
+        "permit" => ExpectKind::Permit,
+        "assert" => ExpectKind::Assert,
+        "check" => ExpectKind::Check,
+        _ => {
+            return Err(Diagnostic::expected(
+                k.span,
+                "`permit`, `assert` or `check`",
+                k.quoted(),
+            ));
+        }
+    };
+    let a = cur.expect(Tok::Word, "`as NAME`")?;
+    if a.text != "as" {
+        return Err(Diagnostic::expected(a.span, "`as NAME`", a.quoted()));
+    }
+    let name = cur.expect(Tok::Word, "a name for the expectation")?;
+    Ok(Expectation {
+        kind,
+        name: name.text.to_string(),
+    })
+}
+
+struct CondNames<'b> {
+    b: &'b mut Builder,
+}
+
+impl TermResolver for CondNames<'_> {
+    fn thread_reg(&mut self, thread: &Token<'_>, reg: &Token<'_>) -> Result<Term, Diagnostic> {
+        let t = thread_index(thread, self.b.threads.len())?;
+        if reg.text.contains('.') || self.b.address(reg.text).is_some() {
+            return Err(Diagnostic::expected(
+                reg.span,
+                "a register name",
+                reg.quoted(),
+            ));
+        }
+        let r = self.b.register(t, reg.text);
+        Ok(Term::Reg { thread: t, reg: r })
+    }
+    fn bare(&mut self, name: &Token<'_>) -> Result<Term, Diagnostic> {
+        match self.b.address(name.text) {
+            Some(a) => Ok(Term::Loc(self.b.location_of(a))),
+            None => Err(Diagnostic::expected(
+                name.span,
+                "a location declared in the init block, or `P<n>:<register>`",
+                name.quoted(),
+            )
+            .with_label("unknown location")),
+        }
+    }
+}
+
+enum InitItem<'s> {
+    Addr(AddrDecl),
+    Reg {
+        thread: Token<'s>,
+        reg: Token<'s>,
+        value: i64,
+        span: Span,
+    },
+}
+
+fn parse_init(text: &str, offset: usize) -> Result<Vec<InitItem<'_>>, Diagnostic> {
+    let toks = tokenize(text, offset)?;
+    let mut cur = Cursor::new(
+        &toks,
+        Span::new(offset + text.len(), offset + text.len() + 1),
+    );
+    let mut items = Vec::new();
+    const ITEM: &str =
+        "an initial value (`x=0;`, `P0:r0=0;`) or an alias (`y @ generic aliases x;`)";
+    while !cur.is_done() {
+        if cur.eat(Tok::Semi).is_some() {
+            continue;
+        }
+        let first = cur.bump().unwrap();
+        let item = match (first.tok, cur.peek().map(|t| t.tok)) {
+            (Tok::Word | Tok::Int, Some(Tok::Colon)) => {
+                cur.bump();
+                let reg = cur.expect(Tok::Word, "a register name")?;
+                cur.expect(Tok::Assign, "`=`")?;
+                let v = cur.expect(Tok::Int, "an integer initial value")?;
+                InitItem::Reg {
+                    thread: first,
+                    reg,
+                    value: parse_int(v.text, v.span)?,
+                    span: first.span.to(v.span),
+                }
+            }
+            (Tok::Word, Some(Tok::Assign)) if !first.text.contains('.') => {
+                cur.bump();
+                let v = cur.expect(Tok::Int, "an integer initial value")?;
+                InitItem::Addr(AddrDecl {
+                    name: first.text.to_string(),
+                    alias: None,
+                    init: parse_int(v.text, v.span)?,
+                    span: first.span,
+                })
+            }
+            (Tok::Word, Some(Tok::At)) if !first.text.contains('.') => {
+                cur.bump();
+                let k = cur.expect(
+                    Tok::Word,
+                    "a proxy kind (`generic`, `texture`, `surface`, `constant`)",
+                )?;
+                let kind = match k.text {
+                    "generic" => AddressKind::Generic,
+                    "texture" => AddressKind::Texture,
+                    "surface" => AddressKind::Surface,
+                    "constant" => AddressKind::Constant,
+                    _ => {
+                        return Err(Diagnostic::expected(
+                            k.span,
+                            "a proxy kind (`generic`, `texture`, `surface`, `constant`)",
+                            k.quoted(),
+                        ));
+                    }
+                };
+                let a = cur.expect(Tok::Word, "`aliases`")?;
+                if a.text != "aliases" {
+                    return Err(Diagnostic::expected(a.span, "`aliases`", a.quoted()));
+                }
+                let target = cur.expect(Tok::Word, "the name of the aliased location")?;
+                InitItem::Addr(AddrDecl {
+                    name: first.text.to_string(),
+                    alias: Some((kind, target.text.to_string(), target.span)),
+                    init: 0,
+                    span: first.span,
+                })
+            }
+            _ => return Err(Diagnostic::expected(first.span, ITEM, first.quoted())),
+        };
+        items.push(item);
+        if !cur.is_done() {
+            cur.expect(Tok::Semi, "`;` after an initial-state item")?;
+        }
+    }
+    Ok(items)
+}
+
+fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHeader, Diagnostic> {
+    let toks = tokenize(cell, off)?;
+    let end = Span::new(off + cell.len(), off + cell.len());
+    let mut cur = Cursor::new(&toks, end);
+    let want = format!("`P{index}@cta N,gpu N` (thread {index}'s placement)");
+    let name = cur.expect(Tok::Word, &want)?;
+    if name.text != format!("P{index}") {
+        return Err(Diagnostic::expected(
+            name.span,
+            format!("`P{index}` (threads are numbered by column)"),
+            name.quoted(),
+        ));
+    }
+    cur.expect(
+        Tok::At,
+        &format!("`@` and a placement after `{}`", name.text),
+    )?;
+    let (mut cta, mut gpu, mut cluster) = (None, None, None);
+    loop {
+        let k = cur.expect(Tok::Word, "`cta N`, `cluster N` or `gpu N`")?;
+        let v = cur.expect(Tok::Int, &format!("a number after `{}`", k.text))?;
+        let n: u32 = v
+            .text
+            .parse()
+            .map_err(|_| Diagnostic::expected(v.span, "a small non-negative number", v.quoted()))?;
+        let slot = match k.text {
+            "cta" => &mut cta,
+            "gpu" => &mut gpu,
+            "cluster" => &mut cluster,
+            _ => {
+                return Err(Diagnostic::expected(
+                    k.span,
+                    "`cta`, `cluster` or `gpu`",
+                    k.quoted(),
+                ));
+            }
+        };
+        if slot.is_some() {
+            return Err(Diagnostic::expected(
+                k.span,
+                format!("one `{}` per thread", k.text),
+                format!("a second `{}`", k.text),
+            ));
+        }
+        *slot = Some((n, k.span.to(v.span)));
+        if cur.eat(Tok::Comma).is_none() {
+            break;
+        }
+    }
+    if let Some(t) = cur.peek() {
+        return Err(Diagnostic::expected(
+            t.span,
+            "`,` or the end of the thread header",
+            t.quoted(),
+        ));
+    }
+    let span = name.span.to(cur.prev_span());
+    let Some((cta, _)) = cta else {
+        return Err(
+            Diagnostic::expected(span, "a placement with `cta N`", "none")
+                .with_label("missing `cta`"),
+        );
+    };
+    let Some((gpu, _)) = gpu else {
+        return Err(
+            Diagnostic::expected(span, "a placement with `gpu N`", "none")
+                .with_label("missing `gpu`"),
+        );
+    };
+    let placement = Placement {
+        gpu,
+        cluster: 0,
+        cta,
+    };
+    Ok(ThreadHeader {
+        placement,
+        cluster,
+        span,
+    })
+}
+
+/// A parsed `P0@cta N,cluster K,gpu G` cell; the cluster is `None` when not written.
+struct ThreadHeader {
+    placement: Placement,
+    cluster: Option<(u32, Span)>,
+    span: Span,
+}
+
+fn parse_cell(
+    b: &mut Builder,
+    t: usize,
+    cell: &str,
+    off: usize,
+    refs: &mut Vec<(usize, String, Span)>,
+) -> Result<(), Diagnostic> {
+    let toks = tokenize(cell, off)?;
+    let mut cur = Cursor::new(&toks, Span::new(off + cell.len(), off + cell.len()));
+    // Leading labels `L:`.
+    while cur
+        .peek()
+        .is_some_and(|x| x.tok == Tok::Word && !x.text.contains('.'))
+        && cur.peek2().is_some_and(|x| x.tok == Tok::Colon)
+    {
+        let l = cur.bump().unwrap();
+        cur.bump();
+        b.push_label(t, l.text, l.span)?;
+    }
+    if cur.is_done() {
+        return Ok(());
+    }
+    let raw = parse_raw(&mut cur)?;
+    if let Some((_, span)) = raw.precondition {
+        return Err(Diagnostic::expected(
+            span,
+            "`,` or the end of the instruction",
+            "a `== value` precondition",
+        )
+        .with_label("preconditions belong to mixedproxy `.test` files"));
+    }
+    if let Some(x) = cur.peek() {
+        return Err(Diagnostic::expected(
+            x.span,
+            "the end of the cell (one instruction per cell)",
+            x.quoted(),
+        ));
+    }
+    let pc = b.threads[t].code.len();
+    if let Some((name, span)) = b.push_instr(t, &raw)? {
+        refs.push((pc, name, span));
+    }
+    Ok(())
+}
+
+/// Split a row at `|` into cells with their absolute offsets.
+fn split_cells(row: &str, off: usize) -> Vec<(&str, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in row.char_indices() {
+        if c == '|' {
+            out.push((&row[start..i], off + start));
+            start = i + 1;
+        }
+    }
+    out.push((&row[start..], off + start));
+    out
+}
+
+struct Scanner<'s> {
+    src: &'s str,
+    pos: usize,
+}
+
+impl<'s> Scanner<'s> {
+    fn rest(&self) -> &'s str {
+        &self.src[self.pos..]
+    }
+    fn here(&self) -> Span {
+        let len = self.rest().chars().next().map_or(0, |c| c.len_utf8());
+        Span::new(self.pos, self.pos + len)
+    }
+    fn found_here(&self) -> String {
+        match self.rest().split_whitespace().next() {
+            Some(w) => format!("`{}`", w.chars().take(24).collect::<String>()),
+            None => "the end of the file".to_string(),
+        }
+    }
+    /// Skip whitespace and `(* ... *)` comments.
+    fn skip_blank(&mut self) -> Result<(), Diagnostic> {
+        loop {
+            let trimmed = self.rest().trim_start();
+            self.pos = self.src.len() - trimmed.len();
+            if trimmed.starts_with("(*") {
+                match trimmed.find("*)") {
+                    Some(e) => self.pos += e + 2,
+                    None => {
+                        return Err(Diagnostic::expected(
+                            Span::new(self.pos, self.pos + 2),
+                            "a closing `*)`",
+                            "the end of the file",
+                        ));
+                    }
+                }
+            } else {
+                return Ok(());
+            }
+        }
+    }
+    fn word(&mut self) -> &'s str {
+        let r = self.rest();
+        let n = r
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(r.len());
+        self.pos += n;
+        &r[..n]
+    }
+    fn at_condition(&self) -> bool {
+        let r = self.rest();
+        let kw = |k: &str| {
+            r.starts_with(k)
+                && !r[k.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        };
+        kw("exists")
+            || kw("forall")
+            || (r.starts_with('~') && r[1..].trim_start().starts_with("exists"))
+    }
+    /// One table row: the rest of the line up to its `;` (which is consumed).
+    fn row(&mut self) -> Result<(&'s str, usize), Diagnostic> {
+        let r = self.rest();
+        let line_end = r.find('\n').unwrap_or(r.len());
+        match r[..line_end].find(';') {
+            Some(semi) => {
+                let start = self.pos;
+                self.pos += semi + 1;
+                Ok((&r[..semi], start))
+            }
+            None => {
+                let end = self.pos + r[..line_end].trim_end().len();
+                Err(Diagnostic::expected(
+                    Span::new(end, end + 1),
+                    "`;` at the end of the row",
+                    "the end of the line",
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,897 @@
+//! Instruction syntax shared by both dialects: a mnemonic with dotted
+//! modifiers and comma-separated operands, decoded into [`Instr`].
+//!
+//! Decoding is table-driven: [`classify`] names every modifier ptxmc knows,
+//! and each opcode says which kinds of modifiers it takes. Adding an
+//! instruction means adding an arm to [`decode`] and, if needed, a modifier.
+
+use smallvec::{SmallVec, smallvec};
+
+use super::diag::{Diagnostic, Span};
+use super::lexer::{Cursor, Tok};
+use crate::ir::{
+    Access, AddrId, AddressKind, ArithOp, BarrierKind, BranchCmp, FenceSem, Instr, Operand, Proxy,
+    ProxyFenceKind, RegId, RmwOp, Scope, Sem, Value,
+};
+
+/// One operand as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawOperand {
+    /// A bare name: register, location or label, depending on position.
+    Name(String, Span),
+    /// `[name]`: always an address.
+    Bracketed(String, Span),
+    /// An integer.
+    Int(Value, Span),
+}
+
+impl RawOperand {
+    /// Where it was written.
+    pub fn span(&self) -> Span {
+        match self {
+            RawOperand::Name(_, s) | RawOperand::Bracketed(_, s) | RawOperand::Int(_, s) => *s,
+        }
+    }
+    fn shown(&self) -> String {
+        match self {
+            RawOperand::Name(n, _) => format!("`{n}`"),
+            RawOperand::Bracketed(n, _) => format!("`[{n}]`"),
+            RawOperand::Int(v, _) => format!("`{v}`"),
+        }
+    }
+}
+
+/// An instruction as written, before names are resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawInstr {
+    /// The mnemonic split at dots, each part with its span (the first is the opcode).
+    pub parts: Vec<(String, Span)>,
+    /// Operands in order.
+    pub operands: Vec<RawOperand>,
+    /// mixedproxy's `ld r, [x] == v` precondition.
+    pub precondition: Option<(Value, Span)>,
+    /// The whole instruction.
+    pub span: Span,
+}
+
+/// Parse an integer literal (decimal or hex, optionally negative).
+pub fn parse_int(text: &str, span: Span) -> Result<Value, Diagnostic> {
+    let (neg, digits) = match text.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, text),
+    };
+    let v = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        u64::from_str_radix(hex, 16).ok().map(|v| v as i64)
+    } else {
+        digits.parse::<i64>().ok()
+    };
+    match v {
+        Some(v) => Ok(if neg { v.wrapping_neg() } else { v }),
+        None => Err(Diagnostic::expected(
+            span,
+            "an integer that fits in 64 bits",
+            format!("`{text}`"),
+        )),
+    }
+}
+
+/// Parse one instruction: a mnemonic word and operands up to the end of the cursor
+/// (or up to a `;` / `|`, which is left unconsumed).
+pub fn parse_raw(cur: &mut Cursor<'_, '_>) -> Result<RawInstr, Diagnostic> {
+    let mn = cur.expect(Tok::Word, "an instruction")?;
+    let mut parts = Vec::new();
+    let mut off = 0;
+    for p in mn.text.split('.') {
+        let start = mn.span.start + off;
+        parts.push((p.to_string(), Span::new(start, start + p.len())));
+        off += p.len() + 1;
+    }
+    if parts[0].0.is_empty() {
+        return Err(Diagnostic::expected(mn.span, "an instruction", mn.quoted()));
+    }
+    let mut operands = Vec::new();
+    let mut precondition = None;
+    let stop = |c: &Cursor| c.is_done() || c.at(Tok::Semi) || c.at(Tok::Pipe);
+    if !stop(cur) {
+        loop {
+            let t = cur.bump().ok_or_else(|| cur.error("an operand"))?;
+            let op = match t.tok {
+                Tok::Word if !t.text.contains('.') => RawOperand::Name(t.text.to_string(), t.span),
+                Tok::Int => RawOperand::Int(parse_int(t.text, t.span)?, t.span),
+                Tok::LBrack => {
+                    let name = cur.expect(Tok::Word, "an address name inside `[...]`")?;
+                    if name.text.contains('.') {
+                        return Err(Diagnostic::expected(
+                            name.span,
+                            "an address name",
+                            name.quoted(),
+                        ));
+                    }
+                    let close = cur.expect(Tok::RBrack, "`]`")?;
+                    RawOperand::Bracketed(name.text.to_string(), t.span.to(close.span))
+                }
+                _ => {
+                    return Err(Diagnostic::expected(
+                        t.span,
+                        "an operand (a register, a location, `[address]` or an integer)",
+                        t.quoted(),
+                    ));
+                }
+            };
+            operands.push(op);
+            if cur.eat(Tok::Comma).is_some() {
+                continue;
+            }
+            if cur.eat(Tok::EqEq).is_some() {
+                let v = cur.expect(Tok::Int, "the value the load must return")?;
+                precondition = Some((parse_int(v.text, v.span)?, v.span));
+            }
+            if stop(cur) {
+                break;
+            }
+            return Err(cur.error("`,` or the end of the instruction"));
+        }
+    }
+    let span = mn.span.to(cur.prev_span());
+    Ok(RawInstr {
+        parts,
+        operands,
+        precondition,
+        span,
+    })
+}
+
+/// Name resolution provided by a dialect's parser.
+pub trait Resolver {
+    /// The register named `name` (created on first use).
+    fn register(&mut self, name: &str, span: Span) -> Result<RegId, Diagnostic>;
+    /// The address named `name`, if there is one.
+    fn address(&self, name: &str) -> Option<AddrId>;
+    /// Declare-on-use policy for unknown address names.
+    fn unknown_address(&mut self, name: &str, span: Span) -> Result<AddrId, Diagnostic>;
+    /// The kind of an address.
+    fn address_kind(&self, addr: AddrId) -> AddressKind;
+}
+
+/// A decoded instruction plus the label its branch refers to (resolved by the caller).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The instruction; a branch's `target` is 0 until the caller patches it.
+    pub instr: Instr,
+    /// Label name and its span, for branches.
+    pub label: Option<(String, Span)>,
+}
+
+/// A modifier after the opcode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Modifier {
+    Sem(Sem),
+    Sc,
+    Scope(Scope),
+    /// `.gl` of `membar.gl`.
+    Gl,
+    Space(Space),
+    Type,
+    Cache,
+    Rmw(RmwOp),
+    Aligned,
+    Proxy,
+    Cta,
+    Sync,
+    Arrive,
+}
+
+/// State spaces we accept; only `.global` (and `.const` for constant loads) are modelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Space {
+    Global,
+    Const,
+}
+
+fn classify(opcode: &str, part: &str) -> Option<Modifier> {
+    use Modifier::*;
+    Some(match part {
+        "weak" => Sem(crate::ir::Sem::Weak),
+        "relaxed" => Sem(crate::ir::Sem::Relaxed),
+        "acquire" => Sem(crate::ir::Sem::Acquire),
+        "release" => Sem(crate::ir::Sem::Release),
+        "acq_rel" => Sem(crate::ir::Sem::AcqRel),
+        "volatile" => Sem(crate::ir::Sem::Volatile),
+        "sc" => Sc,
+        "cta" if opcode == "bar" || opcode == "barrier" => Cta,
+        "cta" => Scope(crate::ir::Scope::Cta),
+        "cluster" => Scope(crate::ir::Scope::Cluster),
+        "gpu" => Scope(crate::ir::Scope::Gpu),
+        "sys" => Scope(crate::ir::Scope::Sys),
+        "gl" => Gl,
+        "global" => Space(self::Space::Global),
+        "const" => Space(self::Space::Const),
+        "u8" | "u16" | "u32" | "u64" | "s8" | "s16" | "s32" | "s64" | "b8" | "b16" | "b32"
+        | "b64" => Type,
+        "ca" | "cg" | "cs" | "lu" | "cv" | "wb" | "wt" => Cache,
+        "add" => Rmw(RmwOp::Add),
+        "sub" => Rmw(RmwOp::Sub),
+        "exch" => Rmw(RmwOp::Exch),
+        "cas" => Rmw(RmwOp::Cas),
+        "inc" => Rmw(RmwOp::Inc),
+        "dec" => Rmw(RmwOp::Dec),
+        "and" => Rmw(RmwOp::And),
+        "or" => Rmw(RmwOp::Or),
+        "xor" => Rmw(RmwOp::Xor),
+        "min" => Rmw(RmwOp::Min),
+        "max" => Rmw(RmwOp::Max),
+        "aligned" => Aligned,
+        "proxy" => Proxy,
+        "sync" => Sync,
+        "arrive" => Arrive,
+        _ => return None,
+    })
+}
+
+/// Modifiers a memory access may carry, in one place per instruction family.
+struct MemMods {
+    sem: Option<(Sem, Span)>,
+    scope: Option<(Scope, Span)>,
+    rmw: Option<(RmwOp, Span)>,
+    space: Option<(Space, Span)>,
+}
+
+/// Features that are real PTX but that ptxmc does not model yet, with the reason.
+fn unsupported_modifier(part: &str) -> Option<&'static str> {
+    Some(match part {
+        "shared" | "shared::cta" | "shared::cluster" => {
+            "shared-memory state spaces are not modelled yet; locations are global"
+        }
+        "local" | "param" => "thread-private state spaces have no memory-model behaviour to check",
+        "nc" => {
+            "non-coherent loads (`ld.global.nc`) use the texture path; write `tld` with a texture alias"
+        }
+        "mmio" => "`.mmio` accesses are not modelled",
+        "v2" | "v4" | "v8" => {
+            "vector accesses are not modelled (write one scalar access per element)"
+        }
+        "f16" | "f16x2" | "bf16" | "bf16x2" | "f32" | "f64" => {
+            "floating-point operations are not modelled"
+        }
+        "async" => "asynchronous operations and the async proxy are not modelled yet",
+        "tensormap" => "the tensormap proxy is not modelled yet",
+        "L2::cache_hint"
+        | "L2::64B"
+        | "L2::128B"
+        | "L2::256B"
+        | "L1::evict_normal"
+        | "L1::evict_unchanged"
+        | "L1::evict_first"
+        | "L1::evict_last"
+        | "L1::no_allocate" => "cache-eviction hints are not accepted (they take extra operands)",
+        "red" => "`bar.red` (barrier reductions) is not modelled",
+        "warp" => "`bar.warp.sync` is not modelled (the warp is not a memory-model scope)",
+        _ => return None,
+    })
+}
+
+fn mod_error(opcode: &str, part: &str, span: Span, allowed: &str) -> Diagnostic {
+    if let Some(why) = unsupported_modifier(part) {
+        return Diagnostic::unsupported(span, format!(".{part}"), allowed.to_string())
+            .with_note(why);
+    }
+    Diagnostic::expected(span, allowed.to_string(), format!("`.{part}`"))
+        .with_label(format!("not a modifier of `{opcode}`"))
+}
+
+/// Collect memory-access modifiers, rejecting anything `allowed` does not admit.
+fn mem_mods(
+    opcode: &str,
+    parts: &[(String, Span)],
+    allowed: &str,
+    rmw_allowed: bool,
+) -> Result<MemMods, Diagnostic> {
+    let mut m = MemMods {
+        sem: None,
+        scope: None,
+        rmw: None,
+        space: None,
+    };
+    for (part, span) in &parts[1..] {
+        let span = *span;
+        let dup = |what: &str| {
+            Diagnostic::expected(
+                span,
+                format!("at most one {what}"),
+                format!("a second one, `.{part}`"),
+            )
+        };
+        match classify(opcode, part) {
+            Some(Modifier::Sem(s)) => {
+                if m.sem.is_some() {
+                    return Err(dup("semantics qualifier"));
+                }
+                m.sem = Some((s, span))
+            }
+            Some(Modifier::Scope(s)) => {
+                if m.scope.is_some() {
+                    return Err(dup("scope"));
+                }
+                m.scope = Some((s, span))
+            }
+            Some(Modifier::Rmw(op)) if rmw_allowed => {
+                if m.rmw.is_some() {
+                    return Err(dup("operation"));
+                }
+                m.rmw = Some((op, span))
+            }
+            Some(Modifier::Space(s)) => {
+                if m.space.is_some() {
+                    return Err(dup("state space"));
+                }
+                m.space = Some((s, span))
+            }
+            Some(Modifier::Type) | Some(Modifier::Cache) => {}
+            _ => return Err(mod_error(opcode, part, span, allowed)),
+        }
+    }
+    Ok(m)
+}
+
+const SCOPES: &str = "a scope (`.cta`, `.cluster`, `.gpu` or `.sys`)";
+
+/// Check semantics/scope combination for a load or store and build the access parts.
+fn sem_scope(
+    m: &MemMods,
+    allowed: &[Sem],
+    default: (Sem, Option<Scope>),
+    mnemonic_span: Span,
+    what: &str,
+) -> Result<(Sem, Option<Scope>), Diagnostic> {
+    let sem = match m.sem {
+        Some((s, span)) => {
+            if !allowed.contains(&s) {
+                let list: Vec<String> = allowed.iter().map(|s| format!("`.{s}`")).collect();
+                return Err(Diagnostic::expected(
+                    span,
+                    format!("the semantics of {what} ({})", list.join(", ")),
+                    format!("`.{s}`"),
+                ));
+            }
+            s
+        }
+        None => default.0,
+    };
+    match (sem, m.scope) {
+        (Sem::Weak, Some((_, span))) => Err(Diagnostic::expected(
+            span,
+            "no scope on a weak access (write `.relaxed.<scope>` for a strong one)",
+            format!("scope `.{}`", m.scope.unwrap().0),
+        )),
+        (Sem::Weak, None) => Ok((Sem::Weak, None)),
+        (Sem::Volatile, Some((s, span))) => Err(Diagnostic::expected(
+            span,
+            "no scope after `.volatile` (it always means `.relaxed.sys`)",
+            format!("scope `.{s}`"),
+        )),
+        (Sem::Volatile, None) => Ok((Sem::Volatile, Some(Scope::Sys))),
+        (s, Some((scope, _))) => Ok((s, Some(scope))),
+        (s, None) => match default.1 {
+            Some(d) => Ok((s, Some(d))),
+            None => {
+                let at = m.sem.map_or(mnemonic_span, |(_, sp)| sp);
+                Err(Diagnostic::expected(
+                    Span::new(at.end, at.end + 1),
+                    format!("{SCOPES} after `.{s}`"),
+                    "no scope".to_string(),
+                )
+                .with_label("strong accesses need a scope"))
+            }
+        },
+    }
+}
+
+fn expect_operands(raw: &RawInstr, n: &[usize], shape: &str) -> Result<(), Diagnostic> {
+    if n.contains(&raw.operands.len()) {
+        return Ok(());
+    }
+    let span = raw
+        .operands
+        .get(n.iter().copied().max().unwrap_or(0))
+        .map_or(raw.span, |o| o.span());
+    Err(Diagnostic::expected(
+        span,
+        format!("operands `{shape}`"),
+        format!(
+            "{} operand{}",
+            raw.operands.len(),
+            if raw.operands.len() == 1 { "" } else { "s" }
+        ),
+    )
+    .with_label(format!("`{}` takes `{shape}`", raw.parts[0].0)))
+}
+
+fn register(r: &mut dyn Resolver, op: &RawOperand) -> Result<RegId, Diagnostic> {
+    match op {
+        RawOperand::Name(n, s) if r.address(n).is_none() => r.register(n, *s),
+        other => Err(Diagnostic::expected(
+            other.span(),
+            "a register",
+            match other {
+                RawOperand::Name(n, _) => format!("location `{n}`"),
+                o => o.shown(),
+            },
+        )),
+    }
+}
+
+fn value(r: &mut dyn Resolver, op: &RawOperand) -> Result<Operand, Diagnostic> {
+    match op {
+        RawOperand::Int(v, _) => Ok(Operand::Imm(*v)),
+        RawOperand::Name(n, s) if r.address(n).is_none() => Ok(Operand::Reg(r.register(n, *s)?)),
+        other => Err(Diagnostic::expected(
+            other.span(),
+            "a register or an integer",
+            match other {
+                RawOperand::Name(n, _) => format!("location `{n}`"),
+                o => o.shown(),
+            },
+        )
+        .with_label("ptxmc does not model storing or computing with addresses")),
+    }
+}
+
+fn address(
+    r: &mut dyn Resolver,
+    op: &RawOperand,
+    proxy: Proxy,
+    opcode: &str,
+) -> Result<AddrId, Diagnostic> {
+    let (name, span) = match op {
+        RawOperand::Name(n, s) | RawOperand::Bracketed(n, s) => (n, *s),
+        RawOperand::Int(..) => {
+            return Err(Diagnostic::expected(
+                op.span(),
+                "an address (a location name)",
+                op.shown(),
+            ));
+        }
+    };
+    let id = match r.address(name) {
+        Some(id) => id,
+        None => r.unknown_address(name, span)?,
+    };
+    let kind = r.address_kind(id);
+    if kind.proxy() != proxy {
+        let expected = match proxy {
+            Proxy::Generic => format!("a generic address for `{opcode}`"),
+            p => format!(
+                "a {p} reference for `{opcode}` (declare one with `NAME @ {p} aliases {name};`)"
+            ),
+        };
+        let found = match kind {
+            AddressKind::Generic => format!("generic address `{name}`"),
+            k => format!("{} reference `{name}`", k.as_str()),
+        };
+        return Err(Diagnostic::expected(span, expected, found));
+    }
+    Ok(id)
+}
+
+fn label_of(op: &RawOperand) -> Result<(String, Span), Diagnostic> {
+    match op {
+        RawOperand::Name(n, s) => Ok((n.clone(), *s)),
+        o => Err(Diagnostic::expected(o.span(), "a label", o.shown())),
+    }
+}
+
+fn no_mods(raw: &RawInstr, allowed: &[&str]) -> Result<(), Diagnostic> {
+    for (p, s) in &raw.parts[1..] {
+        if !allowed.contains(&p.as_str()) && classify(&raw.parts[0].0, p) != Some(Modifier::Type) {
+            return Err(mod_error(
+                &raw.parts[0].0,
+                p,
+                *s,
+                "no modifier other than a type",
+            ));
+        }
+    }
+    Ok(())
+}
+
+const INSTRUCTIONS: &str = "an instruction (ld, st, atom, red, fence, membar, bar, tld, suld, sust, suatom, sured, cold, ldc, mov, add, sub, beq, bne, goto, ...)";
+
+/// Instructions that are real PTX but not modelled, with the reason.
+fn unsupported_opcode(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "cp" => "asynchronous copies (`cp.async*`) are not modelled yet",
+        "mbarrier" => "`mbarrier` objects are not modelled yet",
+        "st" | "ld" => return None,
+        "wgmma" | "tcgen05" => "tensor-core asynchronous operations are not modelled",
+        "tex" | "tld4" => "write texture fetches as `tld` on a texture alias",
+        "bra" => return None,
+        "vote" | "shfl" | "activemask" | "match" => {
+            "warp-level primitives are not memory operations"
+        }
+        "multimem" => "multimem operations are not modelled",
+        "prefetch" | "prefetchu" | "cvta" | "isspacep" => {
+            "address-space and prefetch instructions are not modelled"
+        }
+        "griddepcontrol" | "elect" | "setmaxnreg" => "this control instruction is not modelled",
+        _ => return None,
+    })
+}
+
+/// Decode a raw instruction into the IR. Branch targets are left at 0 and
+/// returned as `label` for the caller to patch.
+pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnostic> {
+    let (opcode, op_span) = (&raw.parts[0].0, raw.parts[0].1);
+    let mn_span = raw.parts.last().map_or(op_span, |p| op_span.to(p.1));
+    let ops = &raw.operands;
+    let plain = |instr| Ok(Decoded { instr, label: None });
+    match opcode.as_str() {
+        "ld" | "tld" | "suld" | "cold" | "ldc" => {
+            if opcode == "ld" && raw.parts.len() == 1 && ops.len() == 2 {
+                if let RawOperand::Int(..) = ops[1] {
+                    // Dat3M's register move: `ld r0, 1`.
+                    let dst = register(r, &ops[0])?;
+                    return plain(Instr::Mov {
+                        dst,
+                        src: value(r, &ops[1])?,
+                    });
+                }
+            }
+            let m = mem_mods(
+                opcode,
+                &raw.parts,
+                "load qualifiers (semantics, scope, `.global`, a type)",
+                false,
+            )?;
+            let mut proxy = match opcode.as_str() {
+                "tld" => Proxy::Texture,
+                "suld" => Proxy::Surface,
+                "cold" | "ldc" => Proxy::Constant,
+                _ => Proxy::Generic,
+            };
+            if let Some((Space::Const, sp)) = m.space {
+                if opcode != "ld" && proxy != Proxy::Constant {
+                    return Err(Diagnostic::expected(sp, "`.global`", "`.const`"));
+                }
+                proxy = Proxy::Constant;
+            }
+            let allowed = [Sem::Weak, Sem::Relaxed, Sem::Acquire, Sem::Volatile];
+            let (sem, scope) = sem_scope(&m, &allowed, (Sem::Weak, None), mn_span, "a load")?;
+            expect_operands(raw, &[2], "dst, addr")?;
+            let dst = register(r, &ops[0])?;
+            let addr = address(r, &ops[1], proxy, opcode)?;
+            plain(Instr::Load {
+                dst,
+                access: Access {
+                    addr,
+                    proxy,
+                    sem,
+                    scope,
+                },
+            })
+        }
+        "st" | "sust" => {
+            let m = mem_mods(
+                opcode,
+                &raw.parts,
+                "store qualifiers (semantics, scope, `.global`, a type)",
+                false,
+            )?;
+            if let Some((Space::Const, sp)) = m.space {
+                return Err(Diagnostic::expected(
+                    sp,
+                    "a writable state space",
+                    "`.const`",
+                ));
+            }
+            let proxy = if opcode == "sust" {
+                Proxy::Surface
+            } else {
+                Proxy::Generic
+            };
+            let allowed = [Sem::Weak, Sem::Relaxed, Sem::Release, Sem::Volatile];
+            let (sem, scope) = sem_scope(&m, &allowed, (Sem::Weak, None), mn_span, "a store")?;
+            expect_operands(raw, &[2], "addr, value")?;
+            let addr = address(r, &ops[0], proxy, opcode)?;
+            let src = value(r, &ops[1])?;
+            plain(Instr::Store {
+                src,
+                access: Access {
+                    addr,
+                    proxy,
+                    sem,
+                    scope,
+                },
+            })
+        }
+        "atom" | "red" | "suatom" | "sured" => {
+            let is_red = opcode == "red" || opcode == "sured";
+            let m = mem_mods(
+                opcode,
+                &raw.parts,
+                "RMW qualifiers (semantics, scope, operation, a type)",
+                true,
+            )?;
+            if let Some((Space::Const, sp)) = m.space {
+                return Err(Diagnostic::expected(
+                    sp,
+                    "a writable state space",
+                    "`.const`",
+                ));
+            }
+            let proxy = if opcode.starts_with("su") {
+                Proxy::Surface
+            } else {
+                Proxy::Generic
+            };
+            let allowed: &[Sem] = if is_red {
+                // PTX allows .relaxed/.release; Dat3M writes `red.acq_rel`, which
+                // the engines read as a release (the read of a red never acquires).
+                &[Sem::Relaxed, Sem::Release, Sem::AcqRel]
+            } else {
+                &[Sem::Relaxed, Sem::Acquire, Sem::Release, Sem::AcqRel]
+            };
+            let what = if is_red { "a reduction" } else { "an atomic" };
+            let (sem, scope) =
+                sem_scope(&m, allowed, (Sem::Relaxed, Some(Scope::Gpu)), mn_span, what)?;
+            let Some((op, _)) = m.rmw else {
+                return Err(Diagnostic::expected(
+                    Span::new(mn_span.end, mn_span.end + 1),
+                    "an operation (`.add`, `.sub`, `.exch`, `.cas`, `.inc`, `.dec`, `.and`, `.or`, `.xor`, `.min`, `.max`)",
+                    "none",
+                ));
+            };
+            if is_red && matches!(op, RmwOp::Exch | RmwOp::Cas) {
+                let sp = m.rmw.unwrap().1;
+                return Err(Diagnostic::expected(
+                    sp,
+                    "a reduction operation",
+                    format!("`.{}`", op.as_str()),
+                )
+                .with_label("`red` has no `.exch`/`.cas`; use `atom`"));
+            }
+            let n = op.arity() + if is_red { 1 } else { 2 };
+            let shape = match (is_red, op) {
+                (true, _) => "addr, value",
+                (false, RmwOp::Cas) => "dst, addr, expected, new",
+                _ => "dst, addr, value",
+            };
+            expect_operands(raw, &[n], shape)?;
+            let (dst, rest) = if is_red {
+                (None, &ops[..])
+            } else {
+                (Some(register(r, &ops[0])?), &ops[1..])
+            };
+            let addr = address(r, &rest[0], proxy, opcode)?;
+            let args = rest[1..]
+                .iter()
+                .map(|o| value(r, o))
+                .collect::<Result<SmallVec<_>, _>>()?;
+            plain(Instr::Rmw {
+                dst,
+                op,
+                args,
+                access: Access {
+                    addr,
+                    proxy,
+                    sem,
+                    scope,
+                },
+            })
+        }
+        "fence" | "membar" => decode_fence(raw, opcode).and_then(plain),
+        "bar" | "barrier" => {
+            let mut kind = None;
+            for (p, s) in &raw.parts[1..] {
+                match classify(opcode, p) {
+                    Some(Modifier::Cta) | Some(Modifier::Aligned) => {}
+                    Some(Modifier::Sync) if kind.is_none() => kind = Some(BarrierKind::Sync),
+                    Some(Modifier::Arrive) if kind.is_none() => kind = Some(BarrierKind::Arrive),
+                    _ => {
+                        return Err(mod_error(
+                            opcode,
+                            p,
+                            *s,
+                            "`.cta`, `.sync`, `.arrive` or `.aligned`",
+                        ));
+                    }
+                }
+            }
+            let Some(kind) = kind else {
+                return Err(Diagnostic::expected(
+                    Span::new(mn_span.end, mn_span.end + 1),
+                    "`.sync` or `.arrive`",
+                    "none",
+                ));
+            };
+            expect_operands(raw, &[1, 2, 3], "id[, id2[, count]]")?;
+            let vals = ops
+                .iter()
+                .map(|o| value(r, o))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (id, count) = match vals.len() {
+                3 => (smallvec![vals[0], vals[1]], Some(vals[2])),
+                _ => (SmallVec::from_slice(&vals), None),
+            };
+            plain(Instr::Barrier { kind, id, count })
+        }
+        "mov" => {
+            no_mods(raw, &[])?;
+            expect_operands(raw, &[2], "dst, src")?;
+            let dst = register(r, &ops[0])?;
+            plain(Instr::Mov {
+                dst,
+                src: value(r, &ops[1])?,
+            })
+        }
+        "add" | "sub" | "mul" | "and" | "or" | "xor" => {
+            no_mods(raw, &["lo"])?;
+            expect_operands(raw, &[3], "dst, a, b")?;
+            let op = match opcode.as_str() {
+                "add" => ArithOp::Add,
+                "sub" => ArithOp::Sub,
+                "mul" => ArithOp::Mul,
+                "and" => ArithOp::And,
+                "or" => ArithOp::Or,
+                _ => ArithOp::Xor,
+            };
+            let dst = register(r, &ops[0])?;
+            let (a, b) = (value(r, &ops[1])?, value(r, &ops[2])?);
+            plain(Instr::Arith { op, dst, a, b })
+        }
+        "beq" | "bne" | "blt" | "ble" | "bgt" | "bge" => {
+            no_mods(raw, &[])?;
+            expect_operands(raw, &[3], "a, b, label")?;
+            let cmp = match opcode.as_str() {
+                "beq" => BranchCmp::Eq,
+                "bne" => BranchCmp::Ne,
+                "blt" => BranchCmp::Lt,
+                "ble" => BranchCmp::Le,
+                "bgt" => BranchCmp::Gt,
+                _ => BranchCmp::Ge,
+            };
+            let (a, b) = (value(r, &ops[0])?, value(r, &ops[1])?);
+            let label = label_of(&ops[2])?;
+            Ok(Decoded {
+                instr: Instr::Branch {
+                    cond: Some((cmp, a, b)),
+                    target: 0,
+                },
+                label: Some(label),
+            })
+        }
+        "goto" | "bra" => {
+            no_mods(raw, &["uni"])?;
+            expect_operands(raw, &[1], "label")?;
+            let label = label_of(&ops[0])?;
+            Ok(Decoded {
+                instr: Instr::Branch {
+                    cond: None,
+                    target: 0,
+                },
+                label: Some(label),
+            })
+        }
+        other => {
+            if let Some(why) = unsupported_opcode(other) {
+                let shown = raw
+                    .parts
+                    .iter()
+                    .map(|p| p.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                return Err(
+                    Diagnostic::unsupported(mn_span, shown, INSTRUCTIONS.to_string())
+                        .with_note(why),
+                );
+            }
+            Err(
+                Diagnostic::expected(op_span, INSTRUCTIONS, format!("`{other}`"))
+                    .with_label("unknown instruction"),
+            )
+        }
+    }
+}
+
+fn decode_fence(raw: &RawInstr, opcode: &str) -> Result<Instr, Diagnostic> {
+    if !raw.operands.is_empty() {
+        return Err(Diagnostic::expected(
+            raw.operands[0].span(),
+            "no operands after a fence",
+            raw.operands[0].shown(),
+        ));
+    }
+    let parts = &raw.parts[1..];
+    let mn_end = raw.parts.last().unwrap().1.end;
+    let kinds = "a proxy kind (`.alias`, `.texture`, `.surface` or `.constant`)";
+    // fence.proxy.K, membar.proxy.K, and mixedproxy's fence.alias
+    if parts.first().is_some_and(|p| p.0 == "proxy")
+        || (opcode == "fence" && parts.len() == 1 && parts[0].0 == "alias")
+    {
+        let rest = if parts[0].0 == "proxy" {
+            &parts[1..]
+        } else {
+            parts
+        };
+        let Some((k, ks)) = rest.first() else {
+            return Err(Diagnostic::expected(
+                Span::new(mn_end, mn_end + 1),
+                kinds,
+                "none",
+            ));
+        };
+        let kind = match k.as_str() {
+            "alias" => ProxyFenceKind::Alias,
+            "texture" => ProxyFenceKind::Texture,
+            "surface" => ProxyFenceKind::Surface,
+            "constant" => ProxyFenceKind::Constant,
+            "async" | "async::generic" | "tensormap::generic" => {
+                return Err(Diagnostic::unsupported(
+                    *ks,
+                    format!("fence.proxy.{k}"),
+                    kinds.to_string(),
+                )
+                .with_note("the async and tensormap proxies are not modelled yet"));
+            }
+            _ => return Err(Diagnostic::expected(*ks, kinds, format!("`.{k}`"))),
+        };
+        if let Some((p, s)) = rest.get(1) {
+            return Err(Diagnostic::expected(
+                *s,
+                "the end of the fence",
+                format!("`.{p}`"),
+            ));
+        }
+        return Ok(Instr::ProxyFence { kind });
+    }
+    let mut sem = None;
+    let mut scope = None;
+    for (p, s) in parts {
+        match (opcode, classify(opcode, p)) {
+            ("fence", Some(Modifier::Sc)) if sem.is_none() => sem = Some(FenceSem::Sc),
+            ("fence", Some(Modifier::Sem(Sem::AcqRel))) if sem.is_none() => {
+                sem = Some(FenceSem::AcqRel)
+            }
+            ("fence", Some(Modifier::Sem(Sem::Acquire))) if sem.is_none() => {
+                sem = Some(FenceSem::Acquire)
+            }
+            ("fence", Some(Modifier::Sem(Sem::Release))) if sem.is_none() => {
+                sem = Some(FenceSem::Release)
+            }
+            (_, Some(Modifier::Scope(sc)))
+                if scope.is_none()
+                    && (opcode == "fence" || matches!(sc, Scope::Cta | Scope::Sys)) =>
+            {
+                scope = Some(sc)
+            }
+            ("membar", Some(Modifier::Gl)) if scope.is_none() => scope = Some(Scope::Gpu),
+            _ => {
+                let expected = if opcode == "membar" {
+                    "a membar level (`.cta`, `.gl` or `.sys`) or `.proxy`"
+                } else {
+                    "fence semantics (`.sc`, `.acq_rel`, `.acquire`, `.release`) then a scope, or `.proxy.<kind>`"
+                };
+                if p.starts_with("sync_restrict") || p == "mbarrier_init" || p == "op_restrict" {
+                    return Err(Diagnostic::unsupported(*s, format!(".{p}"), expected.to_string())
+                        .with_note("restricted fences belong to the async/mbarrier extension, not modelled yet"));
+                }
+                return Err(mod_error(opcode, p, *s, expected));
+            }
+        }
+    }
+    let Some(scope) = scope else {
+        return Err(Diagnostic::expected(
+            Span::new(mn_end, mn_end + 1),
+            format!("{SCOPES} on the fence"),
+            "none",
+        ));
+    };
+    let sem = if opcode == "membar" {
+        FenceSem::Sc
+    } else {
+        sem.unwrap_or(FenceSem::AcqRel)
+    };
+    Ok(Instr::Fence { sem, scope })
+}

@@ -1,0 +1,183 @@
+//! The litmus front end: reading test files into the program IR, and
+//! printing the IR back as canonical litmus text.
+//!
+//! Two input formats are understood:
+//! * `.litmus` — the herd-style PTX dialect of Dat3M ([`dat3m`]), extended
+//!   with `cluster N` placements and an optional `expect` line;
+//! * `.test` — NVIDIA mixedproxy's format ([`mixedproxy`]), with templates
+//!   expanded into one test per row.
+//!
+//! Every failure is a [`LitmusError`]: file, line, column, what was found,
+//! what was expected, and the source line with a caret.
+
+mod builder;
+pub mod cond;
+pub mod dat3m;
+mod diag;
+pub mod instr;
+pub mod lexer;
+pub mod mixedproxy;
+pub mod print;
+
+pub use diag::{Diagnostic, LitmusError, Span};
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+use crate::ir::Program;
+
+/// Where each part of a program was written, as byte spans of the source file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SourceMap {
+    /// `instrs[thread][pc]`: the instruction's text.
+    pub instrs: Vec<Vec<Span>>,
+    /// The thread header cells (or mixedproxy thread names).
+    pub threads: Vec<Span>,
+    /// The final condition.
+    pub condition: Span,
+}
+
+/// The input format of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// herd-style `.litmus` (Dat3M's PTX dialect).
+    Litmus,
+    /// NVIDIA mixedproxy `.test`.
+    MixedProxy,
+}
+
+/// One test read from a file (a mixedproxy template yields several).
+#[derive(Clone, Debug)]
+pub struct LitmusTest {
+    /// The program.
+    pub program: Program,
+    /// Positions of its parts in the file.
+    pub spans: SourceMap,
+    /// The file it came from.
+    pub path: String,
+    /// Its format.
+    pub format: Format,
+    /// 1-based template row, for expanded mixedproxy templates.
+    pub instance: Option<usize>,
+    /// The file's text (shared by the instances of one file), for diagnostics.
+    pub source: std::sync::Arc<str>,
+}
+
+impl LitmusTest {
+    /// `path` or `path[row]` for template instances.
+    pub fn display_path(&self) -> String {
+        match self.instance {
+            Some(k) => format!("{}[{k}]", self.path),
+            None => self.path.clone(),
+        }
+    }
+    /// Turn a diagnostic about this test into a positioned error.
+    pub fn error(&self, d: Diagnostic) -> LitmusError {
+        LitmusError::new(&self.path, &self.source, d)
+    }
+}
+
+/// Decide the format of a file from its extension (or its first word).
+pub fn format_of(path: &str, text: &str) -> Option<Format> {
+    if path.ends_with(".litmus") {
+        Some(Format::Litmus)
+    } else if path.ends_with(".test") {
+        Some(Format::MixedProxy)
+    } else if text.trim_start().starts_with("PTX") {
+        Some(Format::Litmus)
+    } else {
+        None
+    }
+}
+
+/// Parse a test file's text. `path` is used for messages and to pick the format.
+pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusError> {
+    let source: std::sync::Arc<str> = text.into();
+    match format_of(path, text) {
+        Some(Format::Litmus) => {
+            let (program, spans) =
+                dat3m::parse(text).map_err(|d| LitmusError::new(path, text, d))?;
+            Ok(vec![LitmusTest {
+                program,
+                spans,
+                path: path.to_string(),
+                format: Format::Litmus,
+                instance: None,
+                source,
+            }])
+        }
+        Some(Format::MixedProxy) => {
+            let stem = Path::new(path)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("test");
+            let tests =
+                mixedproxy::parse(stem, text).map_err(|d| LitmusError::new(path, text, d))?;
+            Ok(tests
+                .into_iter()
+                .map(|(program, spans, instance)| LitmusTest {
+                    program,
+                    spans,
+                    path: path.to_string(),
+                    format: Format::MixedProxy,
+                    instance,
+                    source: source.clone(),
+                })
+                .collect())
+        }
+        None => Err(LitmusError::whole_file(
+            path,
+            "a `.litmus` (herd/Dat3M PTX) or `.test` (mixedproxy) file",
+            format!("`{path}`"),
+        )),
+    }
+}
+
+/// Read and parse one file.
+pub fn parse_file(path: &Path) -> Result<Vec<LitmusTest>, LitmusError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| {
+        LitmusError::whole_file(&shown, "a readable file", format!("an I/O error: {e}"))
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        LitmusError::whole_file(
+            &shown,
+            "UTF-8 text",
+            format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+        )
+    })?;
+    parse_source(&shown, &text)
+}
+
+/// Expand the given paths: files as they are, directories recursively into
+/// their `.litmus` and `.test` files, sorted for a stable order.
+pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found)?;
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "litmus" || e == "test")
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! Printing the IR as canonical litmus text (the Dat3M dialect with ptxmc's
+//! extensions). The output parses back to an identical [`Program`]: every
+//! register is declared in the init block in IR order, labels get rows of
+//! their own, and propositions are parenthesised to reproduce the tree.
+
+use std::fmt::Write;
+
+use crate::ir::{
+    Access, BarrierKind, CmpOp, Instr, Operand, Program, Prop, Proxy, Sem, Term, Thread,
+};
+
+/// The canonical text of a program.
+pub fn to_litmus(p: &Program) -> String {
+    let mut out = String::new();
+    writeln!(out, "PTX {}", p.name).unwrap();
+    for d in &p.docs {
+        writeln!(out, "\"{d}\"").unwrap();
+    }
+    out.push_str("{\n");
+    for a in &p.addresses {
+        match a.alias_of {
+            None => writeln!(out, "{}={};", a.name, p.locations[a.loc].init).unwrap(),
+            Some(t) => writeln!(
+                out,
+                "{} @ {} aliases {};",
+                a.name,
+                a.kind.as_str(),
+                p.addresses[t].name
+            )
+            .unwrap(),
+        }
+    }
+    for t in &p.threads {
+        if !t.regs.is_empty() {
+            let regs: Vec<String> = t
+                .regs
+                .iter()
+                .map(|r| format!("{}:{}={};", t.name, r.name, r.init))
+                .collect();
+            writeln!(out, "{}", regs.join(" ")).unwrap();
+        }
+    }
+    out.push_str("}\n");
+
+    let columns: Vec<Vec<String>> = p.threads.iter().map(|t| column(p, t)).collect();
+    let headers: Vec<String> = p
+        .threads
+        .iter()
+        .map(|t| {
+            let pl = t.placement;
+            format!(
+                "{}@cta {},cluster {},gpu {}",
+                t.name, pl.cta, pl.cluster, pl.gpu
+            )
+        })
+        .collect();
+    let widths: Vec<usize> = headers
+        .iter()
+        .zip(&columns)
+        .map(|(h, c)| {
+            c.iter()
+                .map(String::len)
+                .chain([h.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let row = |cells: Vec<&str>| -> String {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        format!(" {} ;\n", padded.join(" | "))
+    };
+    out.push_str(&row(headers.iter().map(String::as_str).collect()));
+    let nrows = columns.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..nrows {
+        out.push_str(&row(columns
+            .iter()
+            .map(|c| c.get(i).map_or("", String::as_str))
+            .collect()));
+    }
+    writeln!(
+        out,
+        "{} ({})",
+        p.condition.quantifier.keyword(),
+        prop(p, &p.condition.prop)
+    )
+    .unwrap();
+    if let Some(e) = &p.expectation {
+        writeln!(out, "expect {} as {}", e.kind.as_str(), e.name).unwrap();
+    }
+    out
+}
+
+/// The cells of one thread: labels on rows of their own, then instructions.
+fn column(p: &Program, t: &Thread) -> Vec<String> {
+    let mut cells = Vec::new();
+    for pc in 0..=t.code.len() {
+        for l in t.labels.iter().filter(|l| l.at == pc) {
+            cells.push(format!("{}:", l.name));
+        }
+        if let Some(i) = t.code.get(pc) {
+            cells.push(instr(p, t, i));
+        }
+    }
+    cells
+}
+
+fn operand(t: &Thread, o: &Operand) -> String {
+    match o {
+        Operand::Reg(r) => t.regs[*r].name.clone(),
+        Operand::Imm(v) => v.to_string(),
+    }
+}
+
+fn sem_scope(a: &Access) -> String {
+    match (a.sem, a.scope) {
+        (Sem::Volatile, _) => ".volatile".to_string(),
+        (s, Some(sc)) => format!(".{s}.{sc}"),
+        (s, None) => format!(".{s}"),
+    }
+}
+
+/// The canonical text of one instruction of thread `t`.
+pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
+    let addr = |a: &Access| p.addresses[a.addr].name.clone();
+    match i {
+        Instr::Load { dst, access } => {
+            let op = match access.proxy {
+                Proxy::Generic => "ld",
+                Proxy::Texture => "tld",
+                Proxy::Surface => "suld",
+                Proxy::Constant => "cold",
+            };
+            format!(
+                "{op}{} {}, {}",
+                sem_scope(access),
+                t.regs[*dst].name,
+                addr(access)
+            )
+        }
+        Instr::Store { src, access } => {
+            let op = if access.proxy == Proxy::Surface {
+                "sust"
+            } else {
+                "st"
+            };
+            format!(
+                "{op}{} {}, {}",
+                sem_scope(access),
+                addr(access),
+                operand(t, src)
+            )
+        }
+        Instr::Rmw {
+            dst,
+            op,
+            args,
+            access,
+        } => {
+            let surface = access.proxy == Proxy::Surface;
+            let mn = match (dst.is_some(), surface) {
+                (true, false) => "atom",
+                (true, true) => "suatom",
+                (false, false) => "red",
+                (false, true) => "sured",
+            };
+            let mut ops = Vec::new();
+            if let Some(d) = dst {
+                ops.push(t.regs[*d].name.clone());
+            }
+            ops.push(addr(access));
+            ops.extend(args.iter().map(|a| operand(t, a)));
+            format!(
+                "{mn}{}.{} {}",
+                sem_scope(access),
+                op.as_str(),
+                ops.join(", ")
+            )
+        }
+        Instr::Fence { sem, scope } => format!("fence.{}.{}", sem.as_str(), scope),
+        Instr::ProxyFence { kind } => format!("fence.proxy.{}", kind.as_str()),
+        Instr::Barrier { kind, id, count } => {
+            let k = match kind {
+                BarrierKind::Sync => "sync",
+                BarrierKind::Arrive => "arrive",
+            };
+            let mut ops: Vec<String> = id.iter().map(|o| operand(t, o)).collect();
+            if let Some(c) = count {
+                ops.push(operand(t, c));
+            }
+            format!("bar.cta.{k} {}", ops.join(", "))
+        }
+        Instr::Mov { dst, src } => format!("mov {}, {}", t.regs[*dst].name, operand(t, src)),
+        Instr::Arith { op, dst, a, b } => {
+            format!(
+                "{} {}, {}, {}",
+                op.as_str(),
+                t.regs[*dst].name,
+                operand(t, a),
+                operand(t, b)
+            )
+        }
+        Instr::Branch { cond, target } => {
+            let label = t
+                .labels
+                .iter()
+                .find(|l| l.at == *target)
+                .map_or_else(|| format!("L{target}"), |l| l.name.clone());
+            match cond {
+                None => format!("goto {label}"),
+                Some((c, a, b)) => format!(
+                    "{} {}, {}, {label}",
+                    c.mnemonic(),
+                    operand(t, a),
+                    operand(t, b)
+                ),
+            }
+        }
+    }
+}
+
+/// A term as written in conditions.
+pub fn term(p: &Program, t: &Term) -> String {
+    match t {
+        Term::Reg { thread, reg } => format!(
+            "{}:{}",
+            p.threads[*thread].name, p.threads[*thread].regs[*reg].name
+        ),
+        Term::Loc(l) => p.locations[*l].name.clone(),
+        Term::Const(v) => v.to_string(),
+    }
+}
+
+/// A proposition with just the parentheses needed to parse back to the same tree.
+pub fn prop(p: &Program, q: &Prop) -> String {
+    match q {
+        Prop::True => "true".into(),
+        Prop::False => "false".into(),
+        Prop::Cmp(a, op, b) => {
+            let o = match op {
+                CmpOp::Eq => "==",
+                CmpOp::Ne => "!=",
+            };
+            format!("{} {o} {}", term(p, a), term(p, b))
+        }
+        Prop::Not(x) => format!("~({})", prop(p, x)),
+        Prop::And(a, b) => {
+            let l = match **a {
+                Prop::Or(..) => format!("({})", prop(p, a)),
+                _ => prop(p, a),
+            };
+            let r = match **b {
+                Prop::Or(..) | Prop::And(..) => format!("({})", prop(p, b)),
+                _ => prop(p, b),
+            };
+            format!("{l} /\\ {r}")
+        }
+        Prop::Or(a, b) => {
+            let r = match **b {
+                Prop::Or(..) => format!("({})", prop(p, b)),
+                _ => prop(p, b),
+            };
+            format!("{} \\/ {r}", prop(p, a))
+        }
+    }
+}
