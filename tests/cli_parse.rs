@@ -1,0 +1,78 @@
+//! `ptxmc parse` end to end: output formats and exit statuses.
+
+use std::process::Command;
+
+fn ptxmc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("ptxmc runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn parse_prints_canonical_text() {
+    let (code, out, err) = ptxmc(&["parse", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("PTX MP+rel+acq.gpu\n"), "{out}");
+    assert!(
+        out.contains(" P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;\n"),
+        "{out}"
+    );
+    assert!(out.contains("st.release.gpu f, 1"), "{out}");
+}
+
+#[test]
+fn parse_json_expands_mixedproxy_templates() {
+    let (code, out, err) = ptxmc(&[
+        "parse",
+        "--format",
+        "json",
+        "../shared/peers/mixedproxy/tests/MP_gpu.test",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let tests = v.as_array().unwrap();
+    assert_eq!(tests.len(), 18);
+    assert_eq!(tests[0]["instance"], 1);
+    assert_eq!(tests[0]["program"]["name"], "MP_gpu[1]");
+    assert_eq!(tests[0]["program"]["threads"][1]["placement"]["cta"], 1);
+    assert_eq!(tests[0]["program"]["expectation"]["kind"], "assert");
+    assert_eq!(tests[0]["program"]["condition"]["quantifier"], "forall");
+}
+
+#[test]
+fn parse_error_exits_2_with_position() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.litmus");
+    std::fs::write(
+        &f,
+        "PTX bad\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1, 2 ;\nexists (x == 1)\n",
+    )
+    .unwrap();
+    let (code, out, err) = ptxmc(&["parse", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with("error: expected operands `addr, value`, found 3 operands\n"),
+        "{err}"
+    );
+    assert!(err.contains("bad.litmus:4:16\n"), "{err}");
+}
+
+#[test]
+fn missing_file_exits_2() {
+    let (code, _, err) = ptxmc(&["parse", "no/such/file.litmus"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no/such/file.litmus"), "{err}");
+    assert!(
+        err.starts_with("error: expected a readable file, found an I/O error"),
+        "{err}"
+    );
+}
