@@ -12,6 +12,11 @@
 
 #![warn(missing_docs)]
 
+pub mod ax;
 pub mod cli;
+pub mod engine;
 pub mod ir;
 pub mod litmus;
+pub mod model;
+pub mod outcome;
+pub mod report;

@@ -1,7 +1,10 @@
 //! The `ptxmc` command line: argument definitions (clap) and one function per
 //! subcommand. Commands print to stdout; diagnostics go to stderr.
 
+mod check;
+mod common;
 mod parse;
+mod run;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -54,6 +57,18 @@ pub enum Command {
     /// recursively.
     #[command(after_help = EXIT_CODES)]
     Parse(parse::ParseArgs),
+    /// List every final state the model allows, with the condition's verdict (herd-style or JSON).
+    ///
+    /// Directories are searched recursively for `.litmus` and `.test` files.
+    /// For mixedproxy tests, says whether the file's `permit`/`assert` holds
+    /// (exit status 1 if not).
+    #[command(after_help = EXIT_CODES)]
+    Run(run::RunArgs),
+    /// Compare verdicts with a CSV of expected ones (Dat3M's `path,1|0`; 1 = the condition holds).
+    ///
+    /// Prints one line per mismatch, then `N passed, M failed`.
+    #[command(after_help = EXIT_CODES)]
+    Check(check::CheckArgs),
 }
 
 /// Entry point of the binary.
@@ -72,6 +87,8 @@ pub fn main() -> ExitCode {
     };
     let exit = match cli.command {
         Command::Parse(args) => parse::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Check(args) => check::run(&args),
     };
     exit.into()
 }

@@ -1,4 +1,4 @@
-//! `ptxmc parse` end to end: output formats and exit statuses.
+//! The `ptxmc` binary end to end: output formats and exit statuses.
 
 use std::process::Command;
 
@@ -75,4 +75,77 @@ fn missing_file_exits_2() {
         err.starts_with("error: expected a readable file, found an I/O error"),
         "{err}"
     );
+}
+
+#[test]
+fn run_prints_herd_summary() {
+    let (code, out, err) = ptxmc(&["run", "litmus/sb/SB+rlx.gpu.litmus"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Test SB+rlx.gpu Allowed\nStates 4\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nOk\nWitnesses\nPositive: 1 Negative: 3\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nObservation SB+rlx.gpu Sometimes 1 3\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn run_exits_1_when_a_mixedproxy_expectation_fails() {
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "../shared/peers/mixedproxy/tests/Release_acquire_pattern.test",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("Expectation permit my_test: NOT met\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn run_with_ptx60_rejects_proxy_tests_with_exit_2() {
+    let (code, _, err) = ptxmc(&[
+        "run",
+        "--model",
+        "ptx6.0",
+        "litmus/proxy/CoWR-tex+fence.proxy.texture-single-thread.litmus",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with(
+            "error: expected an instruction of the PTX 6.0 model, found `fence.proxy.texture`\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_reports_mismatches_and_exits_1() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("expected.csv");
+    std::fs::write(
+        &csv,
+        "litmus/mp/MP+rel+acq.gpu.litmus,0\nlitmus/sb/SB+rlx.gpu.litmus,0\n",
+    )
+    .unwrap();
+    let (code, out, err) = ptxmc(&["check", "--expected", csv.to_str().unwrap(), "--root", "."]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "FAIL litmus/sb/SB+rlx.gpu.litmus: expected 0, got 1 (1 of 4 states satisfy the condition)\n1 passed, 1 failed\n"
+    );
+}
+
+#[test]
+fn check_passes_the_project_library() {
+    let (code, out, err) = ptxmc(&["check", "--expected", "litmus/expected.csv", "--root", "."]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.ends_with(" passed, 0 failed\n"), "{out}");
 }

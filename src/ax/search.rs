@@ -1,0 +1,645 @@
+//! The search for consistent executions of one candidate skeleton.
+//!
+//! It is a chain of small steps, each pruning as early as it can, each
+//! with its own counter in [`AxStats`]:
+//! 1. **reads-from**, read by read: reject when a branch outcome the path
+//!    assumed fails, when `rf ∪ dep` gets a cycle (A4, No-Thin-Air), or when
+//!    the base causality known so far is cyclic or makes a read read from a
+//!    write it causally precedes (A6, rf part). Relations only grow as more
+//!    reads are fixed, so these rejections are final;
+//! 2. **barriers**: once values are known, match barrier arrivals into
+//!    instances; an instance that never completes is a deadlock;
+//! 3. **Fence-SC order**: orient each morally strong pair of `fence.sc` not
+//!    already ordered by base causality; a cycle is a violation of Fence-SC
+//!    (A2) or of `acyclic(cb)`;
+//! 4. **coherence**: start from the initial writes and the write-to-write
+//!    causality edges (A1), then orient each morally strong pair of writes,
+//!    checking Atomicity (A3), SC-per-location (A5) and the from-read part of
+//!    Causality (A6) after every orientation (they only get harder as `co`
+//!    grows, so the smallest `co` is enough, digest §3.9);
+//! 5. **final state**: registers, and for each location any `co`-maximal write.
+
+use serde::Serialize;
+
+use crate::ir::{Proxy, Value};
+use crate::outcome::{Columns, Outcomes};
+
+use super::graph::{Graph, Kind};
+use super::rel::{Rel, Set, bit, members};
+
+/// Counters of the search, one per step and per reason for rejection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AxStats {
+    /// Combinations of one control-flow path per thread.
+    pub path_combinations: u64,
+    /// Nodes of the search tree visited (partial candidates examined).
+    pub nodes: u64,
+    /// Complete reads-from assignments reached.
+    pub rf_candidates: u64,
+    /// Consistent executions found.
+    pub executions: u64,
+    /// Rejected: a branch outcome assumed by a path fails.
+    pub pruned_values: u64,
+    /// Rejected: `rf ∪ dep` cyclic (A4).
+    pub pruned_thin_air: u64,
+    /// Rejected: a barrier instance never completes (deadlock).
+    pub pruned_deadlock: u64,
+    /// Rejected: base causality cyclic (incl. Fence-SC, A2).
+    pub pruned_cb_cycle: u64,
+    /// Rejected: a read reads from a write it causally precedes, or from a
+    /// write coherence-before one that causally precedes it (A6).
+    pub pruned_causality: u64,
+    /// Rejected: coherence cyclic (A1).
+    pub pruned_coherence: u64,
+    /// Rejected: an RMW is not atomic (A3).
+    pub pruned_atomicity: u64,
+    /// Rejected: SC-per-location (A5).
+    pub pruned_sc_per_location: u64,
+}
+
+/// What the search of one skeleton found.
+pub struct Found {
+    /// Some consistent execution exists.
+    pub any: bool,
+}
+
+/// Search state for one skeleton.
+pub struct Search<'a, 'p> {
+    g: &'a Graph<'p>,
+    cols: &'a Columns,
+    /// Reads-from so far, indexed by read event.
+    rf: Vec<Option<usize>>,
+    /// The same as a relation write → read.
+    rf_rel: Rel,
+    /// Events of each CTA, per event.
+    cta_of: Vec<Set>,
+    /// Proxy fences reconciling each non-generic proxy with the generic one.
+    proxy_fences: [Set; 4],
+    /// Morally strong pairs of `fence.sc`.
+    sc_pairs: Vec<(usize, usize)>,
+    /// Morally strong pairs of same-location writes (initial writes excluded).
+    ws_pairs: Vec<(usize, usize)>,
+    /// Counters.
+    pub stats: AxStats,
+    /// Record outcomes (false for a skeleton cut at the loop bound).
+    record: bool,
+    found: bool,
+    out: &'a mut Outcomes,
+}
+
+fn proxy_index(p: Proxy) -> usize {
+    p as usize
+}
+
+impl<'a, 'p> Search<'a, 'p> {
+    /// Prepare the search of `g`; outcomes go to `out`.
+    pub fn new(g: &'a Graph<'p>, cols: &'a Columns, out: &'a mut Outcomes) -> Self {
+        let n = g.len();
+        let mut cta_of = vec![0; n];
+        for (i, row) in cta_of.iter_mut().enumerate() {
+            for j in 0..n {
+                if g.events[i].thread.is_some()
+                    && g.events[j].thread.is_some()
+                    && g.cta(i) == g.cta(j)
+                {
+                    *row |= bit(j);
+                }
+            }
+        }
+        let mut proxy_fences = [0; 4];
+        for (i, e) in g.events.iter().enumerate() {
+            if let Kind::ProxyFence(k) = e.kind {
+                if let Some(p) = k.proxy() {
+                    proxy_fences[proxy_index(p)] |= bit(i);
+                }
+            }
+        }
+        let mut sc_pairs = Vec::new();
+        for a in members(g.fence_sc) {
+            for b in members(g.fence_sc) {
+                if a < b && g.ms.has(a, b) {
+                    sc_pairs.push((a, b));
+                }
+            }
+        }
+        let mut ws_pairs = Vec::new();
+        for &ws in &g.writes_of {
+            for a in members(ws & !g.inits) {
+                for b in members(ws & !g.inits) {
+                    if a < b && g.ms.has(a, b) {
+                        ws_pairs.push((a, b));
+                    }
+                }
+            }
+        }
+        Search {
+            g,
+            cols,
+            rf: vec![None; n],
+            rf_rel: Rel::empty(n),
+            cta_of,
+            proxy_fences,
+            sc_pairs,
+            ws_pairs,
+            stats: AxStats::default(),
+            record: !g.truncated,
+            found: false,
+            out,
+        }
+    }
+
+    /// Run the whole search. For a skeleton cut at the loop bound, stop at
+    /// the first consistent execution (its outcome is not a final state).
+    pub fn run(&mut self) -> Found {
+        self.stats.path_combinations += 1;
+        self.rf_step(0);
+        Found { any: self.found }
+    }
+
+    fn stop(&self) -> bool {
+        self.found && !self.record
+    }
+
+    // ---- step 1: reads-from ----------------------------------------------
+
+    fn rf_step(&mut self, k: usize) {
+        self.stats.nodes += 1;
+        if self.stop() {
+            return;
+        }
+        let Some(&r) = self.g.reads.get(k) else {
+            self.stats.rf_candidates += 1;
+            return self.barrier_step();
+        };
+        let loc = self.g.events[r].loc;
+        for w in members(self.g.writes_of[loc]) {
+            if self.g.rmw.has(r, w) {
+                continue; // an RMW does not read its own write
+            }
+            self.rf[r] = Some(w);
+            self.rf_rel.add(w, r);
+            if self.partial_ok(r) {
+                self.rf_step(k + 1);
+            }
+            self.rf_rel.set_row(w, self.rf_rel.row(w) & !bit(r));
+            self.rf[r] = None;
+            if self.stop() {
+                return;
+            }
+        }
+    }
+
+    /// Checks that only get harder as more reads are fixed.
+    fn partial_ok(&mut self, r: usize) -> bool {
+        if !self.rmw_reads_ok(r) {
+            self.stats.pruned_atomicity += 1;
+            return false;
+        }
+        if !self.constraints_hold(false) {
+            self.stats.pruned_values += 1;
+            return false;
+        }
+        let mut rd = self.rf_rel.clone();
+        rd.union_with(&self.g.dep);
+        if rd.has_cycle() {
+            self.stats.pruned_thin_air += 1;
+            return false;
+        }
+        let obs = self.obs();
+        let cb = self.cb(&self.sw_ra(&obs), None);
+        if !cb.closed_is_acyclic() {
+            self.stats.pruned_cb_cycle += 1;
+            return false;
+        }
+        let cause = self.cause(&cb, &obs);
+        if !self.causality_ok(&cause, None) {
+            self.stats.pruned_causality += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Atomicity, decided by reads-from alone: two RMWs that read the same
+    /// write, and whose halves are morally strong across, cannot both be
+    /// atomic. Their writes are ordered by coherence one way or the other,
+    /// and either way one of them lies between the other's read and write.
+    fn rmw_reads_ok(&self, r: usize) -> bool {
+        let g = self.g;
+        let Some(w) = members(g.rmw.row(r)).next() else {
+            return true;
+        };
+        let src = self.rf[r];
+        g.reads.iter().all(|&r2| {
+            if r2 == r || self.rf[r2] != src {
+                return true;
+            }
+            let Some(w2) = members(g.rmw.row(r2)).next() else {
+                return true;
+            };
+            !(g.ms.has(w, w2) && g.ms.has(r, w2) && g.ms.has(r2, w))
+        })
+    }
+
+    /// Branch outcomes assumed by the paths; `complete` requires every one to be decidable.
+    fn constraints_hold(&self, complete: bool) -> bool {
+        self.g.constraints.iter().all(|(t, c)| {
+            match (
+                self.g.eval(&self.rf, *t, &c.a),
+                self.g.eval(&self.rf, *t, &c.b),
+            ) {
+                (Some(a), Some(b)) => c.cmp.holds(a, b) == c.holds,
+                _ => !complete,
+            }
+        })
+    }
+
+    // ---- derived relations ----------------------------------------------
+
+    /// Observation: `(ms ∩ rf) ; (rmw ; (ms ∩ rf))*`.
+    fn obs(&self) -> Rel {
+        let msrf = self.g.ms.intersect(&self.rf_rel);
+        let step = self.g.rmw.compose(&msrf).closure();
+        let mut obs = msrf.compose(&step);
+        obs.union_with(&msrf);
+        obs
+    }
+
+    /// Release/acquire synchronisation: `ms ∩ (RP ; obs ; AP)`.
+    fn sw_ra(&self, obs: &Rel) -> Rel {
+        self.g
+            .rp
+            .compose(obs)
+            .compose(&self.g.ap)
+            .intersect(&self.g.ms)
+    }
+
+    /// Base causality `(po ∪ sw)+`, closed.
+    fn cb(&self, sw_ra: &Rel, extra: Option<&Rel>) -> Rel {
+        let mut cb = self.g.po.clone();
+        cb.union_with(sw_ra);
+        if let Some(e) = extra {
+            cb.union_with(e);
+        }
+        cb.close();
+        cb
+    }
+
+    /// Causality `ppcb ∪ obs;ppcb`, with proxy-preserved base causality (digest §3.5).
+    fn cause(&self, cb: &Rel, obs: &Rel) -> Rel {
+        let g = self.g;
+        let n = g.len();
+        let cb_inv = cb.inverse();
+        // Src(X): X if generic, else proxy fences of X's proxy in X's CTA after X.
+        let mut src_reach = vec![0 as Set; n];
+        let mut alias_reach = vec![0 as Set; n];
+        let mut dst = vec![0 as Set; n];
+        for x in 0..n {
+            let e = &g.events[x];
+            if !e.is_mem() || e.thread.is_none() {
+                continue;
+            }
+            let (src, d) = if e.proxy == Proxy::Generic {
+                (bit(x), bit(x))
+            } else {
+                let pf = self.proxy_fences[proxy_index(e.proxy)] & self.cta_of[x];
+                (cb.row(x) & pf, cb_inv.row(x) & pf)
+            };
+            dst[x] = d;
+            src_reach[x] = members(src).fold(0, |acc, s| acc | cb.row(s));
+            alias_reach[x] =
+                members(src_reach[x] & g.alias_fences).fold(0, |acc, a| acc | cb.row(a));
+        }
+        let mut ppcb = Rel::empty(n);
+        for x in 0..n {
+            let a = &g.events[x];
+            if !a.is_mem() || a.thread.is_none() {
+                continue;
+            }
+            for y in members(cb.row(x)) {
+                let b = &g.events[y];
+                if !b.is_mem() || b.loc != a.loc {
+                    continue;
+                }
+                let ok = if a.va == b.va {
+                    (a.proxy == Proxy::Generic && b.proxy == Proxy::Generic)
+                        || (a.proxy == b.proxy && g.cta(x) == g.cta(y))
+                        || src_reach[x] & dst[y] != 0
+                } else {
+                    alias_reach[x] & dst[y] != 0
+                };
+                if ok {
+                    ppcb.add(x, y);
+                }
+            }
+        }
+        let mut cause = obs.compose(&ppcb);
+        cause.union_with(&ppcb);
+        cause
+    }
+
+    /// A6: no read reads from a write it causally precedes; with `co`, no read
+    /// reads from a write coherence-before one that causally precedes it.
+    fn causality_ok(&self, cause: &Rel, co: Option<&Rel>) -> bool {
+        self.g.reads.iter().all(|&r| {
+            let Some(w) = self.rf[r] else { return true };
+            if cause.has(r, w) {
+                return false;
+            }
+            match co {
+                Some(co) => members(co.row(w)).all(|w2| !cause.has(w2, r)),
+                None => true,
+            }
+        })
+    }
+
+    // ---- step 2: barriers -------------------------------------------------
+
+    fn barrier_step(&mut self) {
+        if !self.constraints_hold(true) {
+            self.stats.pruned_values += 1;
+            return;
+        }
+        match self.barrier_choices() {
+            None => self.stats.pruned_deadlock += 1,
+            Some(choices) => {
+                let obs = self.obs();
+                let sw_ra = self.sw_ra(&obs);
+                for bar in choices {
+                    let cb = self.cb(&sw_ra, Some(&bar));
+                    if !cb.closed_is_acyclic() {
+                        // Barriers passed in opposite orders, or a causality cycle.
+                        self.stats.pruned_cb_cycle += 1;
+                        continue;
+                    }
+                    self.sc_step(0, cb, &obs);
+                    if self.stop() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every way the barrier arrivals can form completed instances, as
+    /// synchronisation edges; `None` if some waiting thread never gets through.
+    fn barrier_choices(&self) -> Option<Vec<Rel>> {
+        let g = self.g;
+        let n = g.len();
+        // Group arrivals by (gpu, cta, id values), per thread in program order.
+        // Each group: its key, and per participating thread its arrivals (indices into g.barriers).
+        type Key = (u32, u32, Vec<Value>);
+        type Arrivals = Vec<(usize, Vec<usize>)>;
+        let mut groups: Vec<(Key, Arrivals)> = Vec::new();
+        for (bi, b) in g.barriers.iter().enumerate() {
+            let t = g.events[b.arrive].thread.unwrap();
+            let id: Option<Vec<Value>> = b.id.iter().map(|e| g.eval(&self.rf, t, e)).collect();
+            let (gpu, cta) = g.cta(b.arrive);
+            let key = (gpu, cta, id?);
+            let gi = match groups.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    groups.push((key, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let per_thread = &mut groups[gi].1;
+            match per_thread.iter_mut().find(|(th, _)| *th == t) {
+                Some((_, occ)) => occ.push(bi),
+                None => per_thread.push((t, vec![bi])),
+            }
+        }
+        let mut choices = vec![Rel::empty(n)];
+        for (_, per_thread) in &groups {
+            let phases = per_thread.iter().map(|(_, o)| o.len()).max().unwrap_or(0);
+            for k in 0..phases {
+                let part: Vec<usize> = per_thread
+                    .iter()
+                    .filter_map(|(_, o)| o.get(k).copied())
+                    .collect();
+                let waits = part.iter().any(|&b| g.barriers[b].wait.is_some());
+                let counts: Vec<Option<Value>> = part
+                    .iter()
+                    .map(|&b| {
+                        let t = g.events[g.barriers[b].arrive].thread.unwrap();
+                        g.barriers[b]
+                            .count
+                            .as_ref()
+                            .map(|c| g.eval(&self.rf, t, c).unwrap_or(-1))
+                    })
+                    .collect();
+                if counts.iter().any(|c| *c != counts[0]) {
+                    // Participants disagree on the thread count: the instance never completes.
+                    if waits {
+                        return None;
+                    }
+                    continue;
+                }
+                let needed = match counts[0] {
+                    None => per_thread.len(),
+                    Some(c) => usize::try_from(c).unwrap_or(usize::MAX),
+                };
+                if part.len() < needed {
+                    if waits {
+                        return None;
+                    }
+                    continue;
+                }
+                let mut phase_choices = Vec::new();
+                for s in subsets(part.len(), needed) {
+                    let mut r = Rel::empty(n);
+                    for (i, &bi) in part.iter().enumerate() {
+                        if s & (1 << i) == 0 {
+                            continue;
+                        }
+                        for (j, &bj) in part.iter().enumerate() {
+                            if i != j {
+                                if let Some(w) = g.barriers[bj].wait {
+                                    r.add(g.barriers[bi].arrive, w);
+                                }
+                            }
+                        }
+                    }
+                    phase_choices.push(r);
+                }
+                let mut next = Vec::new();
+                for c in &choices {
+                    for p in &phase_choices {
+                        let mut x = c.clone();
+                        x.union_with(p);
+                        next.push(x);
+                    }
+                }
+                choices = next;
+            }
+        }
+        Some(choices)
+    }
+
+    // ---- step 3: Fence-SC order -------------------------------------------
+
+    fn sc_step(&mut self, i: usize, cb: Rel, obs: &Rel) {
+        self.stats.nodes += 1;
+        let Some(&(a, b)) = self.sc_pairs.get(i) else {
+            return self.co_start(&cb, obs);
+        };
+        if cb.has(a, b) || cb.has(b, a) {
+            return self.sc_step(i + 1, cb, obs);
+        }
+        for (x, y) in [(a, b), (b, a)] {
+            let mut c = cb.clone();
+            c.add_closed(x, y);
+            self.sc_step(i + 1, c, obs);
+            if self.stop() {
+                return;
+            }
+        }
+    }
+
+    // ---- step 4: coherence --------------------------------------------------
+
+    fn co_start(&mut self, cb: &Rel, obs: &Rel) {
+        let cause = self.cause(cb, obs);
+        if !self.causality_ok(&cause, None) {
+            self.stats.pruned_causality += 1;
+            return;
+        }
+        let g = self.g;
+        let mut co = Rel::empty(g.len());
+        for &ws in &g.writes_of {
+            let init = members(ws & g.inits).next();
+            for w in members(ws) {
+                if let Some(i) = init {
+                    if i != w {
+                        co.add(i, w);
+                    }
+                }
+                for w2 in members(ws & cause.row(w)) {
+                    co.add(w, w2);
+                }
+            }
+        }
+        co.close();
+        if !co.closed_is_acyclic() {
+            self.stats.pruned_coherence += 1;
+            return;
+        }
+        self.co_step(0, co, &cause);
+    }
+
+    fn co_step(&mut self, i: usize, co: Rel, cause: &Rel) {
+        self.stats.nodes += 1;
+        if !self.co_consistent(&co, cause) {
+            return;
+        }
+        let mut i = i;
+        while let Some(&(a, b)) = self.ws_pairs.get(i) {
+            if !(co.has(a, b) || co.has(b, a)) {
+                break;
+            }
+            i += 1;
+        }
+        let Some(&(a, b)) = self.ws_pairs.get(i) else {
+            return self.leaf(&co);
+        };
+        for (x, y) in [(a, b), (b, a)] {
+            let mut c = co.clone();
+            c.add_closed(x, y);
+            self.co_step(i + 1, c, cause);
+            if self.stop() {
+                return;
+            }
+        }
+    }
+
+    /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`.
+    fn co_consistent(&mut self, co: &Rel, cause: &Rel) -> bool {
+        let g = self.g;
+        // Atomicity: no morally strong write between an RMW's read and write.
+        for (r, w) in g.rmw.pairs() {
+            let src = self.rf[r].unwrap();
+            for w2 in members(co.row(src)) {
+                if g.ms.has(r, w2) && g.ms.has(w2, w) && co.has(w2, w) {
+                    self.stats.pruned_atomicity += 1;
+                    return false;
+                }
+            }
+        }
+        if !self.causality_ok(cause, Some(co)) {
+            self.stats.pruned_causality += 1;
+            return false;
+        }
+        // SC per location: acyclic((ms ∩ (rf ∪ co ∪ fr)) ∪ po_loc).
+        let fr = self.rf_rel.inverse().compose(co);
+        let mut com = self.rf_rel.clone();
+        com.union_with(co);
+        com.union_with(&fr);
+        let mut scl = com.intersect(&g.ms);
+        scl.union_with(&g.po_loc);
+        if scl.has_cycle() {
+            self.stats.pruned_sc_per_location += 1;
+            return false;
+        }
+        true
+    }
+
+    // ---- step 5: final states ---------------------------------------------
+
+    fn leaf(&mut self, co: &Rel) {
+        self.stats.executions += 1;
+        self.found = true;
+        if !self.record {
+            return;
+        }
+        let g = self.g;
+        let mut state = vec![0; self.cols.len()];
+        for (t, regs) in g.final_regs.iter().enumerate() {
+            for (reg, e) in regs.iter().enumerate() {
+                state[self.cols.reg(t, reg)] = g
+                    .eval(&self.rf, t, e)
+                    .expect("all reads are bound at a leaf");
+            }
+        }
+        // Each location may end with any co-maximal write (digest §3.9.7).
+        let finals: Vec<Vec<Value>> = g
+            .writes_of
+            .iter()
+            .map(|&ws| {
+                let mut vals: Vec<Value> = members(ws)
+                    .filter(|&w| co.row(w) & ws == 0)
+                    .map(|w| {
+                        let base = g.events[w].thread.map_or(0, |t| g.offset[t]);
+                        g.value[w]
+                            .as_ref()
+                            .unwrap()
+                            .eval(&mut |i| g.read_value(&self.rf, base + i))
+                            .unwrap()
+                    })
+                    .collect();
+                vals.sort_unstable();
+                vals.dedup();
+                vals
+            })
+            .collect();
+        let mut combos = vec![state];
+        for (l, vals) in finals.iter().enumerate() {
+            let col = self.cols.loc(l);
+            let mut next = Vec::with_capacity(combos.len() * vals.len());
+            for s in &combos {
+                for &v in vals {
+                    let mut s2 = s.clone();
+                    s2[col] = v;
+                    next.push(s2);
+                }
+            }
+            combos = next;
+        }
+        self.out.extend(combos);
+    }
+}
+
+/// All subsets of `0..n` with exactly `k` members, as bit masks.
+fn subsets(n: usize, k: usize) -> Vec<u64> {
+    (0u64..(1u64 << n))
+        .filter(|s| s.count_ones() as usize == k)
+        .collect()
+}

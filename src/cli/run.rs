@@ -1,0 +1,88 @@
+//! `ptxmc run`: list the allowed outcomes of tests.
+
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::Exit;
+use super::common::{EngineArgs, load, worst};
+use crate::engine;
+use crate::litmus;
+use crate::report::{self, TestReport};
+
+/// Report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    /// herd7's text summary, one block per test.
+    Herd,
+    /// A JSON array with one object per test.
+    Json,
+}
+
+/// Arguments of `ptxmc run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Test files, or directories searched recursively for `.litmus` and `.test` files.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "herd")]
+    pub format: RunFormat,
+}
+
+/// Run `ptxmc run`.
+pub fn run(args: &RunArgs) -> Exit {
+    let files = match litmus::collect_files(&args.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: cannot read a directory: {e}");
+            return Exit::BadInput;
+        }
+    };
+    let opts = args.engine.options();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut exit = Exit::Success;
+    let mut json = Vec::new();
+    for f in files {
+        let tests = match load(&f, opts.model) {
+            Ok(t) => t,
+            Err(e) => {
+                exit = worst(exit, e);
+                continue;
+            }
+        };
+        for t in &tests {
+            let result = engine::run(&t.program, &opts);
+            let rep = TestReport {
+                program: &t.program,
+                file: t.display_path(),
+                model: opts.model,
+                result: &result,
+            };
+            if result.incomplete.is_some() {
+                exit = worst(exit, Exit::Incomplete);
+            }
+            if rep.expectation_met() == Some(false) {
+                exit = worst(exit, Exit::CheckFailed);
+            }
+            match args.format {
+                RunFormat::Herd => {
+                    let _ = writeln!(out, "{}", report::herd::report(&rep));
+                }
+                RunFormat::Json => json.push(report::json::report(&rep)),
+            }
+        }
+    }
+    if args.format == RunFormat::Json {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&json).unwrap_or_default()
+        );
+    }
+    exit
+}

@@ -1,0 +1,88 @@
+//! What both engines share about the memory model itself: which model is
+//! in force ([`Model`]), what a program may use under it, and the static
+//! analyses both engines must agree on (loops, [`loops`]).
+
+pub mod loops;
+
+use clap::ValueEnum;
+use serde::Serialize;
+use std::fmt;
+
+use crate::ir::{Instr, Program, Proxy, Scope};
+use crate::litmus::{Diagnostic, SourceMap};
+
+/// The memory model an engine implements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, ValueEnum)]
+pub enum Model {
+    /// PTX 7.5 and later: scopes (incl. `.cluster`), proxies, aliases, proxy fences.
+    #[default]
+    #[value(name = "ptx7.5")]
+    #[serde(rename = "ptx7.5")]
+    Ptx75,
+    /// PTX 6.0: the scoped model of ASPLOS'19, generic proxy only.
+    #[value(name = "ptx6.0")]
+    #[serde(rename = "ptx6.0")]
+    Ptx60,
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Model::Ptx75 => "ptx7.5",
+            Model::Ptx60 => "ptx6.0",
+        })
+    }
+}
+
+impl Model {
+    /// Reject what the model cannot express, pointing at the offending text.
+    ///
+    /// PTX 6.0 has neither proxies nor aliases nor clusters: a test that uses
+    /// them is refused rather than silently read as generic accesses.
+    pub fn admit(self, p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
+        if self == Model::Ptx75 {
+            return Ok(());
+        }
+        let note =
+            "PTX 6.0 has one (generic) proxy, no aliases and no clusters; use --model ptx7.5";
+        for (t, th) in p.threads.iter().enumerate() {
+            for (pc, i) in th.code.iter().enumerate() {
+                let span = spans
+                    .instrs
+                    .get(t)
+                    .and_then(|s| s.get(pc))
+                    .copied()
+                    .unwrap_or_default();
+                let bad = match i {
+                    Instr::ProxyFence { kind } => Some(format!("`fence.proxy.{}`", kind.as_str())),
+                    Instr::Fence {
+                        scope: Scope::Cluster,
+                        ..
+                    } => Some("a `.cluster` scope".to_string()),
+                    _ => i.access().and_then(|a| {
+                        let addr = &p.addresses[a.addr];
+                        if a.proxy != Proxy::Generic {
+                            Some(format!("a {} proxy access", a.proxy))
+                        } else if addr.va != a.addr {
+                            Some(format!("access through alias `{}`", addr.name))
+                        } else if a.scope == Some(Scope::Cluster) {
+                            Some("a `.cluster` scope".to_string())
+                        } else {
+                            None
+                        }
+                    }),
+                };
+                if let Some(found) = bad {
+                    return Err(Diagnostic::expected(
+                        span,
+                        "an instruction of the PTX 6.0 model",
+                        found,
+                    )
+                    .with_label("not in PTX 6.0")
+                    .with_note(note));
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! Results shared by all engines: final states, outcome sets and verdicts.
+//!
+//! A final state lists the value of every register of every thread (in
+//! thread order, then register order) followed by every location (in
+//! location order). Engines produce sets of such states; the verdict of the
+//! test's condition is computed here, the same way for every engine.
+
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+use crate::ir::{LocId, Program, RegId, Term, ThreadId, Value};
+
+/// One column of a final state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Column {
+    /// A register's final value.
+    Reg {
+        /// Thread.
+        thread: ThreadId,
+        /// Register.
+        reg: RegId,
+    },
+    /// A location's final value.
+    Loc(LocId),
+}
+
+/// The columns of a program's final states.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Columns {
+    /// In order: registers by thread, then locations.
+    pub columns: Vec<Column>,
+    reg_base: Vec<usize>,
+    loc_base: usize,
+}
+
+impl Columns {
+    /// The columns of `p`.
+    pub fn of(p: &Program) -> Columns {
+        let mut columns = Vec::new();
+        let mut reg_base = Vec::new();
+        for (t, th) in p.threads.iter().enumerate() {
+            reg_base.push(columns.len());
+            columns.extend((0..th.regs.len()).map(|reg| Column::Reg { thread: t, reg }));
+        }
+        let loc_base = columns.len();
+        columns.extend((0..p.locations.len()).map(Column::Loc));
+        Columns {
+            columns,
+            reg_base,
+            loc_base,
+        }
+    }
+    /// Index of a register's column.
+    pub fn reg(&self, thread: ThreadId, reg: RegId) -> usize {
+        self.reg_base[thread] + reg
+    }
+    /// Index of a location's column.
+    pub fn loc(&self, loc: LocId) -> usize {
+        self.loc_base + loc
+    }
+    /// Number of columns.
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+    /// Whether there are no columns.
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+    /// The value of a condition term in a state.
+    pub fn term(&self, state: &[Value], t: &Term) -> Value {
+        match t {
+            Term::Reg { thread, reg } => state[self.reg(*thread, *reg)],
+            Term::Loc(l) => state[self.loc(*l)],
+            Term::Const(v) => *v,
+        }
+    }
+}
+
+/// A final state: one value per column.
+pub type State = Vec<Value>;
+
+/// A set of final states, ordered for deterministic output.
+pub type Outcomes = BTreeSet<State>;
+
+/// The verdict of a test's condition over a set of final states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// States satisfying the proposition.
+    pub positive: usize,
+    /// States not satisfying it.
+    pub negative: usize,
+    /// Whether the condition (with its quantifier) holds.
+    pub holds: bool,
+}
+
+impl Verdict {
+    /// Evaluate `p`'s condition over `states`.
+    pub fn of(p: &Program, cols: &Columns, states: &Outcomes) -> Verdict {
+        let positive = states
+            .iter()
+            .filter(|s| p.condition.prop.eval(&|t: &Term| cols.term(s, t)))
+            .count();
+        let negative = states.len() - positive;
+        Verdict {
+            positive,
+            negative,
+            holds: p.condition.holds(positive, negative),
+        }
+    }
+}

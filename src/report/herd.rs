@@ -1,0 +1,156 @@
+//! herd7's text summary. This module alone decides its layout; golden tests
+//! pin it byte for byte.
+//!
+//! ```text
+//! Test MP Allowed
+//! States 3
+//! 1:r0=0; 1:r1=0; f=1; x=1;
+//! ...
+//! No
+//! Witnesses
+//! Positive: 0 Negative: 3
+//! Condition exists (1:r0=1 /\ 1:r1=0)
+//! Observation MP Never 0 3
+//! Time MP 0.00
+//! ```
+//! Positive and Negative count final states (herd counts executions); lines
+//! beyond herd's say when a loop bound or a limit cut the search short, and
+//! whether a mixedproxy expectation is met.
+
+use std::fmt::Write;
+
+use super::TestReport;
+use crate::ir::{CmpOp, Program, Prop, Term};
+use crate::outcome::{Column, Columns, State};
+
+/// The herd-style report of one test.
+pub fn report(r: &TestReport) -> String {
+    let p = r.program;
+    let res = r.result;
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Test {} {}",
+        p.name,
+        p.condition.quantifier.herd_kind()
+    )
+    .unwrap();
+    if let Some(why) = &res.incomplete {
+        writeln!(
+            out,
+            "Incomplete: {why}; the states below are only those found"
+        )
+        .unwrap();
+    }
+    writeln!(out, "States {}", res.outcomes.len()).unwrap();
+    for s in &res.outcomes {
+        writeln!(out, "{}", state(p, &res.columns, s)).unwrap();
+    }
+    writeln!(out, "{}", if res.verdict.holds { "Ok" } else { "No" }).unwrap();
+    writeln!(out, "Witnesses").unwrap();
+    writeln!(
+        out,
+        "Positive: {} Negative: {}",
+        res.verdict.positive, res.verdict.negative
+    )
+    .unwrap();
+    writeln!(out, "Condition {}", condition(p)).unwrap();
+    writeln!(
+        out,
+        "Observation {} {} {} {}",
+        p.name,
+        r.observation(),
+        res.verdict.positive,
+        res.verdict.negative
+    )
+    .unwrap();
+    if res.bound_hit {
+        writeln!(
+            out,
+            "Loop: an execution reached the loop bound; states of longer executions are not listed"
+        )
+        .unwrap();
+    }
+    if let Some(e) = &p.expectation {
+        let status = match r.expectation_met() {
+            Some(true) => "met",
+            Some(false) => "NOT met",
+            None => "reported only",
+        };
+        writeln!(out, "Expectation {} {}: {status}", e.kind.as_str(), e.name).unwrap();
+    }
+    writeln!(out, "Time {} {:.2}", p.name, res.seconds).unwrap();
+    out
+}
+
+/// A final state as herd prints it: `0:r0=1; 1:r1=0; x=1;`.
+pub fn state(p: &Program, cols: &Columns, s: &State) -> String {
+    let mut parts = Vec::with_capacity(s.len());
+    for (c, v) in cols.columns.iter().zip(s) {
+        match c {
+            Column::Reg { thread, reg } => parts.push(format!(
+                "{thread}:{}={v};",
+                p.threads[*thread].regs[*reg].name
+            )),
+            Column::Loc(l) => parts.push(format!("{}={v};", p.locations[*l].name)),
+        }
+    }
+    parts.join(" ")
+}
+
+/// The condition in herd's notation: `exists (1:r0=1 /\ ~(x=2))`.
+pub fn condition(p: &Program) -> String {
+    format!(
+        "{} ({})",
+        p.condition.quantifier.keyword(),
+        prop(p, &p.condition.prop)
+    )
+}
+
+fn term(p: &Program, t: &Term) -> String {
+    match t {
+        Term::Reg { thread, reg } => format!("{thread}:{}", p.threads[*thread].regs[*reg].name),
+        Term::Loc(l) => p.locations[*l].name.clone(),
+        Term::Const(v) => v.to_string(),
+    }
+}
+
+fn prop(p: &Program, q: &Prop) -> String {
+    let wrap = |x: &Prop| match x {
+        Prop::And(..) | Prop::Or(..) => format!("({})", prop(p, x)),
+        _ => prop(p, x),
+    };
+    match q {
+        Prop::True => "true".into(),
+        Prop::False => "false".into(),
+        Prop::Cmp(a, CmpOp::Eq, b) => format!("{}={}", term(p, a), term(p, b)),
+        Prop::Cmp(a, CmpOp::Ne, b) => format!("{}!={}", term(p, a), term(p, b)),
+        Prop::Not(x) => format!(
+            "~{}",
+            match **x {
+                Prop::Cmp(..) => format!("({})", prop(p, x)),
+                _ => wrap(x),
+            }
+        ),
+        Prop::And(a, b) => {
+            let side = |x: &Prop| {
+                if matches!(x, Prop::Or(..)) {
+                    wrap(x)
+                } else {
+                    prop(p, x)
+                }
+            };
+            format!("{} /\\ {}", side(a), side(b))
+        }
+        Prop::Or(a, b) => {
+            let side = |x: &Prop| {
+                if matches!(x, Prop::And(..)) {
+                    wrap(x)
+                } else {
+                    prop(p, x)
+                }
+            };
+            format!("{} \\/ {}", side(a), side(b))
+        }
+    }
+}
