@@ -7,17 +7,34 @@ use serde::Serialize;
 use std::time::Instant;
 
 use crate::ax::{self, AxOptions, AxStats};
+use crate::explore::{self, ExploreStats, Limits};
 use crate::ir::Program;
 use crate::model::Model;
+use crate::op::{Machine, TooManySlots};
 use crate::outcome::{Columns, Outcomes, Verdict};
 
 /// Which engine(s) to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineChoice {
+    /// The operational machine.
+    Op,
     /// The axiomatic oracle.
-    #[default]
     Ax,
+    /// Both, comparing their outcome sets.
+    #[default]
+    Both,
+}
+
+impl EngineChoice {
+    /// Label used in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            EngineChoice::Op => "op",
+            EngineChoice::Ax => "ax",
+            EngineChoice::Both => "both",
+        }
+    }
 }
 
 /// Options shared by every engine.
@@ -29,30 +46,45 @@ pub struct RunOptions {
     pub engine: EngineChoice,
     /// How many times a (non-spin) loop may jump back.
     pub loop_bound: u32,
+    /// Limits of the operational exploration.
+    pub limits: Limits,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             model: Model::Ptx75,
-            engine: EngineChoice::Ax,
+            engine: EngineChoice::Both,
             loop_bound: AxOptions::default().loop_bound,
+            limits: Limits::default(),
         }
     }
 }
 
 /// Engine-specific counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum EngineStats {
-    /// The oracle's counters.
-    Ax(AxStats),
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct EngineStats {
+    /// The oracle's counters, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ax: Option<AxStats>,
+    /// The explorer's counters, when the machine ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<ExploreStats>,
+}
+
+/// Outcomes that only one engine produced.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Disagreement {
+    /// Only the operational machine reached these.
+    pub only_op: Outcomes,
+    /// Only the axiomatic oracle allows these.
+    pub only_ax: Outcomes,
 }
 
 /// What running the engine(s) on one program produced.
 #[derive(Clone, Debug)]
 pub struct RunResult {
-    /// Engine label (`ax`).
+    /// Engine label (`op`, `ax` or `both`).
     pub engine: &'static str,
     /// The columns of the final states.
     pub columns: Columns,
@@ -65,7 +97,9 @@ pub struct RunResult {
     /// A resource limit stopped the run (and why); `outcomes` are partial.
     pub incomplete: Option<String>,
     /// Counters.
-    pub stats: Option<EngineStats>,
+    pub stats: EngineStats,
+    /// With both engines: the outcomes on which they differ, if any.
+    pub disagreement: Option<Disagreement>,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -90,28 +124,66 @@ impl RunResult {
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
     let start = Instant::now();
-    let ax_opts = AxOptions {
-        loop_bound: opts.loop_bound,
-        ..AxOptions::default()
-    };
-    let (outcomes, bound_hit, incomplete, stats) = match ax::run(p, &ax_opts) {
-        Ok(r) => (
-            r.outcomes,
-            r.bound_hit,
-            None,
-            Some(EngineStats::Ax(r.stats)),
-        ),
-        Err(limit) => (Outcomes::new(), false, Some(limit.to_string()), None),
+    let mut stats = EngineStats::default();
+    let mut incomplete = None;
+    let ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both).then(|| {
+        let ax_opts = AxOptions {
+            loop_bound: opts.loop_bound,
+            ..AxOptions::default()
+        };
+        match ax::run(p, &ax_opts) {
+            Ok(r) => {
+                stats.ax = Some(r.stats);
+                (r.outcomes, r.bound_hit)
+            }
+            Err(limit) => {
+                incomplete = Some(format!("axiomatic engine: {limit}"));
+                (Outcomes::new(), false)
+            }
+        }
+    });
+    let op =
+        matches!(opts.engine, EngineChoice::Op | EngineChoice::Both).then(|| {
+            match Machine::new(p, opts.loop_bound) {
+                Ok(m) => {
+                    let r = explore::explore(&m, &opts.limits);
+                    stats.op = Some(r.stats);
+                    if let Some(why) = r.incomplete {
+                        incomplete = Some(format!("operational engine: {why}"));
+                    }
+                    (r.outcomes, r.bound_hit)
+                }
+                Err(TooManySlots(n)) => {
+                    incomplete = Some(format!(
+                        "operational engine: the program needs {n} event slots (at most {})",
+                        crate::ax::rel::MAX_EVENTS
+                    ));
+                    (Outcomes::new(), false)
+                }
+            }
+        });
+    let (outcomes, bound_hit, disagreement) = match (ax, op) {
+        (Some((a, ab)), Some((o, ob))) => {
+            let d = (a != o && incomplete.is_none()).then(|| Disagreement {
+                only_op: o.difference(&a).cloned().collect(),
+                only_ax: a.difference(&o).cloned().collect(),
+            });
+            (a, ab || ob, d)
+        }
+        (Some((a, ab)), None) => (a, ab, None),
+        (None, Some((o, ob))) => (o, ob, None),
+        (None, None) => unreachable!("some engine runs"),
     };
     let verdict = Verdict::of(p, &columns, &outcomes);
     RunResult {
-        engine: "ax",
+        engine: opts.engine.label(),
         columns,
         outcomes,
         verdict,
         bound_hit,
         incomplete,
         stats,
+        disagreement,
         seconds: start.elapsed().as_secs_f64(),
     }
 }

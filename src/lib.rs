@@ -15,8 +15,10 @@
 pub mod ax;
 pub mod cli;
 pub mod engine;
+pub mod explore;
 pub mod ir;
 pub mod litmus;
 pub mod model;
+pub mod op;
 pub mod outcome;
 pub mod report;

@@ -28,6 +28,8 @@ pub struct AxOptions {
     pub loop_bound: u32,
     /// The most control-flow paths per thread before giving up.
     pub max_paths: usize,
+    /// Give up after this much time.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl Default for AxOptions {
@@ -35,6 +37,7 @@ impl Default for AxOptions {
         AxOptions {
             loop_bound: 2,
             max_paths: 4096,
+            timeout: None,
         }
     }
 }
@@ -63,6 +66,8 @@ pub enum AxLimit {
     },
     /// A candidate has more events than the bit matrices hold.
     TooManyEvents,
+    /// The time limit passed.
+    Timeout(u64),
 }
 
 impl std::fmt::Display for AxLimit {
@@ -77,6 +82,11 @@ impl std::fmt::Display for AxLimit {
             AxLimit::TooManyEvents => {
                 write!(f, "an execution has more than {} events", rel::MAX_EVENTS)
             }
+            AxLimit::Timeout(ms) => write!(
+                f,
+                "the time limit ({:.1} s) was reached",
+                *ms as f64 / 1000.0
+            ),
         }
     }
 }
@@ -84,6 +94,7 @@ impl std::fmt::Display for AxLimit {
 /// Enumerate every final state the model allows for `p`.
 pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
     let cols = Columns::of(p);
+    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let mut paths = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
         let ps = unfold::unfold(th, opts.loop_bound, opts.max_paths).map_err(|e| match e {
@@ -114,9 +125,12 @@ pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
         let truncated = combo.iter().any(|c| c.truncated);
         if !(truncated && bound_hit) {
             let g = graph::Graph::new(p, &combo);
-            let mut s = search::Search::new(&g, &cols, &mut outcomes);
+            let mut s = search::Search::new(&g, &cols, &mut outcomes).with_deadline(deadline);
             let found = s.run();
             add_stats(&mut stats, &s.stats);
+            if s.timed_out {
+                return Err(AxLimit::Timeout(opts.timeout.unwrap().as_millis() as u64));
+            }
             bound_hit |= truncated && found.any;
         }
         // Next combination (odometer order).

@@ -83,6 +83,10 @@ pub struct Search<'a, 'p> {
     pub stats: AxStats,
     /// Record outcomes (false for a skeleton cut at the loop bound).
     record: bool,
+    /// Give up at this instant.
+    deadline: Option<std::time::Instant>,
+    /// The deadline passed: results are partial.
+    pub timed_out: bool,
     found: bool,
     out: &'a mut Outcomes,
 }
@@ -143,8 +147,26 @@ impl<'a, 'p> Search<'a, 'p> {
             ws_pairs,
             stats: AxStats::default(),
             record: !g.truncated,
+            deadline: None,
+            timed_out: false,
             found: false,
             out,
+        }
+    }
+
+    /// Stop searching at `deadline`.
+    pub fn with_deadline(mut self, deadline: Option<std::time::Instant>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Count a node; look at the clock now and then.
+    fn tick(&mut self) {
+        self.stats.nodes += 1;
+        if self.stats.nodes % 1024 == 0 {
+            if let Some(d) = self.deadline {
+                self.timed_out |= std::time::Instant::now() > d;
+            }
         }
     }
 
@@ -157,13 +179,13 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn stop(&self) -> bool {
-        self.found && !self.record
+        self.timed_out || (self.found && !self.record)
     }
 
     // ---- step 1: reads-from ----------------------------------------------
 
     fn rf_step(&mut self, k: usize) {
-        self.stats.nodes += 1;
+        self.tick();
         if self.stop() {
             return;
         }
@@ -220,23 +242,35 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     /// Atomicity, decided by reads-from alone: two RMWs that read the same
-    /// write, and whose halves are morally strong across, cannot both be
-    /// atomic. Their writes are ordered by coherence one way or the other,
-    /// and either way one of them lies between the other's read and write.
+    /// write `src`, when all of them are morally strong with each other,
+    /// cannot both be atomic. `src` is coherence-before both writes (the other
+    /// orientation closes an SC-per-location cycle through the RMW's own read),
+    /// the two writes are ordered one way or the other, and either way one
+    /// lies between the other's read and write. Without moral strength to
+    /// `src`, coherence may leave `src` unordered and both may stand.
     fn rmw_reads_ok(&self, r: usize) -> bool {
         let g = self.g;
         let Some(w) = members(g.rmw.row(r)).next() else {
             return true;
         };
-        let src = self.rf[r];
+        let Some(src) = self.rf[r] else {
+            return true;
+        };
+        if !(g.ms.has(src, r) && g.ms.has(src, w)) {
+            return true;
+        }
         g.reads.iter().all(|&r2| {
-            if r2 == r || self.rf[r2] != src {
+            if r2 == r || self.rf[r2] != Some(src) {
                 return true;
             }
             let Some(w2) = members(g.rmw.row(r2)).next() else {
                 return true;
             };
-            !(g.ms.has(w, w2) && g.ms.has(r, w2) && g.ms.has(r2, w))
+            !(g.ms.has(w, w2)
+                && g.ms.has(r, w2)
+                && g.ms.has(r2, w)
+                && g.ms.has(src, r2)
+                && g.ms.has(src, w2))
         })
     }
 
@@ -478,7 +512,10 @@ impl<'a, 'p> Search<'a, 'p> {
     // ---- step 3: Fence-SC order -------------------------------------------
 
     fn sc_step(&mut self, i: usize, cb: Rel, obs: &Rel) {
-        self.stats.nodes += 1;
+        self.tick();
+        if self.stop() {
+            return;
+        }
         let Some(&(a, b)) = self.sc_pairs.get(i) else {
             return self.co_start(&cb, obs);
         };
@@ -527,7 +564,10 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn co_step(&mut self, i: usize, co: Rel, cause: &Rel) {
-        self.stats.nodes += 1;
+        self.tick();
+        if self.stop() {
+            return;
+        }
         if !self.co_consistent(&co, cause) {
             return;
         }

@@ -29,6 +29,7 @@ impl EngineArgs {
             model: self.model,
             engine: self.engine,
             loop_bound: self.loop_bound,
+            ..RunOptions::default()
         }
     }
 }

@@ -63,6 +63,9 @@ pub fn run(args: &RunArgs) -> Exit {
                 model: opts.model,
                 result: &result,
             };
+            if result.disagreement.is_some() {
+                exit = worst(exit, Exit::Disagreement);
+            }
             if result.incomplete.is_some() {
                 exit = worst(exit, Exit::Incomplete);
             }

@@ -64,6 +64,15 @@ pub fn report(r: &TestReport) -> String {
         res.verdict.negative
     )
     .unwrap();
+    if let Some(d) = &res.disagreement {
+        writeln!(out, "Disagreement: the engines' outcome sets differ").unwrap();
+        for s in &d.only_op {
+            writeln!(out, "Only operational: {}", state(p, &res.columns, s)).unwrap();
+        }
+        for s in &d.only_ax {
+            writeln!(out, "Only axiomatic: {}", state(p, &res.columns, s)).unwrap();
+        }
+    }
     if res.bound_hit {
         writeln!(
             out,

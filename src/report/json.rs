@@ -34,10 +34,13 @@ pub fn report(r: &TestReport) -> Value {
             Value::Object(m)
         })
         .collect();
-    let candidates = match &res.stats {
-        Some(crate::engine::EngineStats::Ax(s)) => json!(s.nodes),
-        None => Value::Null,
-    };
+    let candidates = res.stats.ax.map_or(Value::Null, |s| json!(s.nodes));
+    let disagreement = res.disagreement.as_ref().map(|d| {
+        let list = |o: &crate::outcome::Outcomes| -> Vec<String> {
+            o.iter().map(|s| herd::state(p, &res.columns, s)).collect()
+        };
+        json!({ "only_op": list(&d.only_op), "only_ax": list(&d.only_ax) })
+    });
     json!({
         "name": p.name,
         "file": r.file,
@@ -59,6 +62,8 @@ pub fn report(r: &TestReport) -> Value {
             "name": e.name,
             "met": r.expectation_met(),
         })),
+        "agree": res.disagreement.is_none(),
+        "disagreement": disagreement,
         "candidates": candidates,
         "engine_stats": res.stats,
         "time_s": res.seconds,

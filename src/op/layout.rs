@@ -1,0 +1,368 @@
+//! The static layout of the machine: every memory event the program can
+//! perform gets a fixed *slot* (an index into 128-bit sets), so that views,
+//! coherence and reads-from are small bit sets.
+//!
+//! Slots `0..locations` are the initial versions. Then each instruction that
+//! touches memory or orders it (load, store, RMW, fence, proxy fence,
+//! barrier) gets one slot per possible execution: one, or `(bound+1)^depth`
+//! inside `depth` nested bounded loops. The k-th execution of instruction
+//! `pc` by thread `t` uses slot `base[t][pc] + k`.
+
+use crate::ax::rel::{MAX_EVENTS, Set, bit};
+use crate::ir::{
+    FenceSem, Instr, LocId, Placement, Program, Proxy, ProxyFenceKind, Scope, Sem, ThreadId,
+};
+use crate::model::loops::LoopInfo;
+
+/// What a slot holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotKind {
+    /// An initial version.
+    Init,
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+    /// An RMW (read and write halves in one slot).
+    Rmw,
+    /// A thread fence.
+    Fence(FenceSem),
+    /// A proxy fence.
+    ProxyFence(ProxyFenceKind),
+    /// A barrier (its arrival; the wait has no slot of its own).
+    Barrier,
+}
+
+/// Static facts about a slot.
+#[derive(Clone, Debug)]
+pub struct SlotInfo {
+    /// Executing thread (`None` for initial versions).
+    pub thread: Option<ThreadId>,
+    /// Instruction.
+    pub pc: usize,
+    /// Which execution of the instruction (0 for straight-line code).
+    pub iter: usize,
+    /// What it is.
+    pub kind: SlotKind,
+    /// Location (memory slots).
+    pub loc: LocId,
+    /// Virtual address (memory slots).
+    pub va: usize,
+    /// Proxy (memory slots; generic otherwise).
+    pub proxy: Proxy,
+    /// Semantics of the read half.
+    pub read_sem: Sem,
+    /// Semantics of the write half.
+    pub write_sem: Sem,
+    /// Scope (strong accesses and fences).
+    pub scope: Option<Scope>,
+    /// Index of the thread's CTA in [`Layout::ctas`].
+    pub cta: usize,
+    /// Read half of a `red`.
+    pub red: bool,
+}
+
+impl SlotInfo {
+    /// A load or RMW.
+    pub fn reads(&self) -> bool {
+        matches!(self.kind, SlotKind::Load | SlotKind::Rmw)
+    }
+    /// A store, RMW or initial version.
+    pub fn writes(&self) -> bool {
+        matches!(self.kind, SlotKind::Store | SlotKind::Rmw | SlotKind::Init)
+    }
+    /// A memory access (not a fence or barrier).
+    pub fn is_mem(&self) -> bool {
+        self.reads() || self.writes()
+    }
+    /// Strong (fences always).
+    pub fn strong(&self) -> bool {
+        match self.kind {
+            SlotKind::Load => self.read_sem != Sem::Weak,
+            SlotKind::Store => self.write_sem != Sem::Weak,
+            SlotKind::Rmw | SlotKind::Init | SlotKind::Fence(_) => true,
+            _ => false,
+        }
+    }
+    /// Heads a release pattern by itself (a release write).
+    pub fn release_write(&self) -> bool {
+        matches!(self.kind, SlotKind::Store | SlotKind::Rmw) && self.write_sem.is_release()
+    }
+    /// A release-capable fence.
+    pub fn release_fence(&self) -> bool {
+        matches!(self.kind, SlotKind::Fence(f) if f.releases())
+    }
+    /// Ends an acquire pattern as an acquire read.
+    pub fn acquire_read(&self) -> bool {
+        self.reads() && self.read_sem.is_acquire() && !self.red
+    }
+    /// An acquire-capable fence.
+    pub fn acquire_fence(&self) -> bool {
+        matches!(self.kind, SlotKind::Fence(f) if f.acquires())
+    }
+    /// A strong read that may start an acquire pattern (not the read of a `red`).
+    pub fn pattern_read(&self) -> bool {
+        self.reads() && self.strong() && !self.red
+    }
+}
+
+/// Why a program does not fit the machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooManySlots(pub usize);
+
+/// The static layout of a program.
+pub struct Layout {
+    /// Slot facts.
+    pub slots: Vec<SlotInfo>,
+    /// `base[t][pc]`: first slot of instruction `pc` of thread `t`.
+    pub base: Vec<Vec<Option<usize>>>,
+    /// `execs[t][pc]`: how many slots instruction `pc` has.
+    pub execs: Vec<Vec<usize>>,
+    /// Distinct CTAs (gpu, cta), in order of first thread.
+    pub ctas: Vec<(u32, u32)>,
+    /// Placement of each thread.
+    pub placement: Vec<Placement>,
+    /// Loop facts per thread.
+    pub loops: Vec<LoopInfo>,
+    /// `ms[s]`: slots morally strong with `s` (symmetric).
+    pub ms: Vec<Set>,
+    /// Slots of each location.
+    pub loc_slots: Vec<Set>,
+    /// Slots of each virtual address (indexed by the owning address id).
+    pub va_slots: Vec<Set>,
+    /// Slots of each proxy.
+    pub proxy_slots: [Set; 4],
+    /// Slots of each CTA.
+    pub cta_slots: Vec<Set>,
+    /// Reads (loads and RMWs).
+    pub reads: Set,
+    /// Writes (stores, RMWs, initial versions).
+    pub writes: Set,
+    /// Initial versions.
+    pub inits: Set,
+    /// `fence.sc` slots.
+    pub fence_sc: Set,
+    /// Slots of each thread.
+    pub thread_slots: Vec<Set>,
+}
+
+impl Layout {
+    /// Lay out `p` with loop bound `bound`.
+    pub fn new(p: &Program, bound: u32) -> Result<Layout, TooManySlots> {
+        let mut ctas: Vec<(u32, u32)> = Vec::new();
+        for t in &p.threads {
+            let k = (t.placement.gpu, t.placement.cta);
+            if !ctas.contains(&k) {
+                ctas.push(k);
+            }
+        }
+        let mut slots = Vec::new();
+        for (l, _) in p.locations.iter().enumerate() {
+            let owner = p
+                .addresses
+                .iter()
+                .position(|a| a.loc == l && a.alias_of.is_none())
+                .unwrap_or(0);
+            slots.push(SlotInfo {
+                thread: None,
+                pc: 0,
+                iter: 0,
+                kind: SlotKind::Init,
+                loc: l,
+                va: owner,
+                proxy: Proxy::Generic,
+                read_sem: Sem::Relaxed,
+                write_sem: Sem::Relaxed,
+                scope: Some(Scope::Sys),
+                cta: usize::MAX,
+                red: false,
+            });
+        }
+        let mut base = Vec::new();
+        let mut execs = Vec::new();
+        let mut loops = Vec::new();
+        for (t, th) in p.threads.iter().enumerate() {
+            let info = LoopInfo::of(th);
+            let n = th.code.len();
+            // Executions per instruction: (bound+1) per enclosing bounded loop.
+            let mut ex = vec![1usize; n];
+            for (b, i) in th.code.iter().enumerate() {
+                if let Instr::Branch { target, .. } = i {
+                    if info.back_edge[b] && !info.spin[b] {
+                        for e in &mut ex[*target..=b] {
+                            *e = e.saturating_mul(bound as usize + 1);
+                        }
+                    }
+                }
+            }
+            let cta = ctas
+                .iter()
+                .position(|c| *c == (th.placement.gpu, th.placement.cta))
+                .unwrap();
+            let mut b = vec![None; n];
+            for (pc, i) in th.code.iter().enumerate() {
+                let Some(kind) = slot_kind(i) else { continue };
+                b[pc] = Some(slots.len());
+                for k in 0..ex[pc] {
+                    if slots.len() >= MAX_EVENTS {
+                        return Err(TooManySlots(slots.len() + 1));
+                    }
+                    let mut s = SlotInfo {
+                        thread: Some(t),
+                        pc,
+                        iter: k,
+                        kind,
+                        loc: usize::MAX,
+                        va: usize::MAX,
+                        proxy: Proxy::Generic,
+                        read_sem: Sem::Weak,
+                        write_sem: Sem::Weak,
+                        scope: None,
+                        cta,
+                        red: false,
+                    };
+                    match i {
+                        Instr::Load { access, .. }
+                        | Instr::Store { access, .. }
+                        | Instr::Rmw { access, .. } => {
+                            let a = &p.addresses[access.addr];
+                            s.loc = a.loc;
+                            s.va = a.va;
+                            s.proxy = access.proxy;
+                            s.scope = access.scope;
+                            let sem = if access.sem == Sem::Volatile {
+                                Sem::Relaxed
+                            } else {
+                                access.sem
+                            };
+                            match i {
+                                Instr::Load { .. } => s.read_sem = sem,
+                                Instr::Store { .. } => s.write_sem = sem,
+                                Instr::Rmw { dst, .. } => {
+                                    let (r, w) =
+                                        crate::ax::unfold::split_rmw_sem(sem, dst.is_none());
+                                    s.read_sem = r;
+                                    s.write_sem = w;
+                                    s.red = dst.is_none();
+                                }
+                                _ => {}
+                            }
+                        }
+                        Instr::Fence { scope, .. } => s.scope = Some(*scope),
+                        _ => {}
+                    }
+                    slots.push(s);
+                }
+            }
+            base.push(b);
+            execs.push(ex);
+            loops.push(info);
+        }
+        let n = slots.len();
+        let placement: Vec<Placement> = p.threads.iter().map(|t| t.placement).collect();
+        let mut l = Layout {
+            ms: vec![0; n],
+            loc_slots: vec![0; p.locations.len()],
+            va_slots: vec![0; p.addresses.len()],
+            proxy_slots: [0; 4],
+            cta_slots: vec![0; ctas.len()],
+            reads: 0,
+            writes: 0,
+            inits: 0,
+            fence_sc: 0,
+            thread_slots: vec![0; p.threads.len()],
+            slots,
+            base,
+            execs,
+            ctas,
+            placement,
+            loops,
+        };
+        for i in 0..n {
+            let s = &l.slots[i];
+            if s.is_mem() {
+                l.loc_slots[s.loc] |= bit(i);
+                l.va_slots[s.va] |= bit(i);
+                l.proxy_slots[s.proxy as usize] |= bit(i);
+            }
+            if let Some(t) = s.thread {
+                l.cta_slots[s.cta] |= bit(i);
+                l.thread_slots[t] |= bit(i);
+            }
+            if s.reads() {
+                l.reads |= bit(i);
+            }
+            if s.writes() {
+                l.writes |= bit(i);
+            }
+            if s.kind == SlotKind::Init {
+                l.inits |= bit(i);
+            }
+            if s.kind == SlotKind::Fence(FenceSem::Sc) {
+                l.fence_sc |= bit(i);
+            }
+        }
+        for i in 0..n {
+            for j in 0..n {
+                if i != j && l.morally_strong(i, j) {
+                    l.ms[i] |= bit(j);
+                }
+            }
+        }
+        Ok(l)
+    }
+
+    fn morally_strong(&self, i: usize, j: usize) -> bool {
+        let (a, b) = (&self.slots[i], &self.slots[j]);
+        if a.thread.is_none() || b.thread.is_none() {
+            return a.is_mem() && b.is_mem() && a.loc == b.loc;
+        }
+        let orders = |s: &SlotInfo| s.is_mem() || matches!(s.kind, SlotKind::Fence(_));
+        if !orders(a) || !orders(b) {
+            return false;
+        }
+        let (pa, pb) = (
+            self.placement[a.thread.unwrap()],
+            self.placement[b.thread.unwrap()],
+        );
+        let threads = a.thread == b.thread
+            || (a.strong()
+                && b.strong()
+                && pa.includes(a.scope.unwrap_or(Scope::Sys), &pb)
+                && pb.includes(b.scope.unwrap_or(Scope::Sys), &pa));
+        threads && a.proxy == b.proxy && (!(a.is_mem() && b.is_mem()) || a.va == b.va)
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no slots.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The slot of the `k`-th execution of `pc` in thread `t`.
+    pub fn slot(&self, t: ThreadId, pc: usize, k: usize) -> Option<usize> {
+        let b = self.base[t][pc]?;
+        (k < self.execs[t][pc]).then_some(b + k)
+    }
+
+    /// Whether `a` and `b` are morally strong.
+    pub fn ms(&self, a: usize, b: usize) -> bool {
+        self.ms[a] & bit(b) != 0
+    }
+}
+
+fn slot_kind(i: &Instr) -> Option<SlotKind> {
+    Some(match i {
+        Instr::Load { .. } => SlotKind::Load,
+        Instr::Store { .. } => SlotKind::Store,
+        Instr::Rmw { .. } => SlotKind::Rmw,
+        Instr::Fence { sem, .. } => SlotKind::Fence(*sem),
+        Instr::ProxyFence { kind } => SlotKind::ProxyFence(*kind),
+        Instr::Barrier { .. } => SlotKind::Barrier,
+        _ => return None,
+    })
+}

@@ -1,0 +1,430 @@
+//! The operational machine ("M2" of `../shared/docs/machine-m2.md`,
+//! described in `docs/machine.md`): memory as write versions in a per-location
+//! coherence DAG at the L2 reconvergence point; each thread's view of the
+//! per-CTA, per-proxy, per-address cache lines kept as frontier tokens;
+//! release snapshots and acquire merges guarded by moral strength; loads and
+//! stores issued speculatively and retired in program order.
+//!
+//! [`Machine`] owns the static tables and the transitions: [`Machine::initial`],
+//! [`Machine::successors`] (each a named [`Step`] with the state it leads to)
+//! and [`Machine::outcomes`] of a final state. The search strategy lives in
+//! [`crate::explore`].
+
+pub mod layout;
+pub mod state;
+mod steps;
+pub mod trace;
+pub mod window;
+
+use smallvec::SmallVec;
+
+use crate::ax::rel::{Set, bit, members};
+use crate::ir::{Instr, Program, Proxy, Value};
+use crate::outcome::{Columns, State as Outcome};
+
+use layout::{Layout, SlotKind};
+use state::{NONE, State, ThreadState, View};
+
+pub use layout::TooManySlots;
+pub use steps::{Step, StepKind};
+
+/// The machine for one program.
+pub struct Machine<'p> {
+    /// The program.
+    pub program: &'p Program,
+    /// Slots and static relations.
+    pub layout: Layout,
+    /// Loop bound.
+    pub bound: u32,
+    /// Final-state columns.
+    pub columns: Columns,
+    /// `back_index[t][pc]`: index of a bounded back edge in `ThreadState::back_taken`.
+    back_index: Vec<Vec<Option<usize>>>,
+    /// `reach[t][pc]`: instructions reachable from `pc` (inclusive).
+    reach: Vec<Vec<Vec<bool>>>,
+}
+
+impl<'p> Machine<'p> {
+    /// Build the machine for `p` with loop bound `bound`.
+    pub fn new(p: &'p Program, bound: u32) -> Result<Machine<'p>, TooManySlots> {
+        let layout = Layout::new(p, bound)?;
+        let mut back_index = Vec::new();
+        let mut reach = Vec::new();
+        for (t, th) in p.threads.iter().enumerate() {
+            let info = &layout.loops[t];
+            let mut k = 0;
+            back_index.push(
+                (0..th.code.len())
+                    .map(|pc| {
+                        (info.back_edge[pc] && !info.spin[pc]).then(|| {
+                            k += 1;
+                            k - 1
+                        })
+                    })
+                    .collect(),
+            );
+            reach.push(reachability(th));
+        }
+        Ok(Machine {
+            program: p,
+            columns: Columns::of(p),
+            layout,
+            bound,
+            back_index,
+            reach,
+        })
+    }
+
+    /// The initial state: initial versions in memory, nothing issued.
+    pub fn initial(&self) -> State {
+        let n = self.layout.len();
+        let ctas = self.layout.ctas.len();
+        let threads = self
+            .program
+            .threads
+            .iter()
+            .enumerate()
+            .map(|(t, th)| ThreadState {
+                pc: 0,
+                cut: false,
+                regs: th.regs.iter().map(|r| r.init).collect(),
+                execs: SmallVec::from_elem(0, th.code.len()),
+                back_taken: SmallVec::from_elem(0, self.back_index[t].iter().flatten().count()),
+                seq: 0,
+                view: View::new(ctas),
+                arrived: false,
+            })
+            .collect();
+        State {
+            threads,
+            versions: self.layout.inits,
+            bound: 0,
+            retired: self.layout.inits,
+            co: SmallVec::from_elem(0, n),
+            rf: SmallVec::from_elem(NONE, n),
+            never_below: SmallVec::from_elem(0, n),
+            seq: SmallVec::from_elem(0, n),
+            value: SmallVec::from_elem(0, n),
+            snapshots: SmallVec::from_elem(None, n),
+            arrivals: SmallVec::new(),
+        }
+        .with_init_values(self)
+    }
+
+    /// Whether every thread has retired everything or stopped at the loop bound.
+    pub fn is_final(&self, st: &State) -> bool {
+        st.threads
+            .iter()
+            .zip(&self.program.threads)
+            .all(|(ts, th)| ts.finished(th.code.len()))
+    }
+
+    /// Whether a final state was reached with some thread stopped at the loop bound.
+    pub fn is_cut(&self, st: &State) -> bool {
+        st.threads.iter().any(|t| t.cut)
+    }
+
+    /// The final states a final machine state stands for: registers, and for
+    /// each location any coherence-maximal version (co may stay partial).
+    pub fn outcomes(&self, st: &State) -> Vec<Outcome> {
+        let mut base = vec![0; self.columns.len()];
+        for (t, ts) in st.threads.iter().enumerate() {
+            for (r, v) in ts.regs.iter().enumerate() {
+                base[self.columns.reg(t, r)] = *v;
+            }
+        }
+        let mut out = vec![base];
+        for l in 0..self.program.locations.len() {
+            let vs = st.versions & self.layout.loc_slots[l];
+            let mut finals: Vec<Value> = members(vs)
+                .filter(|&v| st.co[v] & vs == 0)
+                .map(|v| st.value[v])
+                .collect();
+            finals.sort_unstable();
+            finals.dedup();
+            let col = self.columns.loc(l);
+            out = out
+                .into_iter()
+                .flat_map(|s| {
+                    finals.iter().map(move |&v| {
+                        let mut s = s.clone();
+                        s[col] = v;
+                        s
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// The value a bound read returned.
+    pub fn read_value(&self, st: &State, r: usize) -> Value {
+        st.value[st.rf[r] as usize]
+    }
+
+    // ---- frontiers (machine-m2.md §3) -------------------------------------
+
+    /// `Front(K, line(s))`: the events of `s`'s location that `K` guarantees
+    /// visible on the cache line `s` uses (its CTA, proxy and virtual address).
+    pub fn front(&self, k: &View, s: usize) -> Set {
+        let l = &self.layout;
+        let si = &l.slots[s];
+        let locm = l.loc_slots[si.loc] & !l.inits;
+        let same = locm & l.va_slots[si.va];
+        let diff = locm & !l.va_slots[si.va];
+        if si.proxy == Proxy::Generic {
+            (k.raw & same & l.proxy_slots[Proxy::Generic as usize])
+                | (k.gen_ & same)
+                | (k.anyva & diff)
+        } else {
+            let c = si.cta;
+            (k.raw & same & l.proxy_slots[si.proxy as usize] & l.cta_slots[c])
+                | (k.line(c, si.proxy, state::Stage::Gen) & same)
+                | (k.line(c, si.proxy, state::Stage::AnyVa) & diff)
+        }
+    }
+
+    /// Versions that observe read `z`: its source if morally strong, then
+    /// back through RMWs while each link is morally strong. The second value
+    /// is false when the chain reaches an RMW whose read is not bound yet (an
+    /// exch whose write was issued first): the chain may still grow.
+    pub fn observed_by(&self, st: &State, z: usize) -> (Set, bool) {
+        let mut out = 0;
+        let mut r = z;
+        loop {
+            let u = st.rf[r];
+            if u == NONE {
+                return (out, r == z || st.bound & bit(r) != 0);
+            }
+            let u = u as usize;
+            if !self.layout.ms(u, r) || out & bit(u) != 0 {
+                return (out, true);
+            }
+            out |= bit(u);
+            if self.layout.slots[u].kind != SlotKind::Rmw {
+                return (out, true);
+            }
+            if st.bound & bit(u) == 0 {
+                return (out, false);
+            }
+            r = u;
+        }
+    }
+
+    /// `Front⁺(K, line(s))`: writes in the front, and writes observed by reads
+    /// in it. The second value is false if some observation chain is not
+    /// complete yet.
+    pub fn front_plus(&self, st: &State, k: &View, s: usize) -> (Set, bool) {
+        let f = self.front(k, s);
+        let mut out = f & self.layout.writes;
+        let mut complete = true;
+        for z in members(f & self.layout.reads) {
+            let (o, c) = self.observed_by(st, z);
+            out |= o;
+            complete &= c;
+        }
+        (out, complete)
+    }
+
+    // ---- coherence checks -------------------------------------------------
+
+    /// Add `a <co b` to the closed coherence order.
+    fn add_co(&self, st: &mut State, a: usize, b: usize) {
+        let add = bit(b) | st.co[b];
+        for v in members(st.versions) {
+            if v == a || st.co[v] & bit(a) != 0 {
+                st.co[v] |= add;
+            }
+        }
+    }
+
+    /// Coherence acyclic, obligations respected, RMWs atomic, SC per location.
+    fn co_ok(&self, st: &State) -> bool {
+        let l = &self.layout;
+        for v in members(st.versions) {
+            if st.co[v] & bit(v) != 0 || st.co[v] & st.never_below[v] != 0 {
+                return false;
+            }
+        }
+        for x in members(st.versions & st.bound) {
+            // x is an issued RMW: nothing morally strong between its source and itself.
+            let src = st.rf[x] as usize;
+            if members(st.co[src] & l.ms[x]).any(|y| st.co[y] & bit(x) != 0) {
+                return false;
+            }
+        }
+        self.ser_ok(st)
+    }
+
+    /// SC per location (A5): issued accesses of each location, with
+    /// program order on one address and morally strong rf, co and fr, are acyclic.
+    fn ser_ok(&self, st: &State) -> bool {
+        let l = &self.layout;
+        let live = st.versions | st.bound | st.retired;
+        for loc in 0..self.program.locations.len() {
+            let nodes = l.loc_slots[loc] & live;
+            if (nodes & !l.inits).count_ones() < 2 {
+                continue;
+            }
+            let mut g = crate::ax::rel::Rel::empty(l.len());
+            for a in members(nodes) {
+                let sa = &l.slots[a];
+                for b in members(nodes & l.ms[a]) {
+                    if st.co[a] & bit(b) != 0 {
+                        g.add(a, b);
+                    }
+                }
+                if sa.reads() && st.rf[a] != NONE {
+                    let src = st.rf[a] as usize;
+                    if l.ms(src, a) {
+                        g.add(src, a);
+                    }
+                    for w in members(st.co[src] & nodes & l.ms[a]) {
+                        g.add(a, w);
+                    }
+                }
+                if let Some(t) = sa.thread {
+                    for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
+                        if st.seq[a] < st.seq[b] {
+                            g.add(a, b);
+                        }
+                    }
+                }
+            }
+            if g.has_cycle() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Issue write `w` with value `value`: it becomes a version, ordered
+    /// against every morally strong version of its location one way or the
+    /// other (each orientation a separate state). Returns the consistent ones.
+    fn issue_write(&self, st: &State, w: usize, value: Value, seq: u16) -> Vec<State> {
+        let l = &self.layout;
+        let mut s = st.clone();
+        s.versions |= bit(w);
+        s.value[w] = value;
+        s.seq[w] = seq;
+        let loc = l.slots[w].loc;
+        let init = members(l.loc_slots[loc] & l.inits).next().unwrap();
+        self.add_co(&mut s, init, w);
+        let partners: Vec<usize> =
+            members(st.versions & l.loc_slots[loc] & l.ms[w] & !l.inits).collect();
+        let mut out = Vec::new();
+        self.orient(s, w, &partners, &mut out);
+        out
+    }
+
+    fn orient(&self, st: State, w: usize, partners: &[usize], out: &mut Vec<State>) {
+        let Some((&m, rest)) = partners.split_first() else {
+            if self.co_ok(&st) {
+                out.push(st);
+            }
+            return;
+        };
+        if st.co_before(m, w) || st.co_before(w, m) {
+            return self.orient(st, w, rest, out);
+        }
+        for (a, b) in [(m, w), (w, m)] {
+            let mut s = st.clone();
+            self.add_co(&mut s, a, b);
+            if s.co[a] & bit(a) == 0 && s.co[b] & bit(b) == 0 {
+                self.orient(s, w, rest, out);
+            }
+        }
+    }
+
+    /// Bind read `r` of thread `t` to version `v` (ISSUE-R): the early
+    /// Causality check against the thread's current view, and SC per location.
+    fn bind(&self, st: &State, t: usize, r: usize, v: usize, seq: u16) -> Option<State> {
+        let k = &st.threads[t].view;
+        // A partial front is fine here: this early check only rejects what the
+        // full check at retirement would reject too.
+        let (f, _) = self.front_plus(st, k, r);
+        if members(f).any(|w| st.co_before(v, w)) {
+            return None;
+        }
+        let mut s = st.clone();
+        s.bound |= bit(r);
+        s.rf[r] = v as u8;
+        s.seq[r] = seq;
+        self.ser_ok(&s).then_some(s)
+    }
+
+    /// Whether thread `u` may still arrive at the barrier named `id` in CTA `cta`.
+    fn may_arrive(&self, st: &State, u: usize, cta: usize, id: &[Value]) -> bool {
+        let th = &self.program.threads[u];
+        let ts = &st.threads[u];
+        if ts.finished(th.code.len()) || self.cta_of_thread(u) != cta {
+            return false;
+        }
+        let from = ts.pc + ts.arrived as usize;
+        if from >= th.code.len() {
+            return false;
+        }
+        let reach = &self.reach[u][from];
+        let redefined = |r: usize| {
+            th.code
+                .iter()
+                .enumerate()
+                .any(|(pc, i)| reach[pc] && i.def() == Some(r))
+        };
+        th.code.iter().enumerate().any(|(pc, i)| {
+            let Instr::Barrier { id: ops, .. } = i else {
+                return false;
+            };
+            reach[pc]
+                && ops.len() == id.len()
+                && ops.iter().zip(id).all(|(o, want)| match o {
+                    crate::ir::Operand::Imm(v) => v == want,
+                    crate::ir::Operand::Reg(r) => redefined(*r) || ts.regs[*r] == *want,
+                })
+        })
+    }
+
+    fn cta_of_thread(&self, t: usize) -> usize {
+        let p = self.layout.placement[t];
+        self.layout
+            .ctas
+            .iter()
+            .position(|c| *c == (p.gpu, p.cta))
+            .unwrap()
+    }
+}
+
+impl State {
+    fn with_init_values(mut self, m: &Machine) -> State {
+        for v in members(m.layout.inits) {
+            self.value[v] = m.program.locations[m.layout.slots[v].loc].init;
+        }
+        self
+    }
+}
+
+/// `reach[pc][q]`: instruction `q` is reachable from `pc` (inclusive).
+fn reachability(th: &crate::ir::Thread) -> Vec<Vec<bool>> {
+    let n = th.code.len();
+    let succ = |pc: usize| -> SmallVec<[usize; 2]> {
+        match &th.code[pc] {
+            Instr::Branch { cond: None, target } => SmallVec::from_slice(&[*target]),
+            Instr::Branch { target, .. } => SmallVec::from_slice(&[pc + 1, *target]),
+            _ => SmallVec::from_slice(&[pc + 1]),
+        }
+    };
+    (0..n)
+        .map(|start| {
+            let mut seen = vec![false; n];
+            let mut stack = vec![start];
+            while let Some(pc) = stack.pop() {
+                if pc >= n || seen[pc] {
+                    continue;
+                }
+                seen[pc] = true;
+                stack.extend(succ(pc));
+            }
+            seen
+        })
+        .collect()
+}

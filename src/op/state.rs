@@ -1,0 +1,162 @@
+//! The machine state: memory as versions in a coherence DAG at the L2
+//! reconvergence point, per-thread views (what each thread's path to memory
+//! is guaranteed to show), release snapshots, and each thread's progress.
+//! Everything is plain data, hashed whole for deduplication.
+
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+use crate::ax::rel::{Set, bit};
+use crate::ir::{Proxy, Value};
+
+/// Which stage of propagation a line token records (machine-m2.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// The event had reached the generic path (the L2 reconvergence point).
+    Gen,
+    /// The event was visible through every virtual alias of its location.
+    AnyVa,
+}
+
+/// A thread's view: frontier tokens per event slot (machine-m2.md §3).
+///
+/// In GPU terms: `raw` — the event is on its own path (its proxy's line in
+/// its CTA); `gen` — it has been pushed from a private proxy path to the L2
+/// reconvergence point; `anyva` — it is visible through every virtual alias
+/// (an alias fence ran after it reached L2); `line[c][q][σ]` — CTA `c`'s
+/// non-generic cache for proxy `q` was invalidated after the event reached
+/// stage σ, so that cache can no longer hold anything older.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct View {
+    /// ⟨X⟩raw tokens.
+    pub raw: Set,
+    /// ⟨X⟩gen tokens.
+    pub gen_: Set,
+    /// ⟨X⟩anyva tokens.
+    pub anyva: Set,
+    /// ⟨X⟩line(c, q, σ) tokens, indexed by [`View::line_index`].
+    pub line: SmallVec<[Set; 6]>,
+}
+
+impl View {
+    /// A view with room for `ctas` CTAs.
+    pub fn new(ctas: usize) -> View {
+        View {
+            raw: 0,
+            gen_: 0,
+            anyva: 0,
+            line: SmallVec::from_elem(0, ctas * 6),
+        }
+    }
+    /// Index of the line tokens of CTA `c`, non-generic proxy `q`, stage `s`.
+    pub fn line_index(c: usize, q: Proxy, s: Stage) -> usize {
+        let qi = match q {
+            Proxy::Texture => 0,
+            Proxy::Surface => 1,
+            Proxy::Constant => 2,
+            Proxy::Generic => unreachable!("generic lines carry no line tokens"),
+        };
+        c * 6 + qi * 2 + (s == Stage::AnyVa) as usize
+    }
+    /// The line tokens of `(c, q, s)`.
+    pub fn line(&self, c: usize, q: Proxy, s: Stage) -> Set {
+        self.line[Self::line_index(c, q, s)]
+    }
+    /// `self ∪= other`.
+    pub fn merge(&mut self, other: &View) {
+        self.raw |= other.raw;
+        self.gen_ |= other.gen_;
+        self.anyva |= other.anyva;
+        for (a, b) in self.line.iter_mut().zip(&other.line) {
+            *a |= b;
+        }
+    }
+    /// Every event with any token.
+    pub fn known(&self) -> Set {
+        self.line
+            .iter()
+            .fold(self.raw | self.gen_ | self.anyva, |a, b| a | b)
+    }
+}
+
+/// A barrier arrival, for matching waits to phases.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Arrival {
+    /// CTA index.
+    pub cta: usize,
+    /// Values naming the barrier.
+    pub id: SmallVec<[Value; 2]>,
+    /// Thread count, if given.
+    pub count: Option<Value>,
+    /// Arriving thread.
+    pub thread: usize,
+    /// Which arrival of this thread at this barrier (0-based phase).
+    pub phase: usize,
+    /// The arrival's slot (its snapshot is stored there).
+    pub slot: usize,
+}
+
+/// Progress of one thread.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadState {
+    /// Next instruction to retire (= code length when finished).
+    pub pc: usize,
+    /// Stopped at the loop bound (it would take a bounded back edge once more).
+    pub cut: bool,
+    /// Register values after the retired instructions.
+    pub regs: SmallVec<[Value; 8]>,
+    /// How many times each instruction has retired (selects its slot).
+    pub execs: SmallVec<[u8; 16]>,
+    /// How many times each bounded back edge has been taken.
+    pub back_taken: SmallVec<[u8; 4]>,
+    /// Number of instructions retired (program-order position of the next one).
+    pub seq: u16,
+    /// The view.
+    pub view: View,
+    /// The barrier at `pc` has been arrived at; the thread waits for its phase.
+    pub arrived: bool,
+}
+
+impl ThreadState {
+    /// Retired everything (or stopped at the bound).
+    pub fn finished(&self, code_len: usize) -> bool {
+        self.pc >= code_len || self.cut
+    }
+}
+
+/// No slot.
+pub const NONE: u8 = u8::MAX;
+
+/// The whole machine state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    /// Per thread.
+    pub threads: SmallVec<[ThreadState; 4]>,
+    /// Issued writes: the versions in memory (initial versions included).
+    pub versions: Set,
+    /// Issued reads (bound to a version).
+    pub bound: Set,
+    /// Retired slots.
+    pub retired: Set,
+    /// Coherence: `co[v]` = versions known to be coherence-after `v` (closed).
+    pub co: SmallVec<[Set; 24]>,
+    /// Reads-from: the version each bound read returned.
+    pub rf: SmallVec<[u8; 24]>,
+    /// Obligations: `never_below[v]` = versions `v` must never be coherence-before.
+    pub never_below: SmallVec<[Set; 24]>,
+    /// The value each version holds.
+    pub value: SmallVec<[Value; 24]>,
+    /// Program-order position of each issued or retired slot in its thread.
+    pub seq: SmallVec<[u16; 24]>,
+    /// Release snapshots, fence.sc snapshots and barrier arrival snapshots.
+    pub snapshots: SmallVec<[Option<Arc<View>>; 24]>,
+    /// Barrier arrivals so far.
+    pub arrivals: SmallVec<[Arrival; 2]>,
+}
+
+impl State {
+    /// Whether `a` is coherence-before `b`.
+    pub fn co_before(&self, a: usize, b: usize) -> bool {
+        self.co[a] & bit(b) != 0
+    }
+}

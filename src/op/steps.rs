@@ -1,0 +1,756 @@
+//! The transitions of the machine (machine-m2.md §4), each a named [`Step`].
+//!
+//! * **Retire** (in program order): scoped propagation in (acquire merges of
+//!   release snapshots, `fence.sc` merges, barrier merges — possibly waiting),
+//!   validation against the thread's view (Causality and Coherence), then the
+//!   view update (tokens, proxy-fence promotions, snapshots). A store that was
+//!   not forwarded earlier is issued here.
+//! * **Bind**: a load (or an RMW's read) returns a version — at the retire
+//!   pointer, or earlier when a later write depends on it. A write further
+//!   ahead in some thread's window may be issued on the spot and returned
+//!   (forwarding), which is how non-multi-copy-atomic and load-buffering
+//!   behaviours arise.
+//! * **Arrive** / **Pass** at barriers; **Cut** at the loop bound.
+//!
+//! Reductions (machine-m2.md §7, all exact): a thread whose next instruction
+//! can retire without a choice retires first and alone (R1); loads bind late
+//! unless a later write depends on them (R2); stores issue at retirement
+//! unless a load returns them (R3); coherence is oriented only between
+//! morally strong versions (R4).
+
+use smallvec::SmallVec;
+use std::sync::Arc;
+
+use crate::ax::rel::{Set, bit, members};
+use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value};
+
+use super::Machine;
+use super::layout::SlotKind;
+use super::state::{Arrival, Stage, State, View};
+use super::window::{End, Entry, Window, operand};
+
+/// One transition: which thread did what at which instruction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// The thread.
+    pub thread: usize,
+    /// Its instruction.
+    pub pc: usize,
+    /// What happened.
+    pub kind: StepKind,
+}
+
+/// The kinds of transition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// The instruction retired (stores are issued here unless forwarded before).
+    Retire,
+    /// A load or RMW read (slot `slot`) returned version `version`; the
+    /// writes in `forwarded` were issued in the same step to make that possible.
+    Bind {
+        /// The read.
+        slot: usize,
+        /// The version it returned.
+        version: usize,
+        /// Writes issued early by forwarding.
+        forwarded: SmallVec<[usize; 2]>,
+    },
+    /// The thread arrived at a barrier and waits.
+    Arrive,
+    /// The barrier phase completed; the thread goes on.
+    Pass,
+    /// The thread would take a loop back edge beyond the bound; it stops here.
+    Cut,
+}
+
+enum Retire {
+    /// The retirement needs no choice: these are its outcomes (empty = dead state).
+    Ready(Vec<(Step, State)>),
+    /// It needs a choice (a load to bind, a `fence.sc` to order).
+    Choice,
+    /// It waits for another thread.
+    Blocked,
+}
+
+impl Machine<'_> {
+    /// Every successor of `st`, in a deterministic order.
+    pub fn successors(&self, st: &State) -> Vec<(Step, State)> {
+        let nt = st.threads.len();
+        let windows: Vec<Window> = (0..nt).map(|t| self.window(st, t)).collect();
+        // R1: the first thread that can retire without a choice goes alone.
+        for t in 0..nt {
+            if st.threads[t].finished(self.program.threads[t].code.len()) {
+                continue;
+            }
+            if let Retire::Ready(out) = self.try_retire(st, t, &windows) {
+                return out;
+            }
+        }
+        let mut out = Vec::new();
+        for t in 0..nt {
+            if st.threads[t].finished(self.program.threads[t].code.len()) {
+                continue;
+            }
+            let w = &windows[t];
+            let Some(e0) = w.entries.first() else {
+                continue;
+            };
+            let instr = &self.program.threads[t].code[e0.pc];
+            match instr {
+                Instr::Load { .. } | Instr::Rmw { .. } if !self.is_bound(st, e0) => {
+                    self.push_binds(st, t, e0, &windows, &mut out)
+                }
+                Instr::Barrier { count: Some(_), .. } if !st.threads[t].arrived => {
+                    out.push(self.arrive(st, t, e0));
+                }
+                Instr::Fence {
+                    sem: FenceSem::Sc, ..
+                } => {
+                    if let Some(k) = self.propagate_in(st, t, e0.slot.unwrap(), &windows) {
+                        if let Some(s) = self.finish_retire(st.clone(), t, e0, k) {
+                            out.push((
+                                Step {
+                                    thread: t,
+                                    pc: e0.pc,
+                                    kind: StepKind::Retire,
+                                },
+                                s,
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+            // Early binding of loads (and RMWs) whose value a later write or branch needs.
+            for (k, e) in w.entries.iter().enumerate().skip(1) {
+                let ins = &self.program.threads[t].code[e.pc];
+                let issued_write = e.slot.is_some_and(|s| st.versions & bit(s) != 0);
+                if matches!(ins, Instr::Load { .. } | Instr::Rmw { .. })
+                    && !self.is_bound(st, e)
+                    && (issued_write || self.feeds_later(t, w, k))
+                {
+                    self.push_binds(st, t, e, &windows, &mut out);
+                }
+            }
+        }
+        out
+    }
+
+    fn is_bound(&self, st: &State, e: &Entry) -> bool {
+        e.slot.is_some_and(|s| st.bound & bit(s) != 0)
+    }
+
+    /// Whether the register written by entry `k` flows into a later store,
+    /// RMW operand, barrier name or branch (the only reason to bind early).
+    fn feeds_later(&self, t: usize, w: &Window, k: usize) -> bool {
+        let code = &self.program.threads[t].code;
+        let Some(dst) = code[w.entries[k].pc].def() else {
+            return false;
+        };
+        let mut taint: u64 = 1 << (dst % 64);
+        let tainted = |taint: u64, i: &Instr| i.uses().iter().any(|r| taint & (1 << (r % 64)) != 0);
+        for e in &w.entries[k + 1..] {
+            let i = &code[e.pc];
+            let hit = tainted(taint, i);
+            match i {
+                Instr::Store { .. }
+                | Instr::Rmw { .. }
+                | Instr::Barrier { .. }
+                | Instr::Branch { .. }
+                    if hit =>
+                {
+                    return true;
+                }
+                Instr::Mov { dst, .. } | Instr::Arith { dst, .. } => {
+                    if hit {
+                        taint |= 1 << (dst % 64);
+                    } else {
+                        taint &= !(1 << (dst % 64));
+                    }
+                }
+                Instr::Load { dst, .. } => taint &= !(1 << (dst % 64)),
+                _ => {}
+            }
+        }
+        match w.end {
+            End::Unresolved(pc) => tainted(taint, &code[pc]),
+            _ => false,
+        }
+    }
+
+    // ---- retirement -------------------------------------------------------
+
+    fn try_retire(&self, st: &State, t: usize, windows: &[Window]) -> Retire {
+        let w = &windows[t];
+        let ts = &st.threads[t];
+        let Some(e) = w.entries.first() else {
+            if w.end == End::Bound {
+                let mut s = st.clone();
+                s.threads[t].cut = true;
+                return Retire::Ready(vec![(
+                    Step {
+                        thread: t,
+                        pc: ts.pc,
+                        kind: StepKind::Cut,
+                    },
+                    s,
+                )]);
+            }
+            return Retire::Blocked;
+        };
+        let step = |kind| Step {
+            thread: t,
+            pc: e.pc,
+            kind,
+        };
+        let instr = &self.program.threads[t].code[e.pc];
+        match instr {
+            Instr::Mov { .. } | Instr::Arith { .. } => {
+                let mut s = st.clone();
+                self.advance(&mut s, t, e, None);
+                Retire::Ready(vec![(step(StepKind::Retire), s)])
+            }
+            Instr::Branch { cond, target } => {
+                let regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
+                let taken = cond.as_ref().is_none_or(|(c, a, b)| {
+                    c.holds(operand(&regs, a).unwrap(), operand(&regs, b).unwrap())
+                });
+                let mut s = st.clone();
+                if taken {
+                    let info = &self.layout.loops[t];
+                    if info.back_edge[e.pc] {
+                        if info.spin[e.pc] {
+                            return Retire::Ready(Vec::new()); // a spin loop never goes round
+                        }
+                        let i = self.back_index[t][e.pc].unwrap();
+                        if ts.back_taken[i] as u32 >= self.bound {
+                            s.threads[t].cut = true;
+                            return Retire::Ready(vec![(step(StepKind::Cut), s)]);
+                        }
+                        s.threads[t].back_taken[i] += 1;
+                    }
+                    self.advance(&mut s, t, e, Some(*target));
+                } else {
+                    self.advance(&mut s, t, e, None);
+                }
+                Retire::Ready(vec![(step(StepKind::Retire), s)])
+            }
+            Instr::Store { src, .. } => {
+                let slot = e.slot.unwrap();
+                let Some(k) = self.propagate_in(st, t, slot, windows) else {
+                    return Retire::Blocked;
+                };
+                let issued: Vec<State> = if st.versions & bit(slot) != 0 {
+                    vec![st.clone()]
+                } else {
+                    self.issue_write(st, slot, operand(&e.regs, src).unwrap(), e.seq)
+                };
+                let out = issued
+                    .into_iter()
+                    .filter_map(|s| self.finish_retire(s, t, e, k.clone()))
+                    .map(|s| (step(StepKind::Retire), s))
+                    .collect();
+                Retire::Ready(out)
+            }
+            Instr::Load { .. } | Instr::Rmw { .. } => {
+                let slot = e.slot.unwrap();
+                if st.bound & bit(slot) == 0 {
+                    return Retire::Choice;
+                }
+                match self.propagate_in(st, t, slot, windows) {
+                    None => Retire::Blocked,
+                    Some(k) => Retire::Ready(
+                        self.finish_retire(st.clone(), t, e, k)
+                            .map(|s| (step(StepKind::Retire), s))
+                            .into_iter()
+                            .collect(),
+                    ),
+                }
+            }
+            Instr::Fence { sem, .. } => {
+                let slot = e.slot.unwrap();
+                if *sem == FenceSem::Sc && self.sc_partner_pending(st, t, slot) {
+                    return Retire::Choice;
+                }
+                match self.propagate_in(st, t, slot, windows) {
+                    None => Retire::Blocked,
+                    Some(k) => Retire::Ready(
+                        self.finish_retire(st.clone(), t, e, k)
+                            .map(|s| (step(StepKind::Retire), s))
+                            .into_iter()
+                            .collect(),
+                    ),
+                }
+            }
+            Instr::ProxyFence { .. } => {
+                let k = st.threads[t].view.clone();
+                Retire::Ready(
+                    self.finish_retire(st.clone(), t, e, k)
+                        .map(|s| (step(StepKind::Retire), s))
+                        .into_iter()
+                        .collect(),
+                )
+            }
+            Instr::Barrier { count, .. } => {
+                let slot = e.slot.unwrap();
+                if !ts.arrived {
+                    if count.is_some() {
+                        // With a thread count the first n arrivals complete the
+                        // phase, so the order of arrivals is a choice.
+                        return Retire::Choice;
+                    }
+                    return Retire::Ready(vec![self.arrive(st, t, e)]);
+                }
+                match self.barrier_merge(st, t, slot) {
+                    None => Retire::Blocked,
+                    Some(k) => {
+                        let mut s = st.clone();
+                        s.threads[t].view = k;
+                        s.threads[t].arrived = false;
+                        self.advance(&mut s, t, e, None);
+                        Retire::Ready(vec![(step(StepKind::Pass), s)])
+                    }
+                }
+            }
+        }
+    }
+
+    /// Thread `t` arrives at the barrier of entry `e`: its view is recorded as
+    /// the arrival's snapshot; `bar.arrive` then goes on, `bar.sync` waits.
+    fn arrive(&self, st: &State, t: usize, e: &Entry) -> (Step, State) {
+        let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
+            unreachable!("arrive at a barrier")
+        };
+        let slot = e.slot.unwrap();
+        let cta = self.layout.slots[slot].cta;
+        let ids: SmallVec<[Value; 2]> = id.iter().map(|o| operand(&e.regs, o).unwrap()).collect();
+        let mut s = st.clone();
+        let phase = st
+            .arrivals
+            .iter()
+            .filter(|a| a.thread == t && a.cta == cta && a.id == ids)
+            .count();
+        s.arrivals.push(Arrival {
+            cta,
+            id: ids,
+            count: count.as_ref().map(|c| operand(&e.regs, c).unwrap()),
+            thread: t,
+            phase,
+            slot,
+        });
+        s.snapshots[slot] = Some(Arc::new(st.threads[t].view.clone()));
+        s.retired |= bit(slot);
+        s.seq[slot] = e.seq;
+        if *kind == BarrierKind::Arrive {
+            self.advance(&mut s, t, e, None);
+            return (
+                Step {
+                    thread: t,
+                    pc: e.pc,
+                    kind: StepKind::Retire,
+                },
+                s,
+            );
+        }
+        s.threads[t].arrived = true;
+        (
+            Step {
+                thread: t,
+                pc: e.pc,
+                kind: StepKind::Arrive,
+            },
+            s,
+        )
+    }
+
+    /// Advance thread `t` past entry `e` (to `target` for a taken branch).
+    fn advance(&self, s: &mut State, t: usize, e: &Entry, target: Option<usize>) {
+        let instr = &self.program.threads[t].code[e.pc];
+        let ts = &mut s.threads[t];
+        let regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
+        match instr {
+            Instr::Mov { dst, src } => ts.regs[*dst] = operand(&regs, src).unwrap(),
+            Instr::Arith { op, dst, a, b } => {
+                ts.regs[*dst] = op.apply(operand(&regs, a).unwrap(), operand(&regs, b).unwrap())
+            }
+            _ => {}
+        }
+        ts.execs[e.pc] = ts.execs[e.pc].saturating_add(1);
+        ts.seq += 1;
+        ts.pc = target.unwrap_or(e.pc + 1);
+    }
+
+    /// Whether a `fence.sc` of another unfinished thread, morally strong with
+    /// `slot`, may still retire (then the order of the two is a choice).
+    fn sc_partner_pending(&self, st: &State, t: usize, slot: usize) -> bool {
+        (0..st.threads.len()).any(|u| {
+            let th = &self.program.threads[u];
+            let ts = &st.threads[u];
+            if u == t || ts.finished(th.code.len()) {
+                return false;
+            }
+            let reach = &self.reach[u][ts.pc];
+            th.code.iter().enumerate().any(|(pc, i)| {
+                reach[pc]
+                    && matches!(
+                        i,
+                        Instr::Fence {
+                            sem: FenceSem::Sc,
+                            ..
+                        }
+                    )
+                    && self.layout.base[u][pc].is_some_and(|b| self.layout.ms(slot, b))
+            })
+        })
+    }
+
+    /// Scoped propagation into thread `t` before `slot` retires: merge the
+    /// snapshots of the release heads its acquire patterns synchronise with,
+    /// and of earlier morally strong `fence.sc`. `None` if a head has not
+    /// retired yet (WAIT).
+    fn propagate_in(&self, st: &State, t: usize, slot: usize, windows: &[Window]) -> Option<View> {
+        let l = &self.layout;
+        let si = &l.slots[slot];
+        let mut k = st.threads[t].view.clone();
+        if si.acquire_read() || si.acquire_fence() {
+            let earlier = st.retired & l.thread_slots[t] & l.reads;
+            let pattern_reads: Set = if si.acquire_read() {
+                bit(slot)
+                    | members(earlier & l.va_slots[si.va])
+                        .filter(|&r| l.slots[r].pattern_read())
+                        .fold(0, |a, r| a | bit(r))
+            } else {
+                members(earlier)
+                    .filter(|&r| l.slots[r].pattern_read())
+                    .fold(0, |a, r| a | bit(r))
+            };
+            for r in members(pattern_reads) {
+                let (obs, complete) = self.observed_by(st, r);
+                if !complete {
+                    return None; // wait until the RMW in the chain has read
+                }
+                for u in members(obs & !l.inits) {
+                    for h in members(self.release_heads(st, u, slot, windows)?) {
+                        k.merge(
+                            st.snapshots[h]
+                                .as_ref()
+                                .expect("retired heads have snapshots"),
+                        );
+                    }
+                }
+            }
+        }
+        if si.kind == SlotKind::Fence(FenceSem::Sc) {
+            for f in members(st.retired & l.fence_sc & l.ms[slot]) {
+                k.merge(st.snapshots[f].as_ref().unwrap());
+            }
+        }
+        if si.is_mem() {
+            // Validation needs every observation chain in the causal past complete.
+            let mut with_self = k.clone();
+            with_self.raw |= bit(slot);
+            with_self.gen_ |= bit(slot);
+            if !self.front_plus(st, &with_self, slot).1 {
+                return None;
+            }
+        }
+        Some(k)
+    }
+
+    /// The retired release heads of version `u`'s release patterns that are
+    /// morally strong with the tail `tail`; `None` if such a head exists but
+    /// has not retired yet.
+    fn release_heads(&self, st: &State, u: usize, tail: usize, windows: &[Window]) -> Option<Set> {
+        let l = &self.layout;
+        let su = &l.slots[u];
+        let ut = su.thread.unwrap();
+        let mut heads = 0;
+        let is_head = |h: usize| {
+            let sh = &l.slots[h];
+            (h == u && sh.release_write())
+                || (h != u
+                    && su.strong()
+                    && ((sh.release_write() && sh.va == su.va) || sh.release_fence()))
+        };
+        for h in members(st.retired & l.thread_slots[ut]) {
+            if (h == u || st.seq[h] < st.seq[u]) && is_head(h) && l.ms(h, tail) {
+                heads |= bit(h);
+            }
+        }
+        if st.retired & bit(u) == 0 {
+            // u was issued ahead of its thread's retirement: a head may still be pending.
+            if is_head(u) && l.ms(u, tail) {
+                return None;
+            }
+            for e in &windows[ut].entries {
+                if e.seq >= st.seq[u] {
+                    break;
+                }
+                if let Some(h) = e.slot {
+                    if is_head(h) && l.ms(h, tail) {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some(heads)
+    }
+
+    /// The view after passing the barrier `slot` (its phase complete), or `None`.
+    fn barrier_merge(&self, st: &State, t: usize, slot: usize) -> Option<View> {
+        let me = st
+            .arrivals
+            .iter()
+            .find(|a| a.slot == slot && a.thread == t)?;
+        let same = |a: &&Arrival| a.cta == me.cta && a.id == me.id && a.phase == me.phase;
+        let phase: Vec<&Arrival> = st.arrivals.iter().filter(same).collect();
+        if phase.iter().any(|a| a.count != me.count) {
+            return None; // participants disagree on the count: never completes
+        }
+        let members_: Vec<&Arrival> = match me.count {
+            Some(n) => {
+                let n = usize::try_from(n).ok()?;
+                if phase.len() < n {
+                    return None;
+                }
+                phase[..n].to_vec()
+            }
+            None => {
+                // Every thread of the CTA that arrives at this barrier at all, or still may.
+                for u in 0..st.threads.len() {
+                    let arrived_here = phase.iter().any(|a| a.thread == u);
+                    let participant = st
+                        .arrivals
+                        .iter()
+                        .any(|a| a.thread == u && a.cta == me.cta && a.id == me.id)
+                        || self.may_arrive(st, u, me.cta, &me.id);
+                    if participant && !arrived_here {
+                        return None;
+                    }
+                }
+                phase
+            }
+        };
+        let mut k = st.threads[t].view.clone();
+        for a in members_ {
+            if a.thread != t {
+                k.merge(st.snapshots[a.slot].as_ref().unwrap());
+            }
+        }
+        Some(k)
+    }
+
+    /// Validate and retire entry `e` of thread `t` with the view `k` after
+    /// propagation (machine-m2.md §4 RETIRE (b), (c)). `None` if a check fails.
+    fn finish_retire(&self, mut s: State, t: usize, e: &Entry, mut k: View) -> Option<State> {
+        let l = &self.layout;
+        let slot = e.slot.unwrap();
+        let si = &l.slots[slot];
+        let instr = &self.program.threads[t].code[e.pc];
+        let generic = si.proxy == Proxy::Generic;
+        if si.reads() {
+            // Causality, from-read part: the version returned is not older than
+            // anything the thread's causal past guarantees on this line.
+            let v = s.rf[slot] as usize;
+            for w in members(self.front_plus(&s, &k, slot).0) {
+                if s.co_before(v, w) {
+                    return None;
+                }
+                if w != v {
+                    s.never_below[v] |= bit(w);
+                }
+            }
+            k.raw |= bit(slot);
+            if generic {
+                k.gen_ |= bit(slot);
+            }
+        }
+        if si.writes() {
+            // Coherence: everything the causal past guarantees is older.
+            for w in members(self.front_plus(&s, &k, slot).0 & l.writes & !bit(slot)) {
+                self.add_co(&mut s, w, slot);
+            }
+            if !self.co_ok(&s) {
+                return None;
+            }
+            // Causality, rf part: no read that returned this write lies in its causal past.
+            if members(self.front(&k, slot) & l.reads & s.bound).any(|r| s.rf[r] as usize == slot) {
+                return None;
+            }
+            k.raw |= bit(slot);
+            if generic {
+                k.gen_ |= bit(slot);
+            }
+        }
+        if let SlotKind::ProxyFence(kind) = si.kind {
+            // Promotions read the tokens present *before* the fence, so one fence
+            // never serves as both the source-side and the destination-side fence.
+            let before = k.clone();
+            match kind.proxy() {
+                // fence.proxy.alias: what reached L2 becomes visible through every alias.
+                None => k.anyva |= before.gen_,
+                Some(q) => {
+                    let c = si.cta;
+                    // Source side: this CTA's q-path accesses are pushed to L2.
+                    k.gen_ |= before.raw & l.proxy_slots[q as usize] & l.cta_slots[c];
+                    // Destination side: this CTA's q-cache is invalidated.
+                    k.line[View::line_index(c, q, Stage::Gen)] |= before.gen_;
+                    k.line[View::line_index(c, q, Stage::AnyVa)] |= before.anyva;
+                }
+            }
+        }
+        if si.release_write() || si.release_fence() || si.kind == SlotKind::Fence(FenceSem::Sc) {
+            s.snapshots[slot] = Some(Arc::new(k.clone()));
+        }
+        match instr {
+            Instr::Load { dst, .. } | Instr::Rmw { dst: Some(dst), .. } => {
+                let v = self.read_value(&s, slot);
+                s.threads[t].regs[*dst] = v;
+            }
+            _ => {}
+        }
+        s.retired |= bit(slot);
+        s.seq[slot] = e.seq;
+        s.threads[t].view = k;
+        self.advance(&mut s, t, e, None);
+        Some(s)
+    }
+
+    // ---- binding ------------------------------------------------------------
+
+    /// Every way the read of entry `e` (thread `t`) can bind now.
+    fn push_binds(
+        &self,
+        st: &State,
+        t: usize,
+        e: &Entry,
+        windows: &[Window],
+        out: &mut Vec<(Step, State)>,
+    ) {
+        let mut found = Vec::new();
+        self.binds(st, t, e, windows, 3, 0, &mut SmallVec::new(), &mut found);
+        let slot = e.slot.unwrap();
+        for (fw, s) in found {
+            let version = s.rf[slot] as usize;
+            out.push((
+                Step {
+                    thread: t,
+                    pc: e.pc,
+                    kind: StepKind::Bind {
+                        slot,
+                        version,
+                        forwarded: fw,
+                    },
+                },
+                s,
+            ));
+        }
+    }
+
+    /// Bind entry `e`'s read to an existing version or to a write forwarded
+    /// from some thread's window; for an RMW, also issue its write.
+    #[allow(clippy::too_many_arguments)]
+    fn binds(
+        &self,
+        st: &State,
+        t: usize,
+        e: &Entry,
+        windows: &[Window],
+        depth: u32,
+        busy: Set,
+        fw: &mut SmallVec<[usize; 2]>,
+        out: &mut Vec<(SmallVec<[usize; 2]>, State)>,
+    ) {
+        let l = &self.layout;
+        let r = e.slot.unwrap();
+        // RMWs being bound further up this forwarding chain cannot be forwarded
+        // themselves when their write depends on their read: that would be a
+        // value cycle (thin air). An exch's write may be.
+        let dependent = matches!(&self.program.threads[t].code[e.pc], Instr::Rmw { op, .. } if op.write_depends_on_read());
+        let busy = if dependent { busy | bit(r) } else { busy };
+        let loc = l.slots[r].loc;
+        let mut bound_states: Vec<(SmallVec<[usize; 2]>, State)> = Vec::new();
+        for v in members(st.versions & l.loc_slots[loc] & !bit(r)) {
+            if let Some(s) = self.bind(st, t, r, v, e.seq) {
+                bound_states.push((fw.clone(), s));
+            }
+        }
+        // Forwarding: issue a write from some window right now and return it.
+        for (u, w) in windows.iter().enumerate() {
+            for we in &w.entries {
+                let Some(ws) = we.slot else { continue };
+                if ws == r
+                    || busy & bit(ws) != 0
+                    || st.versions & bit(ws) != 0
+                    || l.slots[ws].loc != loc
+                {
+                    continue;
+                }
+                match &self.program.threads[u].code[we.pc] {
+                    Instr::Store { src, .. } => {
+                        let Some(val) = operand(&we.regs, src) else {
+                            continue;
+                        };
+                        for s1 in self.issue_write(st, ws, val, we.seq) {
+                            if let Some(s2) = self.bind(&s1, t, r, ws, e.seq) {
+                                let mut f = fw.clone();
+                                f.push(ws);
+                                bound_states.push((f, s2));
+                            }
+                        }
+                    }
+                    Instr::Rmw { op, args, .. } if !op.write_depends_on_read() => {
+                        // An exch's write does not depend on its read (digest §3.1):
+                        // it may be issued before the read binds (which happens later).
+                        let Some(val) = operand(&we.regs, &args[0]) else {
+                            continue;
+                        };
+                        for s1 in self.issue_write(st, ws, val, we.seq) {
+                            if let Some(s2) = self.bind(&s1, t, r, ws, e.seq) {
+                                let mut f = fw.clone();
+                                f.push(ws);
+                                bound_states.push((f, s2));
+                            }
+                        }
+                    }
+                    Instr::Rmw { args, .. } if depth > 0 && st.bound & bit(ws) == 0 => {
+                        if args.iter().any(|a| operand(&we.regs, a).is_none()) {
+                            continue;
+                        }
+                        let mut inner = Vec::new();
+                        fw.push(ws);
+                        self.binds(st, u, we, windows, depth - 1, busy, fw, &mut inner);
+                        fw.pop();
+                        for (f, s1) in inner {
+                            if let Some(s2) = self.bind(&s1, t, r, ws, e.seq) {
+                                bound_states.push((f, s2));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // An RMW's write is issued together with its read.
+        match &self.program.threads[t].code[e.pc] {
+            Instr::Rmw { op, args, .. } => {
+                let argv: Option<Vec<Value>> = args.iter().map(|a| operand(&e.regs, a)).collect();
+                let Some(argv) = argv else { return };
+                for (f, s) in bound_states {
+                    if s.versions & bit(r) != 0 {
+                        // The write was issued earlier (forwarded exch): check atomicity now.
+                        if self.co_ok(&s) {
+                            out.push((f, s));
+                        }
+                        continue;
+                    }
+                    let old = self.read_value(&s, r);
+                    for s2 in self.issue_write(&s, r, op.apply(old, &argv), e.seq) {
+                        out.push((f.clone(), s2));
+                    }
+                }
+            }
+            _ => out.extend(bound_states),
+        }
+    }
+}

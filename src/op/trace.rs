@@ -1,0 +1,1 @@
+//! Human-readable descriptions of machine steps (filled in by the trace command).

@@ -1,0 +1,143 @@
+//! The speculative window of a thread: the instructions from its retire
+//! pointer onwards, along the control-flow path fixed by the registers known
+//! so far. Loads bound early (and RMWs issued early) contribute their values;
+//! the window ends at the first branch whose condition is still unknown, at
+//! a spin-loop back edge that would be taken, or at the loop bound.
+
+use smallvec::SmallVec;
+
+use crate::ir::{Instr, Operand, Value};
+
+use super::Machine;
+use super::state::State;
+
+/// One instruction of the window.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Instruction index.
+    pub pc: usize,
+    /// Its slot, for instructions that have one.
+    pub slot: Option<usize>,
+    /// Program-order position in the thread.
+    pub seq: u16,
+    /// Register values before it (`None` = depends on an unbound load).
+    pub regs: SmallVec<[Option<Value>; 8]>,
+}
+
+/// How the window ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The thread's code ends.
+    Finished,
+    /// A branch whose condition is not known yet (at this pc).
+    Unresolved(usize),
+    /// A spin-loop back edge would be taken: this path never finishes.
+    Spins,
+    /// A bounded back edge would be taken beyond the bound.
+    Bound,
+    /// Too long to look ahead further.
+    Horizon,
+}
+
+/// A thread's window.
+#[derive(Clone, Debug)]
+pub struct Window {
+    /// The instructions, the first being the next to retire.
+    pub entries: Vec<Entry>,
+    /// How it ends.
+    pub end: End,
+}
+
+const HORIZON: usize = 64;
+
+/// The value of an operand, given register values.
+pub fn operand(regs: &[Option<Value>], o: &Operand) -> Option<Value> {
+    match o {
+        Operand::Reg(r) => regs[*r],
+        Operand::Imm(v) => Some(*v),
+    }
+}
+
+impl Machine<'_> {
+    /// Compute thread `t`'s window in `st`.
+    pub fn window(&self, st: &State, t: usize) -> Window {
+        let th = &self.program.threads[t];
+        let ts = &st.threads[t];
+        let mut regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
+        let mut execs = ts.execs.clone();
+        let mut back = ts.back_taken.clone();
+        let mut pc = ts.pc;
+        let mut seq = ts.seq;
+        let mut entries = Vec::new();
+        if ts.cut {
+            return Window {
+                entries,
+                end: End::Bound,
+            };
+        }
+        let end = loop {
+            let Some(instr) = th.code.get(pc) else {
+                break End::Finished;
+            };
+            if entries.len() >= HORIZON {
+                break End::Horizon;
+            }
+            let slot = self.layout.slot(t, pc, execs[pc] as usize);
+            entries.push(Entry {
+                pc,
+                slot,
+                seq,
+                regs: regs.clone(),
+            });
+            execs[pc] = execs[pc].saturating_add(1);
+            seq += 1;
+            let bound_value = |s: Option<usize>| {
+                s.filter(|s| st.bound & (1u128 << s) != 0)
+                    .map(|s| self.read_value(st, s))
+            };
+            match instr {
+                Instr::Load { dst, .. } => regs[*dst] = bound_value(slot),
+                Instr::Rmw { dst: Some(d), .. } => regs[*d] = bound_value(slot),
+                Instr::Mov { dst, src } => regs[*dst] = operand(&regs, src),
+                Instr::Arith { op, dst, a, b } => {
+                    regs[*dst] = operand(&regs, a)
+                        .zip(operand(&regs, b))
+                        .map(|(x, y)| op.apply(x, y))
+                }
+                Instr::Branch { cond, target } => {
+                    let taken = match cond {
+                        None => Some(true),
+                        Some((c, a, b)) => operand(&regs, a)
+                            .zip(operand(&regs, b))
+                            .map(|(x, y)| c.holds(x, y)),
+                    };
+                    match taken {
+                        None => {
+                            entries.pop();
+                            break End::Unresolved(pc);
+                        }
+                        Some(true) => {
+                            let info = &self.layout.loops[t];
+                            if info.back_edge[pc] {
+                                if info.spin[pc] {
+                                    break End::Spins;
+                                }
+                                let i = self.back_index[t][pc].unwrap();
+                                if back[i] as u32 >= self.bound {
+                                    break End::Bound;
+                                }
+                                back[i] += 1;
+                            }
+                            pc = *target;
+                            continue;
+                        }
+                        Some(false) => {}
+                    }
+                }
+                _ => {}
+            }
+            pc += 1;
+        };
+        Window { entries, end }
+    }
+}
