@@ -21,6 +21,9 @@ fn run(rel: &str, instance: usize) -> (String, String) {
     };
     let mut json = report::json::report(&rep);
     json["time_s"] = serde_json::json!(0.0);
+    if let Some(op) = json["engine_stats"].get_mut("op") {
+        op["elapsed_s"] = serde_json::json!(0.0);
+    }
     (
         report::herd::report(&rep),
         serde_json::to_string_pretty(&json).unwrap(),
