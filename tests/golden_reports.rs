@@ -76,3 +76,56 @@ fn herd_forall_condition() {
 fn json_mp_release_acquire() {
     insta::assert_snapshot!(run("litmus/mp/MP+rel+acq.gpu.litmus", 0).1);
 }
+
+fn trace(rel: &str, outcome: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let t = &litmus::parse_file(&path).unwrap()[0];
+    let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
+    let want = litmus::cond::parse_outcome(&t.program, outcome).unwrap();
+    let choices = m.shortest_run(&want, 1_000_000).expect("reachable");
+    let tr = m.replay(&choices).unwrap();
+    // Replaying the printed choices gives the same run.
+    assert_eq!(m.replay(&tr.choices).unwrap().final_state, tr.final_state);
+    report::trace::text(&t.program.name, Some(outcome), &tr, Path::new(rel))
+}
+
+#[test]
+fn trace_mp_release_acquire() {
+    insta::assert_snapshot!(trace(
+        "litmus/mp/MP+rel+acq.gpu.litmus",
+        "P1:r0=1 /\\ P1:r1=1"
+    ));
+}
+
+#[test]
+fn trace_sb_relaxed() {
+    insta::assert_snapshot!(trace("litmus/sb/SB+rlx.gpu.litmus", "P0:r0=0 /\\ P1:r1=0"));
+}
+
+#[test]
+fn trace_iriw_acq_rel_fences() {
+    insta::assert_snapshot!(trace(
+        "litmus/iriw/IRIW+rlx-fence.acq_rel-rlx.gpu.litmus",
+        "P1:r1=1 /\\ P1:r2=0 /\\ P2:r3=1 /\\ P2:r4=0"
+    ));
+}
+
+#[test]
+fn trace_surface_proxy_fences() {
+    insta::assert_snapshot!(trace(
+        "litmus/proxy/MP-surf+fence.proxy.surface-rel+acq-fence.proxy.surface.gpu.litmus",
+        "P1:r0=1 /\\ P1:r1=2"
+    ));
+}
+
+#[test]
+fn trace_unreachable_outcome_is_refused() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus/mp/MP+rel+acq.gpu.litmus");
+    let t = &litmus::parse_file(&path).unwrap()[0];
+    let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
+    let want = litmus::cond::parse_outcome(&t.program, "P1:r0=1 /\\ P1:r1=0").unwrap();
+    assert_eq!(
+        m.shortest_run(&want, 1_000_000),
+        Err(ptxmc::op::trace::TraceError::Unreachable)
+    );
+}

@@ -67,7 +67,15 @@ pub fn run(args: &CheckArgs) -> Exit {
         let mut why = String::new();
         for t in &tests {
             let r = engine::run(&t.program, &opts);
-            if let Some(reason) = &r.incomplete {
+            if let Some(d) = &r.disagreement {
+                ok = false;
+                why = format!(
+                    "the engines disagree ({} states only operational, {} only axiomatic)",
+                    d.only_op.len(),
+                    d.only_ax.len()
+                );
+                exit = worst(exit, Exit::Disagreement);
+            } else if let Some(reason) = &r.incomplete {
                 ok = false;
                 why = format!("incomplete ({reason})");
                 exit = worst(exit, Exit::Incomplete);

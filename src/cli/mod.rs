@@ -5,6 +5,7 @@ mod check;
 mod common;
 mod parse;
 mod run;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -69,6 +70,14 @@ pub enum Command {
     /// Prints one line per mismatch, then `N passed, M failed`.
     #[command(after_help = EXIT_CODES)]
     Check(check::CheckArgs),
+    /// Show a shortest step-by-step run of the operational machine ending in an outcome.
+    ///
+    /// Each step names the thread, the instruction and what changed: versions
+    /// at the L2 coherence point, what the thread's cache lines are guaranteed
+    /// to show, registers. `--follow` replays a run from its list of choices.
+    /// Exit status 1 if the outcome is not reachable.
+    #[command(after_help = EXIT_CODES)]
+    Trace(trace::TraceArgs),
 }
 
 /// Entry point of the binary.
@@ -89,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Parse(args) => parse::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
+        Command::Trace(args) => trace::run(&args),
     };
     exit.into()
 }

@@ -142,3 +142,43 @@ pub fn thread_index(t: &Token<'_>, nthreads: usize) -> Result<usize, Diagnostic>
 pub fn end_span(text_len: usize) -> Span {
     Span::new(text_len, text_len)
 }
+
+/// Parse an outcome such as `P1:r0=1 /\ x=2` against a program (for
+/// `ptxmc trace --outcome`). Registers and locations must exist.
+pub fn parse_outcome(p: &crate::ir::Program, text: &str) -> Result<Prop, Diagnostic> {
+    struct Names<'a>(&'a crate::ir::Program);
+    impl TermResolver for Names<'_> {
+        fn thread_reg(&mut self, thread: &Token<'_>, reg: &Token<'_>) -> Result<Term, Diagnostic> {
+            let t = thread_index(thread, self.0.threads.len())?;
+            match self.0.threads[t].reg_named(reg.text) {
+                Some(r) => Ok(Term::Reg { thread: t, reg: r }),
+                None => Err(Diagnostic::expected(
+                    reg.span,
+                    format!("a register of P{t}"),
+                    reg.quoted(),
+                )),
+            }
+        }
+        fn bare(&mut self, name: &Token<'_>) -> Result<Term, Diagnostic> {
+            match self.0.address_named(name.text) {
+                Some(a) => Ok(Term::Loc(self.0.addresses[a].loc)),
+                None => Err(Diagnostic::expected(
+                    name.span,
+                    "a location of the test",
+                    name.quoted(),
+                )),
+            }
+        }
+    }
+    let toks = super::lexer::tokenize(text, 0)?;
+    let mut cur = Cursor::new(&toks, Span::new(text.len(), text.len()));
+    let prop = parse_prop(&mut cur, &mut Names(p))?;
+    if let Some(t) = cur.peek() {
+        return Err(Diagnostic::expected(
+            t.span,
+            "the end of the outcome",
+            t.quoted(),
+        ));
+    }
+    Ok(prop)
+}

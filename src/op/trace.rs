@@ -1,1 +1,375 @@
-//! Human-readable descriptions of machine steps (filled in by the trace command).
+//! Runs of the machine as teaching material: a shortest run that ends in a
+//! given outcome, or the replay of a list of choices, with every step told
+//! in GPU terms (versions at the L2 coherence point, what each thread's path
+//! is guaranteed to show, registers).
+//!
+//! A run is plain data: the index of the successor taken at each state. So
+//! `--follow 0,2,1` replays a run exactly (as rmem's `via`).
+
+use fxhash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+use crate::ax::rel::{Set, bit, members};
+use crate::explore::fingerprint;
+use crate::ir::{Prop, Term};
+use crate::litmus::print;
+
+use super::layout::SlotKind;
+use super::state::{Stage, State};
+use super::{Machine, Step, StepKind};
+
+/// One step of a run, described.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceStep {
+    /// 1-based step number.
+    pub index: usize,
+    /// Which successor was taken (for `--follow`).
+    pub choice: usize,
+    /// The thread (`P0`).
+    pub thread: String,
+    /// The instruction, as written.
+    pub instruction: String,
+    /// `retire`, `bind`, `arrive`, `pass` or `cut`.
+    pub kind: &'static str,
+    /// What happened, in one line.
+    pub action: String,
+    /// What changed: memory, reads, views, registers.
+    pub effects: Vec<String>,
+}
+
+/// A described run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Trace {
+    /// The steps.
+    pub steps: Vec<TraceStep>,
+    /// The choice at each step (what `--follow` takes).
+    pub choices: Vec<usize>,
+    /// The final state reached, herd-style, if the run ends in one.
+    pub final_state: Option<String>,
+}
+
+/// Why a run could not be found or replayed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TraceError {
+    /// No run of the machine ends in the requested outcome.
+    Unreachable,
+    /// The search for a run hit the state limit.
+    TooManyStates(u64),
+    /// A `--follow` choice does not exist at its step.
+    BadChoice {
+        /// 1-based step.
+        step: usize,
+        /// The choice given.
+        choice: usize,
+        /// How many successors there were.
+        available: usize,
+    },
+}
+
+impl Machine<'_> {
+    /// A shortest run (fewest steps) that ends in a final state where `want` holds.
+    pub fn shortest_run(&self, want: &Prop, max_states: u64) -> Result<Vec<usize>, TraceError> {
+        let init = self.initial();
+        let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
+        let root = fingerprint(&init);
+        parent.insert(root, (root, usize::MAX));
+        let mut queue = VecDeque::from([init]);
+        while let Some(st) = queue.pop_front() {
+            let fp = fingerprint(&st);
+            if self.is_final(&st) {
+                if !self.is_cut(&st)
+                    && self
+                        .outcomes(&st)
+                        .iter()
+                        .any(|s| want.eval(&|t: &Term| self.columns.term(s, t)))
+                {
+                    let mut choices = Vec::new();
+                    let mut cur = fp;
+                    while cur != root {
+                        let (p, c) = parent[&cur];
+                        choices.push(c);
+                        cur = p;
+                    }
+                    choices.reverse();
+                    return Ok(choices);
+                }
+                continue;
+            }
+            for (i, (_, s)) in self.successors(&st).into_iter().enumerate() {
+                let f = fingerprint(&s);
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(f) {
+                    e.insert((fp, i));
+                    queue.push_back(s);
+                }
+            }
+            if parent.len() as u64 > max_states {
+                return Err(TraceError::TooManyStates(max_states));
+            }
+        }
+        Err(TraceError::Unreachable)
+    }
+
+    /// Replay `choices` from the initial state and describe every step.
+    pub fn replay(&self, choices: &[usize]) -> Result<Trace, TraceError> {
+        let mut st = self.initial();
+        let mut steps = Vec::new();
+        for (i, &c) in choices.iter().enumerate() {
+            let mut succ = self.successors(&st);
+            if c >= succ.len() {
+                return Err(TraceError::BadChoice {
+                    step: i + 1,
+                    choice: c,
+                    available: succ.len(),
+                });
+            }
+            let (step, next) = succ.swap_remove(c);
+            steps.push(self.describe(i + 1, c, &st, &step, &next));
+            st = next;
+        }
+        let final_state = (self.is_final(&st) && !self.is_cut(&st)).then(|| {
+            self.outcomes(&st)
+                .iter()
+                .map(|s| crate::report::herd::state(self.program, &self.columns, s))
+                .collect::<Vec<_>>()
+                .join("  or  ")
+        });
+        Ok(Trace {
+            steps,
+            choices: choices.to_vec(),
+            final_state,
+        })
+    }
+
+    /// The instruction of a slot, as text, with its thread.
+    fn slot_text(&self, s: usize) -> String {
+        let si = &self.layout.slots[s];
+        match si.thread {
+            None => format!("{}=initial", self.program.locations[si.loc].name),
+            Some(t) => {
+                let th = &self.program.threads[t];
+                format!(
+                    "{} `{}`",
+                    th.name,
+                    print::instr(self.program, th, &th.code[si.pc])
+                )
+            }
+        }
+    }
+
+    /// A version as `x=1 (P0 `st.weak x, 1`)`.
+    fn version_text(&self, st: &State, v: usize) -> String {
+        let si = &self.layout.slots[v];
+        let loc = &self.program.locations[si.loc].name;
+        match si.thread {
+            None => format!("{loc}={} (initial)", st.value[v]),
+            Some(_) => format!("{loc}={} ({})", st.value[v], self.slot_text(v)),
+        }
+    }
+
+    /// The coherence order of a location, as chains: `x: 0 < 1 < 2`.
+    fn coherence_text(&self, st: &State, loc: usize) -> String {
+        let vs = st.versions & self.layout.loc_slots[loc];
+        let mut order: Vec<usize> = members(vs).collect();
+        order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count_ones()));
+        let name = &self.program.locations[loc].name;
+        let parts: Vec<String> = order
+            .iter()
+            .map(|&v| {
+                let unordered: Vec<String> = members(vs & !st.co[v] & !bit(v))
+                    .filter(|&w| st.co[w] & bit(v) == 0)
+                    .map(|w| st.value[w].to_string())
+                    .collect();
+                if unordered.is_empty() {
+                    st.value[v].to_string()
+                } else {
+                    format!("{} (unordered with {})", st.value[v], unordered.join(", "))
+                }
+            })
+            .collect();
+        format!("{name}: {}", parts.join(" < "))
+    }
+
+    fn describe(
+        &self,
+        index: usize,
+        choice: usize,
+        prev: &State,
+        step: &Step,
+        next: &State,
+    ) -> TraceStep {
+        let th = &self.program.threads[step.thread];
+        let instruction = print::instr(self.program, th, &th.code[step.pc]);
+        let mut effects = Vec::new();
+        let (kind, action) = match &step.kind {
+            StepKind::Retire => ("retire", self.retire_text(step)),
+            StepKind::Bind {
+                slot,
+                version,
+                forwarded,
+            } => {
+                for &w in forwarded {
+                    effects.push(format!(
+                        "{} is issued early (from ahead of its thread's retirement) so it can be read now",
+                        self.slot_text(w)
+                    ));
+                }
+                let early = if self.layout.slots[*slot].pc != prev.threads[step.thread].pc {
+                    " (bound early: a later write of its thread needs the value)"
+                } else {
+                    ""
+                };
+                let newer = next.co[*version]
+                    & next.versions
+                    & self.layout.loc_slots[self.layout.slots[*slot].loc];
+                if newer != 0 {
+                    let list: Vec<String> =
+                        members(newer).map(|w| self.version_text(next, w)).collect();
+                    effects.push(format!(
+                        "newer: {}; nothing in {}'s causal past obliges this cache line to show it",
+                        list.join(", "),
+                        th.name
+                    ));
+                }
+                (
+                    "bind",
+                    format!("reads {}{early}", self.version_text(next, *version)),
+                )
+            }
+            StepKind::Arrive => (
+                "arrive",
+                "arrives at the barrier and waits for the other participants".into(),
+            ),
+            StepKind::Pass => (
+                "pass",
+                "the barrier phase is complete: takes the other participants' views and goes on"
+                    .into(),
+            ),
+            StepKind::Cut => (
+                "cut",
+                format!(
+                    "would loop more than {} times: this run stops here",
+                    self.bound
+                ),
+            ),
+        };
+        // New versions and coherence.
+        for v in members(next.versions & !prev.versions) {
+            effects.push(format!(
+                "new version in memory: {}",
+                self.version_text(next, v)
+            ));
+        }
+        let mut locs_changed = Vec::new();
+        for v in members(next.versions) {
+            if next.co[v] != prev.co.get(v).copied().unwrap_or(0) || prev.versions & bit(v) == 0 {
+                let l = self.layout.slots[v].loc;
+                if !locs_changed.contains(&l) {
+                    locs_changed.push(l);
+                }
+            }
+        }
+        for l in locs_changed {
+            if (next.versions & self.layout.loc_slots[l]).count_ones() > 1 {
+                effects.push(format!("coherence {}", self.coherence_text(next, l)));
+            }
+        }
+        // What the thread's view gained.
+        let t = step.thread;
+        let (a, b) = (&prev.threads[t].view, &next.threads[t].view);
+        let own = self.layout.thread_slots[t];
+        let seen_raw: Set = (b.raw & !a.raw & !own) & self.layout.writes;
+        if seen_raw != 0 {
+            let list: Vec<String> = members(seen_raw).map(|s| self.slot_text(s)).collect();
+            effects.push(format!(
+                "{} now has in its causal past: {}",
+                th.name,
+                list.join(", ")
+            ));
+        }
+        let pushed = b.gen_ & !a.gen_ & !self.layout.proxy_slots[0] & self.layout.writes;
+        for s in members(pushed) {
+            effects.push(format!(
+                "{} has reached L2 (its proxy path was flushed)",
+                self.slot_text(s)
+            ));
+        }
+        for s in members(b.anyva & !a.anyva & self.layout.writes) {
+            effects.push(format!(
+                "{} is now visible through every alias of its location",
+                self.slot_text(s)
+            ));
+        }
+        for (c, &(gpu, cta)) in self.layout.ctas.iter().enumerate() {
+            for q in [
+                crate::ir::Proxy::Texture,
+                crate::ir::Proxy::Surface,
+                crate::ir::Proxy::Constant,
+            ] {
+                let new =
+                    (b.line(c, q, Stage::Gen) & !a.line(c, q, Stage::Gen)) & self.layout.writes;
+                if new != 0 {
+                    let list: Vec<String> = members(new).map(|s| self.slot_text(s)).collect();
+                    effects.push(format!(
+                        "the {q} cache of CTA {cta} (GPU {gpu}) is invalidated: it can no longer show anything older than {}",
+                        list.join(", ")
+                    ));
+                }
+            }
+        }
+        // Registers.
+        let regs: Vec<String> = prev.threads[t]
+            .regs
+            .iter()
+            .zip(&next.threads[t].regs)
+            .enumerate()
+            .filter(|(_, (x, y))| x != y)
+            .map(|(r, (_, y))| format!("{}={y}", th.regs[r].name))
+            .collect();
+        if !regs.is_empty() {
+            effects.push(format!("registers of {}: {}", th.name, regs.join(", ")));
+        }
+        TraceStep {
+            index,
+            choice,
+            thread: th.name.clone(),
+            instruction,
+            kind,
+            action,
+            effects,
+        }
+    }
+
+    fn retire_text(&self, step: &Step) -> String {
+        let th = &self.program.threads[step.thread];
+        let Some(slot) = self.layout.base[step.thread][step.pc] else {
+            return "retires (registers only)".into();
+        };
+        let si = &self.layout.slots[slot];
+        match si.kind {
+            SlotKind::Store if si.release_write() => {
+                "retires as a release: the store is performed, and the thread's view is published for acquirers".into()
+            }
+            SlotKind::Store => "retires: the store is performed (its value is a version at the L2 coherence point)".into(),
+            SlotKind::Load if si.acquire_read() => {
+                "retires as an acquire: takes the views published by the releases it synchronises with".into()
+            }
+            SlotKind::Load => "retires: the value read is checked against what this thread's cache line must show".into(),
+            SlotKind::Rmw => "retires: its read and write are one atomic step".into(),
+            SlotKind::Fence(f) => format!(
+                "retires: fence.{} at .{} scope{}",
+                f.as_str(),
+                si.scope.map_or("-", |s| s.as_str()),
+                if f == crate::ir::FenceSem::Sc { " (joins the order of fence.sc; takes earlier ones' views)" } else { "" }
+            ),
+            SlotKind::ProxyFence(k) => format!(
+                "retires: fence.proxy.{} flushes and invalidates CTA {}'s {} path",
+                k.as_str(),
+                self.program.threads[step.thread].placement.cta,
+                k.proxy().map_or("alias".to_string(), |p| p.as_str().to_string())
+            ),
+            SlotKind::Barrier => "arrives at the barrier without waiting".into(),
+            SlotKind::Init => format!("{} retires", th.name),
+        }
+    }
+}

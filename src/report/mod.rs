@@ -4,6 +4,7 @@
 
 pub mod herd;
 pub mod json;
+pub mod trace;
 
 use crate::engine::RunResult;
 use crate::ir::{ExpectKind, Program};

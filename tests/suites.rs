@@ -1,6 +1,6 @@
-//! The axiomatic oracle against every expected verdict we have: Dat3M's PTX
-//! 7.5 and 6.0 CSVs, the project's litmus library, and the expectations
-//! written in NVIDIA mixedproxy's tests.
+//! Both engines against every expected verdict we have: Dat3M's PTX 7.5 and
+//! 6.0 CSVs, the project's litmus library, and the expectations written in
+//! NVIDIA mixedproxy's tests. The engines must also agree on every outcome.
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +33,11 @@ fn check_csv(csv: &Path, base: &Path, model: Model) -> (usize, Vec<String>) {
                 .unwrap_or_else(|d| panic!("{}", t.error(d).rendered()));
             let r = engine::run(&t.program, &opts);
             assert!(r.incomplete.is_none(), "{path}: incomplete");
+            assert!(
+                r.disagreement.is_none(),
+                "{path}: engines disagree: {:?}",
+                r.disagreement
+            );
             assert!(
                 r.verdict_is_definitive(&t.program),
                 "{path}: inconclusive at the loop bound"
@@ -91,6 +96,11 @@ fn mixedproxy_expectations() {
     for f in files {
         for t in litmus::parse_file(&f).unwrap() {
             let r = engine::run(&t.program, &RunOptions::default());
+            assert!(
+                r.disagreement.is_none(),
+                "{}: engines disagree",
+                t.display_path()
+            );
             if t.program.name == "Release_acquire_pattern" {
                 // mixedproxy says `permit (r1 == 2 && r3 == 0)`, but the pattern
                 // "release write; strong write" ... "strong read; fence.acq_rel"
@@ -121,4 +131,36 @@ fn ptx60_rejects_proxies_with_a_positioned_error() {
         "expected an instruction of the PTX 6.0 model, found `fence.proxy.texture`"
     );
     assert!(Model::Ptx75.admit(&t.program, &t.spans).is_ok());
+}
+
+#[test]
+fn engines_agree_on_the_whole_dat3m_suite_including_loops() {
+    // CADP tests are liveness tests with loops: the outcome sets and the
+    // loop-bound flags of the two engines must match too.
+    let files = litmus::collect_files(&[root().join("../shared/peers/dat3m/litmus/PTX")]).unwrap();
+    assert_eq!(files.len(), 655);
+    for f in files {
+        let t = &litmus::parse_file(&f).unwrap()[0];
+        let ax = engine::run(
+            &t.program,
+            &RunOptions {
+                engine: ptxmc::engine::EngineChoice::Ax,
+                ..RunOptions::default()
+            },
+        );
+        let op = engine::run(
+            &t.program,
+            &RunOptions {
+                engine: ptxmc::engine::EngineChoice::Op,
+                ..RunOptions::default()
+            },
+        );
+        assert_eq!(ax.outcomes, op.outcomes, "{}", f.display());
+        assert_eq!(
+            ax.bound_hit,
+            op.bound_hit,
+            "{}: loop-bound flags differ",
+            f.display()
+        );
+    }
 }
