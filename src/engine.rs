@@ -7,7 +7,7 @@ use serde::Serialize;
 use std::time::Instant;
 
 use crate::ax::{self, AxOptions, AxStats};
-use crate::explore::{self, ExploreStats, Limits};
+use crate::explore::{self, ExploreOptions, ExploreStats, Limits};
 use crate::ir::Program;
 use crate::model::Model;
 use crate::op::{Machine, TooManySlots};
@@ -46,8 +46,16 @@ pub struct RunOptions {
     pub engine: EngineChoice,
     /// How many times a (non-spin) loop may jump back.
     pub loop_bound: u32,
-    /// Limits of the operational exploration.
+    /// Limits (both engines honour the time limit; the explorer all of them).
     pub limits: Limits,
+    /// Partial-order reduction in the operational machine.
+    pub por: bool,
+    /// Worker threads for the operational exploration.
+    pub jobs: usize,
+    /// Remember full states instead of fingerprints.
+    pub exact: bool,
+    /// Show a progress line on stderr for long explorations.
+    pub progress: bool,
 }
 
 impl Default for RunOptions {
@@ -57,6 +65,10 @@ impl Default for RunOptions {
             engine: EngineChoice::Both,
             loop_bound: AxOptions::default().loop_bound,
             limits: Limits::default(),
+            por: true,
+            jobs: 1,
+            exact: false,
+            progress: false,
         }
     }
 }
@@ -94,8 +106,11 @@ pub struct RunResult {
     pub verdict: Verdict,
     /// A loop bound cut some execution short: final states may be missing.
     pub bound_hit: bool,
-    /// A resource limit stopped the run (and why); `outcomes` are partial.
+    /// A resource limit stopped an engine (and why).
     pub incomplete: Option<String>,
+    /// The outcomes shown are partial (no engine finished); otherwise they
+    /// are a complete engine's set even if the other was stopped.
+    pub partial: bool,
     /// Counters.
     pub stats: EngineStats,
     /// With both engines: the outcomes on which they differ, if any.
@@ -142,14 +157,23 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             }
         }
     });
+    let mut op_done = false;
     let op =
         matches!(opts.engine, EngineChoice::Op | EngineChoice::Both).then(|| {
             match Machine::new(p, opts.loop_bound) {
-                Ok(m) => {
-                    let r = explore::explore(&m, &opts.limits);
+                Ok(mut m) => {
+                    m.por = opts.por;
+                    let eo = ExploreOptions {
+                        limits: opts.limits,
+                        jobs: opts.jobs,
+                        exact: opts.exact,
+                        progress: opts.progress,
+                    };
+                    let r = explore::explore(&m, &eo);
                     stats.op = Some(r.stats);
-                    if let Some(why) = r.incomplete {
-                        incomplete = Some(format!("operational engine: {why}"));
+                    match r.incomplete {
+                        Some(why) => incomplete = Some(format!("operational engine: {why}")),
+                        None => op_done = true,
                     }
                     (r.outcomes, r.bound_hit)
                 }
@@ -162,16 +186,22 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
                 }
             }
         });
-    let (outcomes, bound_hit, disagreement) = match (ax, op) {
+    // Which outcome set to show: a complete one if either engine finished.
+    let ax_done = stats.ax.is_some();
+    let (outcomes, bound_hit, disagreement, partial) = match (ax, op) {
         (Some((a, ab)), Some((o, ob))) => {
             let d = (a != o && incomplete.is_none()).then(|| Disagreement {
                 only_op: o.difference(&a).cloned().collect(),
                 only_ax: a.difference(&o).cloned().collect(),
             });
-            (a, ab || ob, d)
+            match (ax_done, op_done) {
+                (true, _) => (a, ab || ob, d, false),
+                (false, true) => (o, ob, d, false),
+                (false, false) => (a.union(&o).cloned().collect(), ab || ob, d, true),
+            }
         }
-        (Some((a, ab)), None) => (a, ab, None),
-        (None, Some((o, ob))) => (o, ob, None),
+        (Some((a, ab)), None) => (a, ab, None, !ax_done),
+        (None, Some((o, ob))) => (o, ob, None, !op_done),
         (None, None) => unreachable!("some engine runs"),
     };
     let verdict = Verdict::of(p, &columns, &outcomes);
@@ -182,6 +212,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         verdict,
         bound_hit,
         incomplete,
+        partial,
         stats,
         disagreement,
         seconds: start.elapsed().as_secs_f64(),

@@ -259,6 +259,7 @@ fn compare(text: &str) -> Result<(), String> {
     let limits = Limits {
         max_states: Some(3_000_000),
         timeout: Some(std::time::Duration::from_secs(30)),
+        max_memory: Some(4 << 30),
     };
     let opts = RunOptions {
         engine: EngineChoice::Both,
@@ -294,6 +295,34 @@ proptest! {
         if let Err(e) = compare(&text) {
             prop_assert!(false, "{}", e);
         }
+    }
+}
+
+fn small_program() -> impl Strategy<Value = Gen> {
+    (
+        0..6usize,
+        proptest::collection::vec(proptest::collection::vec(ins(), 1..=3), 2..=3),
+    )
+        .prop_map(|(placement, threads)| Gen { placement, threads })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2000,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_0002),
+        ..ProptestConfig::default()
+    })]
+
+    /// Partial-order reduction never changes the machine's outcomes.
+    #[test]
+    fn reduction_keeps_the_outcomes(g in small_program()) {
+        let text = render(&g);
+        let t = &litmus::parse_source("random.litmus", &text).unwrap()[0];
+        let with = RunOptions { engine: EngineChoice::Op, ..RunOptions::default() };
+        let without = RunOptions { por: false, ..with };
+        let a = engine::run(&t.program, &with);
+        let b = engine::run(&t.program, &without);
+        prop_assert_eq!(&a.outcomes, &b.outcomes, "POR changed the outcomes of\n{}", text);
     }
 }
 

@@ -5,8 +5,11 @@ use clap::Args;
 use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{EngineArgs, load, worst};
-use crate::engine;
+use rayon::prelude::*;
+
+use super::common::{EngineArgs, init_pool, load, worst};
+use crate::engine::{self, RunOptions};
+use crate::litmus::LitmusTest;
 
 /// Arguments of `ptxmc check`.
 #[derive(Args, Debug)]
@@ -34,9 +37,9 @@ pub fn run(args: &CheckArgs) -> Exit {
             return Exit::BadInput;
         }
     };
-    let opts = args.engine.options();
-    let (mut passed, mut failed) = (0usize, 0usize);
-    let mut exit = Exit::Success;
+    // Read every row first (a malformed row stops everything), then run the
+    // tests side by side and report in row order.
+    let mut rows = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
@@ -54,53 +57,37 @@ pub fn run(args: &CheckArgs) -> Exit {
             );
             return Exit::BadInput;
         };
-        let tests = match load(&args.root.join(path), opts.model) {
-            Ok(t) => t,
-            Err(e) => {
-                println!("FAIL {path}: the test could not be read");
+        rows.push((path.to_string(), want));
+    }
+    let opts = args.engine.options(rows.len());
+    init_pool(args.engine.jobs());
+    let loaded: Vec<Result<Vec<LitmusTest>, Exit>> = rows
+        .iter()
+        .map(|(path, _)| load(&args.root.join(path), opts.model))
+        .collect();
+    let verdicts: Vec<Result<(bool, String, Exit), Exit>> = rows
+        .par_iter()
+        .zip(loaded.par_iter())
+        .map(|((_, want), tests)| {
+            let tests = tests.as_ref().map_err(|e| *e)?;
+            Ok(judge(tests, *want, &opts))
+        })
+        .collect();
+    let (mut passed, mut failed) = (0usize, 0usize);
+    let mut exit = Exit::Success;
+    for ((path, _), v) in rows.iter().zip(verdicts) {
+        match v {
+            Ok((true, _, _)) => passed += 1,
+            Ok((false, why, e)) => {
                 failed += 1;
                 exit = worst(exit, e);
-                continue;
+                println!("FAIL {path}: {why}");
             }
-        };
-        let mut ok = true;
-        let mut why = String::new();
-        for t in &tests {
-            let r = engine::run(&t.program, &opts);
-            if let Some(d) = &r.disagreement {
-                ok = false;
-                why = format!(
-                    "the engines disagree ({} states only operational, {} only axiomatic)",
-                    d.only_op.len(),
-                    d.only_ax.len()
-                );
-                exit = worst(exit, Exit::Disagreement);
-            } else if let Some(reason) = &r.incomplete {
-                ok = false;
-                why = format!("incomplete ({reason})");
-                exit = worst(exit, Exit::Incomplete);
-            } else if !r.verdict_is_definitive(&t.program) {
-                ok = false;
-                why = format!(
-                    "inconclusive: the loop bound ({}) was reached",
-                    opts.loop_bound
-                );
-            } else if r.verdict.holds != want {
-                ok = false;
-                why = format!(
-                    "expected {}, got {} ({} of {} states satisfy the condition)",
-                    want as u8,
-                    r.verdict.holds as u8,
-                    r.verdict.positive,
-                    r.outcomes.len()
-                );
+            Err(e) => {
+                failed += 1;
+                exit = worst(exit, e);
+                println!("FAIL {path}: the test could not be read");
             }
-        }
-        if ok {
-            passed += 1;
-        } else {
-            failed += 1;
-            println!("FAIL {path}: {why}");
         }
     }
     println!("{passed} passed, {failed} failed");
@@ -109,4 +96,40 @@ pub fn run(args: &CheckArgs) -> Exit {
     } else {
         exit
     }
+}
+
+/// Whether every test of a file gets the expected verdict; if not, why.
+fn judge(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
+    for t in tests {
+        let r = engine::run(&t.program, opts);
+        if let Some(d) = &r.disagreement {
+            let why = format!(
+                "the engines disagree ({} states only operational, {} only axiomatic)",
+                d.only_op.len(),
+                d.only_ax.len()
+            );
+            return (false, why, Exit::Disagreement);
+        }
+        if let Some(reason) = &r.incomplete {
+            return (false, format!("incomplete ({reason})"), Exit::Incomplete);
+        }
+        if !r.verdict_is_definitive(&t.program) {
+            let why = format!(
+                "inconclusive: the loop bound ({}) was reached",
+                opts.loop_bound
+            );
+            return (false, why, Exit::CheckFailed);
+        }
+        if r.verdict.holds != want {
+            let why = format!(
+                "expected {}, got {} ({} of {} states satisfy the condition)",
+                want as u8,
+                r.verdict.holds as u8,
+                r.verdict.positive,
+                r.outcomes.len()
+            );
+            return (false, why, Exit::CheckFailed);
+        }
+    }
+    (true, String::new(), Exit::Success)
 }

@@ -2,9 +2,11 @@
 
 use clap::Args;
 use std::path::Path;
+use std::time::Duration;
 
 use super::Exit;
 use crate::engine::{EngineChoice, RunOptions};
+use crate::explore::Limits;
 use crate::litmus::{self, LitmusTest};
 use crate::model::Model;
 
@@ -20,18 +22,68 @@ pub struct EngineArgs {
     /// How many times a loop may jump back (spin loops that only read are not bounded).
     #[arg(long, default_value_t = RunOptions::default().loop_bound, value_name = "N")]
     pub loop_bound: u32,
+    /// Worker threads (default: all cores). Several tests run side by side; a
+    /// single test's exploration is shared between the workers.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Turn off the operational machine's partial-order reduction (to measure it).
+    #[arg(long)]
+    pub no_por: bool,
+    /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
+    #[arg(long)]
+    pub exact: bool,
+    /// Stop a test after this many distinct machine states (result: incomplete, exit 4).
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<u64>,
+    /// Stop a test after this many seconds (result: incomplete, exit 4).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Stop when resident memory exceeds this many MiB (default: 80% of physical memory).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<u64>,
 }
 
 impl EngineArgs {
-    /// The run options these arguments select.
-    pub fn options(&self) -> RunOptions {
+    /// Worker threads to use.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+            .filter(|&j| j > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+    /// The run options these arguments select, for `tests` tests in the run.
+    pub fn options(&self, tests: usize) -> RunOptions {
+        let jobs = self.jobs();
+        let max_memory = self
+            .max_memory
+            .map(|m| m << 20)
+            .or_else(|| physical_memory().map(|b| b / 10 * 8));
         RunOptions {
             model: self.model,
             engine: self.engine,
             loop_bound: self.loop_bound,
-            ..RunOptions::default()
+            limits: Limits {
+                max_states: self.max_states,
+                timeout: self
+                    .timeout
+                    .filter(|t| *t > 0.0)
+                    .map(Duration::from_secs_f64),
+                max_memory,
+            },
+            por: !self.no_por,
+            // Several tests: one worker per test; one test: the workers share it.
+            jobs: if tests == 1 { jobs } else { 1 },
+            exact: self.exact,
+            progress: tests == 1,
         }
     }
+}
+
+/// Physical memory in bytes (Linux), if known.
+fn physical_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Parse one file and admit its tests under `model`; diagnostics go to stderr.
@@ -61,4 +113,12 @@ pub fn worst(a: Exit, b: Exit) -> Exit {
         }
     }
     if rank(a) >= rank(b) { a } else { b }
+}
+
+/// Size rayon's global pool once for this process.
+pub fn init_pool(jobs: usize) {
+    // Only the first call in a process can size the pool; later ones keep it.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build_global();
 }

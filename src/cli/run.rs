@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{EngineArgs, load, worst};
+use rayon::prelude::*;
+
+use super::common::{EngineArgs, init_pool, load, worst};
 use crate::engine;
 use crate::litmus;
 use crate::report::{self, TestReport};
@@ -31,6 +33,9 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "herd")]
     pub format: RunFormat,
+    /// Add the engines' counters to the herd-style report (JSON always has them).
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// Run `ptxmc run`.
@@ -42,42 +47,49 @@ pub fn run(args: &RunArgs) -> Exit {
             return Exit::BadInput;
         }
     };
-    let opts = args.engine.options();
+    let mut exit = Exit::Success;
+    let mut tests = Vec::new();
+    for f in files {
+        match load(&f, args.engine.model) {
+            Ok(t) => tests.extend(t),
+            Err(e) => exit = worst(exit, e),
+        }
+    }
+    let opts = args.engine.options(tests.len());
+    init_pool(args.engine.jobs());
+    // Tests run side by side; reports come out in file order.
+    let results: Vec<engine::RunResult> = tests
+        .par_iter()
+        .map(|t| engine::run(&t.program, &opts))
+        .collect();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut exit = Exit::Success;
     let mut json = Vec::new();
-    for f in files {
-        let tests = match load(&f, opts.model) {
-            Ok(t) => t,
-            Err(e) => {
-                exit = worst(exit, e);
-                continue;
-            }
+    for (t, result) in tests.iter().zip(&results) {
+        let rep = TestReport {
+            program: &t.program,
+            file: t.display_path(),
+            model: opts.model,
+            result,
         };
-        for t in &tests {
-            let result = engine::run(&t.program, &opts);
-            let rep = TestReport {
-                program: &t.program,
-                file: t.display_path(),
-                model: opts.model,
-                result: &result,
-            };
-            if result.disagreement.is_some() {
-                exit = worst(exit, Exit::Disagreement);
-            }
-            if result.incomplete.is_some() {
-                exit = worst(exit, Exit::Incomplete);
-            }
-            if rep.expectation_met() == Some(false) {
-                exit = worst(exit, Exit::CheckFailed);
-            }
-            match args.format {
-                RunFormat::Herd => {
-                    let _ = writeln!(out, "{}", report::herd::report(&rep));
+        if result.disagreement.is_some() {
+            exit = worst(exit, Exit::Disagreement);
+        }
+        if result.incomplete.is_some() {
+            exit = worst(exit, Exit::Incomplete);
+        }
+        if rep.expectation_met() == Some(false) {
+            exit = worst(exit, Exit::CheckFailed);
+        }
+        match args.format {
+            RunFormat::Herd => {
+                let mut text = report::herd::report(&rep);
+                if args.stats {
+                    text.push_str(&report::herd::stats(&rep));
                 }
-                RunFormat::Json => json.push(report::json::report(&rep)),
+                let _ = writeln!(out, "{text}");
             }
+            RunFormat::Json => json.push(report::json::report(&rep)),
         }
     }
     if args.format == RunFormat::Json {

@@ -1,44 +1,97 @@
 //! Exhaustive exploration of the operational machine: depth-first search
-//! over its steps with hashed-state deduplication. The strategy is kept
-//! apart from the machine: the machine says what the successors of a state
-//! are; the explorer decides in which order to visit them, which to skip,
-//! and when to stop. Each reason to skip a state has its own counter.
+//! over its steps with a shared seen-set of states, on one thread or many.
+//!
+//! The strategy is kept apart from the machine: the machine says what the
+//! successors of a state are ([`Machine::successors_folded`], which already
+//! applies the machine's partial-order reduction); the explorer decides the
+//! order of visits, which states to skip, and when to stop.
+//!
+//! **Determinism.** Every distinct reachable state is expanded exactly once
+//! (the first worker to insert it into the seen-set expands it), and every
+//! counter is a sum over expanded states. So outcome sets and every counter
+//! are the same for any number of workers; only the time differs. (A run
+//! stopped by a limit is the exception: which states it reached depends on
+//! the schedule, and it is reported as incomplete.)
+//!
+//! **Fingerprints.** By default a state is remembered by a 64-bit FxHash of
+//! its full contents. Two distinct states collide with probability about
+//! n²/2⁶⁵ for n states (n = 10⁶: 3·10⁻⁸; n = 10⁸: 3·10⁻⁴); a collision would
+//! skip a state and could lose outcomes. `--exact` stores full states
+//! instead and has no such risk, at several hundred bytes per state.
 
-use fxhash::{FxHashSet, FxHasher};
+use dashmap::DashSet;
+use fxhash::{FxBuildHasher, FxHasher};
 use serde::Serialize;
 use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::op::Machine;
 use crate::op::state::State;
 use crate::outcome::Outcomes;
 
-/// Limits of one exploration.
+/// Limits of one exploration. Hitting one ends the run as incomplete.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
-    /// Stop after visiting this many distinct states.
+    /// Stop after this many distinct states.
     pub max_states: Option<u64>,
     /// Stop after this much wall-clock time.
     pub timeout: Option<Duration>,
+    /// Stop when the process's resident memory exceeds this many bytes.
+    pub max_memory: Option<u64>,
 }
 
-/// Counters of one exploration.
+/// How to explore.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExploreOptions {
+    /// Limits.
+    pub limits: Limits,
+    /// Worker threads (1 = sequential).
+    pub jobs: usize,
+    /// Remember full states instead of 64-bit fingerprints.
+    pub exact: bool,
+    /// Show a progress line on stderr for long runs (only if it is a terminal).
+    pub progress: bool,
+}
+
+impl Default for ExploreOptions {
+    fn default() -> Self {
+        ExploreOptions {
+            limits: Limits::default(),
+            jobs: 1,
+            exact: false,
+            progress: false,
+        }
+    }
+}
+
+/// Counters of one exploration. Field names are part of the JSON interface.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct ExploreStats {
-    /// States visited (expanded), duplicates excluded.
+    /// States expanded (each distinct state once).
     pub states: u64,
-    /// Distinct states recorded in the seen-set.
+    /// Distinct states stored in the seen-set.
     pub distinct_states: u64,
-    /// Transitions generated.
+    /// Transitions between stored states.
     pub transitions: u64,
+    /// Choice-free retirements carried out in place, without storing the
+    /// intermediate state (part of the partial-order reduction).
+    pub eager_steps: u64,
     /// Successors skipped because their state was seen before.
     pub dedup_hits: u64,
+    /// Transitions not explored thanks to partial-order reduction.
+    pub por_pruned: u64,
     /// States with no successor that are not final (a check failed, or a deadlock).
     pub dead_ends: u64,
     /// Final states reached.
     pub final_states: u64,
     /// Wall-clock seconds.
     pub elapsed_s: f64,
+    /// Distinct states per second.
+    pub states_per_s: f64,
+    /// Peak resident memory of the process, in bytes (0 where unknown).
+    pub peak_rss_bytes: u64,
 }
 
 /// What an exploration found.
@@ -61,63 +114,273 @@ pub fn fingerprint(st: &State) -> u64 {
     h.finish()
 }
 
-/// Explore every state reachable from the initial state.
-pub fn explore(m: &Machine, limits: &Limits) -> Explored {
-    let start = Instant::now();
-    let mut stats = ExploreStats::default();
-    let mut outcomes = Outcomes::new();
-    let mut bound_hit = false;
-    let mut incomplete = None;
-    let mut seen: FxHashSet<u64> = FxHashSet::default();
-    let init = m.initial();
-    seen.insert(fingerprint(&init));
-    let mut stack = vec![init];
-    while let Some(st) = stack.pop() {
-        stats.states += 1;
-        if let Some(max) = limits.max_states {
-            if seen.len() as u64 > max {
-                incomplete = Some(format!("the state limit ({max}) was reached"));
-                break;
+/// The seen-set: fingerprints, or full states in `--exact` mode.
+enum Seen {
+    Fingerprints(DashSet<u64, FxBuildHasher>),
+    Exact(DashSet<Box<State>, FxBuildHasher>),
+}
+
+impl Seen {
+    /// Insert; true if the state was new.
+    fn insert(&self, st: &State) -> bool {
+        match self {
+            Seen::Fingerprints(s) => s.insert(fingerprint(st)),
+            Seen::Exact(s) => !s.contains(st) && s.insert(Box::new(st.clone())),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Seen::Fingerprints(s) => s.len(),
+            Seen::Exact(s) => s.len(),
+        }
+    }
+}
+
+/// Shared counters (summed over workers).
+#[derive(Default)]
+struct Counters {
+    states: AtomicU64,
+    transitions: AtomicU64,
+    eager_steps: AtomicU64,
+    dedup_hits: AtomicU64,
+    por_pruned: AtomicU64,
+    dead_ends: AtomicU64,
+    final_states: AtomicU64,
+}
+
+struct Ctx<'m, 'p> {
+    machine: &'m Machine<'p>,
+    seen: Seen,
+    counters: Counters,
+    outcomes: Mutex<Outcomes>,
+    bound_hit: AtomicBool,
+    stop: AtomicBool,
+    why: Mutex<Option<String>>,
+    limits: Limits,
+    start: Instant,
+    /// Split-off stacks waiting for a worker; splitting stops while there are
+    /// enough of them, so the queue (and the memory it holds) stays small.
+    pending: std::sync::atomic::AtomicUsize,
+    jobs: usize,
+}
+
+impl Ctx<'_, '_> {
+    fn halt(&self, why: String) {
+        let mut w = self.why.lock().unwrap();
+        if w.is_none() {
+            *w = Some(why);
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// Check the limits now and then (cheap enough every 1024 states).
+    fn check_limits(&self, expanded: u64) {
+        if let Some(max) = self.limits.max_states {
+            if self.seen.len() as u64 > max {
+                self.halt(format!("the state limit ({max}) was reached"));
             }
         }
-        if let Some(t) = limits.timeout {
-            if stats.states % 1024 == 0 && start.elapsed() > t {
-                incomplete = Some(format!(
-                    "the time limit ({:.1} s) was reached",
-                    t.as_secs_f64()
-                ));
-                break;
+        if expanded % 1024 == 1 {
+            if let Some(t) = self.limits.timeout {
+                if self.start.elapsed() > t {
+                    self.halt(format!(
+                        "the time limit ({:.1} s) was reached",
+                        t.as_secs_f64()
+                    ));
+                }
             }
-        }
-        if m.is_final(&st) {
-            stats.final_states += 1;
-            if m.is_cut(&st) {
-                bound_hit = true;
-            } else {
-                outcomes.extend(m.outcomes(&st));
-            }
-            continue;
-        }
-        let succ = m.successors(&st);
-        if succ.is_empty() {
-            stats.dead_ends += 1;
-            continue;
-        }
-        stats.transitions += succ.len() as u64;
-        for (_, s) in succ.into_iter().rev() {
-            if seen.insert(fingerprint(&s)) {
-                stack.push(s);
-            } else {
-                stats.dedup_hits += 1;
+            if let Some(m) = self.limits.max_memory {
+                if let Some(rss) = current_rss() {
+                    if rss > m {
+                        self.halt(format!("the memory limit ({} MiB) was reached", m >> 20));
+                    }
+                }
             }
         }
     }
-    stats.distinct_states = seen.len() as u64;
-    stats.elapsed_s = start.elapsed().as_secs_f64();
+
+    /// Depth-first search from the states of `stack`; with a scope, split off
+    /// part of the stack now and then so idle workers can steal it.
+    // States are boxed so that pushing and popping them moves a pointer, not
+    // the whole state.
+    #[allow(clippy::vec_box)]
+    fn run<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, mut stack: Vec<Box<State>>) {
+        let m = self.machine;
+        let mut local = Outcomes::new();
+        let mut since_split = 0u32;
+        while let Some(st) = stack.pop() {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let expanded = self.counters.states.fetch_add(1, Ordering::Relaxed) + 1;
+            self.check_limits(expanded);
+            if m.is_final(&st) {
+                self.counters.final_states.fetch_add(1, Ordering::Relaxed);
+                if m.is_cut(&st) {
+                    self.bound_hit.store(true, Ordering::Relaxed);
+                } else {
+                    local.extend(m.outcomes(&st));
+                }
+                continue;
+            }
+            let f = m.successors_folded(&st);
+            self.counters
+                .eager_steps
+                .fetch_add(f.folded, Ordering::Relaxed);
+            self.counters
+                .por_pruned
+                .fetch_add(f.pruned, Ordering::Relaxed);
+            if f.states.is_empty() {
+                self.counters.dead_ends.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            self.counters
+                .transitions
+                .fetch_add(f.states.len() as u64, Ordering::Relaxed);
+            for s in f.states.into_iter().rev() {
+                if self.seen.insert(&s) {
+                    stack.push(s);
+                } else {
+                    self.counters.dedup_hits.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            since_split += 1;
+            if let Some(scope) = scope {
+                if stack.len() >= 2
+                    && since_split >= 16
+                    && self.pending.load(Ordering::Relaxed) < self.jobs
+                {
+                    since_split = 0;
+                    // Hand the oldest half (the shallowest states, likely the biggest subtrees) to a thief.
+                    let rest = stack.split_off(stack.len() / 2);
+                    let half = std::mem::replace(&mut stack, rest);
+                    self.pending.fetch_add(1, Ordering::Relaxed);
+                    scope.spawn(move |s| {
+                        self.pending.fetch_sub(1, Ordering::Relaxed);
+                        self.run(Some(s), half)
+                    });
+                }
+            }
+        }
+        self.outcomes.lock().unwrap().extend(local);
+    }
+}
+
+/// Explore every state reachable from the initial state.
+pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
+    let start = Instant::now();
+    let seen = if opts.exact {
+        Seen::Exact(DashSet::with_hasher(FxBuildHasher::default()))
+    } else {
+        Seen::Fingerprints(DashSet::with_hasher(FxBuildHasher::default()))
+    };
+    let ctx = Ctx {
+        machine: m,
+        seen,
+        counters: Counters::default(),
+        outcomes: Mutex::new(Outcomes::new()),
+        bound_hit: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        why: Mutex::new(None),
+        limits: opts.limits,
+        start,
+        pending: std::sync::atomic::AtomicUsize::new(0),
+        jobs: opts.jobs,
+    };
+    let init = Box::new(m.initial());
+    ctx.seen.insert(&init);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        if opts.progress {
+            sc.spawn(|| progress(&ctx.counters.states, &done, start));
+        }
+        if opts.jobs <= 1 {
+            ctx.run(None, vec![init]);
+        } else if rayon::current_num_threads() == opts.jobs {
+            rayon::scope(|s| ctx.run(Some(s), vec![init]));
+        } else {
+            match rayon::ThreadPoolBuilder::new()
+                .num_threads(opts.jobs)
+                .build()
+            {
+                Ok(pool) => pool.install(|| rayon::scope(|s| ctx.run(Some(s), vec![init]))),
+                Err(_) => ctx.run(None, vec![init]),
+            }
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    let c = &ctx.counters;
+    let elapsed = start.elapsed().as_secs_f64();
+    let distinct = ctx.seen.len() as u64;
+    let stats = ExploreStats {
+        states: c.states.load(Ordering::Relaxed),
+        distinct_states: distinct,
+        transitions: c.transitions.load(Ordering::Relaxed),
+        eager_steps: c.eager_steps.load(Ordering::Relaxed),
+        dedup_hits: c.dedup_hits.load(Ordering::Relaxed),
+        por_pruned: c.por_pruned.load(Ordering::Relaxed),
+        dead_ends: c.dead_ends.load(Ordering::Relaxed),
+        final_states: c.final_states.load(Ordering::Relaxed),
+        elapsed_s: elapsed,
+        states_per_s: if elapsed > 0.0 {
+            distinct as f64 / elapsed
+        } else {
+            0.0
+        },
+        peak_rss_bytes: peak_rss().unwrap_or(0),
+    };
     Explored {
-        outcomes,
-        bound_hit,
-        incomplete,
+        outcomes: ctx.outcomes.into_inner().unwrap(),
+        bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
+        incomplete: ctx.why.into_inner().unwrap(),
         stats,
     }
+}
+
+/// A progress line on stderr, shown only on a terminal and only once a run
+/// has lasted a second and a half; cleared at the end. Never on stdout, so it
+/// cannot pollute `--format json`.
+fn progress(states: &AtomicU64, done: &AtomicBool, start: Instant) {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return;
+    }
+    let bar = indicatif::ProgressBar::hidden();
+    let mut shown = false;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+        if !shown && start.elapsed() > Duration::from_millis(1500) {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} exploring: {msg}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            shown = true;
+        }
+        if shown {
+            let n = states.load(Ordering::Relaxed);
+            let secs = start.elapsed().as_secs_f64();
+            bar.set_message(format!(
+                "{n} states, {:.0} states/s, {secs:.1} s",
+                n as f64 / secs.max(1e-9)
+            ));
+            bar.tick();
+        }
+    }
+    bar.finish_and_clear();
+}
+
+/// Current resident set size in bytes (Linux), if known.
+fn current_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Peak resident set size in bytes (Linux), if known.
+pub fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

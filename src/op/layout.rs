@@ -144,6 +144,9 @@ pub struct Layout {
     pub fence_sc: Set,
     /// Slots of each thread.
     pub thread_slots: Vec<Set>,
+    /// The (CTA, proxy) caches some proxy fence can invalidate: only these
+    /// carry line tokens in views (most programs have none).
+    pub line_pairs: Vec<(usize, Proxy)>,
 }
 
 impl Layout {
@@ -271,6 +274,7 @@ impl Layout {
             inits: 0,
             fence_sc: 0,
             thread_slots: vec![0; p.threads.len()],
+            line_pairs: Vec::new(),
             slots,
             base,
             execs,
@@ -300,6 +304,15 @@ impl Layout {
             }
             if s.kind == SlotKind::Fence(FenceSem::Sc) {
                 l.fence_sc |= bit(i);
+            }
+        }
+        for s in &l.slots {
+            if let (SlotKind::ProxyFence(k), Some(_)) = (s.kind, s.thread) {
+                if let Some(q) = k.proxy() {
+                    if !l.line_pairs.contains(&(s.cta, q)) {
+                        l.line_pairs.push((s.cta, q));
+                    }
+                }
             }
         }
         for i in 0..n {
@@ -347,6 +360,13 @@ impl Layout {
     pub fn slot(&self, t: ThreadId, pc: usize, k: usize) -> Option<usize> {
         let b = self.base[t][pc]?;
         (k < self.execs[t][pc]).then_some(b + k)
+    }
+
+    /// Index of the line tokens of CTA `c`'s cache for proxy `q`, if any fence can touch it.
+    pub fn line_pair(&self, c: usize, q: Proxy) -> Option<usize> {
+        self.line_pairs
+            .iter()
+            .position(|&(pc, pq)| pc == c && pq == q)
     }
 
     /// Whether `a` and `b` are morally strong.

@@ -26,7 +26,7 @@ use layout::{Layout, SlotKind};
 use state::{NONE, State, ThreadState, View};
 
 pub use layout::TooManySlots;
-pub use steps::{Step, StepKind};
+pub use steps::{Folded, Step, StepKind};
 
 /// The machine for one program.
 pub struct Machine<'p> {
@@ -38,6 +38,9 @@ pub struct Machine<'p> {
     pub bound: u32,
     /// Final-state columns.
     pub columns: Columns,
+    /// Partial-order reduction (R1: choice-free retirements go first and
+    /// alone, and are folded into the preceding step). Off only to measure it.
+    pub por: bool,
     /// `back_index[t][pc]`: index of a bounded back edge in `ThreadState::back_taken`.
     back_index: Vec<Vec<Option<usize>>>,
     /// `reach[t][pc]`: instructions reachable from `pc` (inclusive).
@@ -70,6 +73,7 @@ impl<'p> Machine<'p> {
             columns: Columns::of(p),
             layout,
             bound,
+            por: true,
             back_index,
             reach,
         })
@@ -78,7 +82,7 @@ impl<'p> Machine<'p> {
     /// The initial state: initial versions in memory, nothing issued.
     pub fn initial(&self) -> State {
         let n = self.layout.len();
-        let ctas = self.layout.ctas.len();
+        let pairs = self.layout.line_pairs.len();
         let threads = self
             .program
             .threads
@@ -91,7 +95,7 @@ impl<'p> Machine<'p> {
                 execs: SmallVec::from_elem(0, th.code.len()),
                 back_taken: SmallVec::from_elem(0, self.back_index[t].iter().flatten().count()),
                 seq: 0,
-                view: View::new(ctas),
+                view: View::new(pairs),
                 arrived: false,
             })
             .collect();
@@ -178,9 +182,10 @@ impl<'p> Machine<'p> {
                 | (k.anyva & diff)
         } else {
             let c = si.cta;
+            let pair = l.line_pair(c, si.proxy);
             (k.raw & same & l.proxy_slots[si.proxy as usize] & l.cta_slots[c])
-                | (k.line(c, si.proxy, state::Stage::Gen) & same)
-                | (k.line(c, si.proxy, state::Stage::AnyVa) & diff)
+                | (k.line(pair, state::Stage::Gen) & same)
+                | (k.line(pair, state::Stage::AnyVa) & diff)
         }
     }
 
@@ -238,64 +243,69 @@ impl<'p> Machine<'p> {
         }
     }
 
-    /// Coherence acyclic, obligations respected, RMWs atomic, SC per location.
-    fn co_ok(&self, st: &State) -> bool {
+    /// For location `loc`: coherence acyclic, obligations respected, RMWs
+    /// atomic, SC per location. (Coherence and obligations never cross
+    /// locations, so a change at `loc` only needs `loc` checked.)
+    fn co_ok(&self, st: &State, loc: usize) -> bool {
         let l = &self.layout;
-        for v in members(st.versions) {
+        let here = l.loc_slots[loc];
+        for v in members(st.versions & here) {
             if st.co[v] & bit(v) != 0 || st.co[v] & st.never_below[v] != 0 {
                 return false;
             }
         }
-        for x in members(st.versions & st.bound) {
+        for x in members(st.versions & st.bound & here) {
             // x is an issued RMW: nothing morally strong between its source and itself.
             let src = st.rf[x] as usize;
             if members(st.co[src] & l.ms[x]).any(|y| st.co[y] & bit(x) != 0) {
                 return false;
             }
         }
-        self.ser_ok(st)
+        self.ser_ok(st, loc)
     }
 
-    /// SC per location (A5): issued accesses of each location, with
-    /// program order on one address and morally strong rf, co and fr, are acyclic.
-    fn ser_ok(&self, st: &State) -> bool {
+    /// SC per location (A5) for `loc`: its issued accesses, with program order
+    /// on one address and morally strong rf, co and fr, are acyclic.
+    fn ser_ok(&self, st: &State, loc: usize) -> bool {
         let l = &self.layout;
         let live = st.versions | st.bound | st.retired;
-        for loc in 0..self.program.locations.len() {
-            let nodes = l.loc_slots[loc] & live;
-            if (nodes & !l.inits).count_ones() < 2 {
-                continue;
+        let nodes = l.loc_slots[loc] & live;
+        if (nodes & !l.inits).count_ones() < 2 {
+            return true;
+        }
+        // Rows over the location's live slots, renumbered densely.
+        let idx = |s: usize| (nodes & (bit(s) - 1)).count_ones() as usize;
+        let dense = |set: Set| members(set & nodes).fold(0u128, |acc, s| acc | (1u128 << idx(s)));
+        let list: SmallVec<[usize; 16]> = members(nodes).collect();
+        let mut rows: SmallVec<[u128; 16]> = SmallVec::from_elem(0, list.len());
+        for (i, &a) in list.iter().enumerate() {
+            let sa = &l.slots[a];
+            let mut out = st.co[a] & l.ms[a];
+            if sa.reads() && st.rf[a] != NONE {
+                let src = st.rf[a] as usize;
+                out |= st.co[src] & l.ms[a];
+                if l.ms(src, a) && nodes & bit(src) != 0 {
+                    rows[idx(src)] |= 1u128 << i;
+                }
             }
-            let mut g = crate::ax::rel::Rel::empty(l.len());
-            for a in members(nodes) {
-                let sa = &l.slots[a];
-                for b in members(nodes & l.ms[a]) {
-                    if st.co[a] & bit(b) != 0 {
-                        g.add(a, b);
-                    }
-                }
-                if sa.reads() && st.rf[a] != NONE {
-                    let src = st.rf[a] as usize;
-                    if l.ms(src, a) {
-                        g.add(src, a);
-                    }
-                    for w in members(st.co[src] & nodes & l.ms[a]) {
-                        g.add(a, w);
-                    }
-                }
-                if let Some(t) = sa.thread {
-                    for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
-                        if st.seq[a] < st.seq[b] {
-                            g.add(a, b);
-                        }
+            if let Some(t) = sa.thread {
+                for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
+                    if st.seq[a] < st.seq[b] {
+                        out |= bit(b);
                     }
                 }
             }
-            if g.has_cycle() {
-                return false;
+            rows[i] |= dense(out);
+        }
+        for k in 0..rows.len() {
+            let rk = rows[k];
+            for r in rows.iter_mut() {
+                if *r & (1u128 << k) != 0 {
+                    *r |= rk;
+                }
             }
         }
-        true
+        rows.iter().enumerate().all(|(i, r)| r & (1u128 << i) == 0)
     }
 
     /// Issue write `w` with value `value`: it becomes a version, ordered
@@ -317,9 +327,26 @@ impl<'p> Machine<'p> {
         out
     }
 
+    /// Issue write `w` in `s` itself when no orientation is a choice (no
+    /// morally strong version to order it against). `None` if there is one
+    /// (then `s` is unchanged); `Some(false)` if a check fails.
+    fn issue_write_single(&self, s: &mut State, w: usize, value: Value, seq: u16) -> Option<bool> {
+        let l = &self.layout;
+        let loc = l.slots[w].loc;
+        if s.versions & l.loc_slots[loc] & l.ms[w] & !l.inits != 0 {
+            return None;
+        }
+        s.versions |= bit(w);
+        s.value[w] = value;
+        s.seq[w] = seq;
+        let init = members(l.loc_slots[loc] & l.inits).next().unwrap();
+        self.add_co(s, init, w);
+        Some(self.co_ok(s, loc))
+    }
+
     fn orient(&self, st: State, w: usize, partners: &[usize], out: &mut Vec<State>) {
         let Some((&m, rest)) = partners.split_first() else {
-            if self.co_ok(&st) {
+            if self.co_ok(&st, self.layout.slots[w].loc) {
                 out.push(st);
             }
             return;
@@ -350,7 +377,7 @@ impl<'p> Machine<'p> {
         s.bound |= bit(r);
         s.rf[r] = v as u8;
         s.seq[r] = seq;
-        self.ser_ok(&s).then_some(s)
+        self.ser_ok(&s, self.layout.slots[r].loc).then_some(s)
     }
 
     /// Whether thread `u` may still arrive at the barrier named `id` in CTA `cta`.

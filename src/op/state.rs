@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 use std::sync::Arc;
 
 use crate::ax::rel::{Set, bit};
-use crate::ir::{Proxy, Value};
+use crate::ir::Value;
 
 /// Which stage of propagation a line token records (machine-m2.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,7 +26,7 @@ pub enum Stage {
 /// (an alias fence ran after it reached L2); `line[c][q][σ]` — CTA `c`'s
 /// non-generic cache for proxy `q` was invalidated after the event reached
 /// stage σ, so that cache can no longer hold anything older.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq, Hash)]
 pub struct View {
     /// ⟨X⟩raw tokens.
     pub raw: Set,
@@ -34,33 +34,75 @@ pub struct View {
     pub gen_: Set,
     /// ⟨X⟩anyva tokens.
     pub anyva: Set,
-    /// ⟨X⟩line(c, q, σ) tokens, indexed by [`View::line_index`].
-    pub line: SmallVec<[Set; 6]>,
+    /// ⟨X⟩line(c, q, σ) tokens, two per (CTA, proxy) pair of
+    /// [`crate::op::layout::Layout::line_pairs`], indexed by [`View::line_index`].
+    pub line: SmallVec<[Set; 2]>,
+}
+
+impl Clone for View {
+    fn clone(&self) -> View {
+        // from_slice copies Copy data in one move, where the derived clone goes element by element.
+        View {
+            raw: self.raw,
+            gen_: self.gen_,
+            anyva: self.anyva,
+            line: SmallVec::from_slice(&self.line),
+        }
+    }
+}
+
+/// An immutable published view (a release, `fence.sc` or barrier snapshot),
+/// shared between states, with its hash computed once.
+#[derive(Clone, Debug)]
+pub struct Snapshot(Arc<(u64, View)>);
+
+impl Snapshot {
+    /// Publish `view`.
+    pub fn new(view: View) -> Snapshot {
+        let mut h = fxhash::FxHasher::default();
+        std::hash::Hash::hash(&view, &mut h);
+        Snapshot(Arc::new((std::hash::Hasher::finish(&h), view)))
+    }
+}
+
+impl std::ops::Deref for Snapshot {
+    type Target = View;
+    fn deref(&self) -> &View {
+        &self.0.1
+    }
+}
+
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Snapshot) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || (self.0.0 == other.0.0 && self.0.1 == other.0.1)
+    }
+}
+
+impl Eq for Snapshot {}
+
+impl std::hash::Hash for Snapshot {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.0.0)
+    }
 }
 
 impl View {
-    /// A view with room for `ctas` CTAs.
-    pub fn new(ctas: usize) -> View {
+    /// A view with room for `pairs` (CTA, proxy) caches.
+    pub fn new(pairs: usize) -> View {
         View {
             raw: 0,
             gen_: 0,
             anyva: 0,
-            line: SmallVec::from_elem(0, ctas * 6),
+            line: SmallVec::from_elem(0, pairs * 2),
         }
     }
-    /// Index of the line tokens of CTA `c`, non-generic proxy `q`, stage `s`.
-    pub fn line_index(c: usize, q: Proxy, s: Stage) -> usize {
-        let qi = match q {
-            Proxy::Texture => 0,
-            Proxy::Surface => 1,
-            Proxy::Constant => 2,
-            Proxy::Generic => unreachable!("generic lines carry no line tokens"),
-        };
-        c * 6 + qi * 2 + (s == Stage::AnyVa) as usize
+    /// Index of the line tokens of (CTA, proxy) pair `pair` at stage `s`.
+    pub fn line_index(pair: usize, s: Stage) -> usize {
+        pair * 2 + (s == Stage::AnyVa) as usize
     }
-    /// The line tokens of `(c, q, s)`.
-    pub fn line(&self, c: usize, q: Proxy, s: Stage) -> Set {
-        self.line[Self::line_index(c, q, s)]
+    /// The line tokens of pair `pair` at stage `s` (none if the pair has no tokens).
+    pub fn line(&self, pair: Option<usize>, s: Stage) -> Set {
+        pair.map_or(0, |p| self.line[Self::line_index(p, s)])
     }
     /// `self ∪= other`.
     pub fn merge(&mut self, other: &View) {
@@ -97,14 +139,14 @@ pub struct Arrival {
 }
 
 /// Progress of one thread.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct ThreadState {
     /// Next instruction to retire (= code length when finished).
     pub pc: usize,
     /// Stopped at the loop bound (it would take a bounded back edge once more).
     pub cut: bool,
     /// Register values after the retired instructions.
-    pub regs: SmallVec<[Value; 8]>,
+    pub regs: SmallVec<[Value; 4]>,
     /// How many times each instruction has retired (selects its slot).
     pub execs: SmallVec<[u8; 16]>,
     /// How many times each bounded back edge has been taken.
@@ -115,6 +157,21 @@ pub struct ThreadState {
     pub view: View,
     /// The barrier at `pc` has been arrived at; the thread waits for its phase.
     pub arrived: bool,
+}
+
+impl Clone for ThreadState {
+    fn clone(&self) -> ThreadState {
+        ThreadState {
+            pc: self.pc,
+            cut: self.cut,
+            regs: SmallVec::from_slice(&self.regs),
+            execs: SmallVec::from_slice(&self.execs),
+            back_taken: SmallVec::from_slice(&self.back_taken),
+            seq: self.seq,
+            view: self.view.clone(),
+            arrived: self.arrived,
+        }
+    }
 }
 
 impl ThreadState {
@@ -128,7 +185,7 @@ impl ThreadState {
 pub const NONE: u8 = u8::MAX;
 
 /// The whole machine state.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     /// Per thread.
     pub threads: SmallVec<[ThreadState; 4]>,
@@ -139,19 +196,37 @@ pub struct State {
     /// Retired slots.
     pub retired: Set,
     /// Coherence: `co[v]` = versions known to be coherence-after `v` (closed).
-    pub co: SmallVec<[Set; 24]>,
+    pub co: SmallVec<[Set; 16]>,
     /// Reads-from: the version each bound read returned.
-    pub rf: SmallVec<[u8; 24]>,
+    pub rf: SmallVec<[u8; 16]>,
     /// Obligations: `never_below[v]` = versions `v` must never be coherence-before.
-    pub never_below: SmallVec<[Set; 24]>,
+    pub never_below: SmallVec<[Set; 16]>,
     /// The value each version holds.
-    pub value: SmallVec<[Value; 24]>,
+    pub value: SmallVec<[Value; 16]>,
     /// Program-order position of each issued or retired slot in its thread.
-    pub seq: SmallVec<[u16; 24]>,
+    pub seq: SmallVec<[u16; 16]>,
     /// Release snapshots, fence.sc snapshots and barrier arrival snapshots.
-    pub snapshots: SmallVec<[Option<Arc<View>>; 24]>,
+    pub snapshots: SmallVec<[Option<Snapshot>; 16]>,
     /// Barrier arrivals so far.
     pub arrivals: SmallVec<[Arrival; 2]>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            threads: self.threads.iter().cloned().collect(),
+            versions: self.versions,
+            bound: self.bound,
+            retired: self.retired,
+            co: SmallVec::from_slice(&self.co),
+            rf: SmallVec::from_slice(&self.rf),
+            never_below: SmallVec::from_slice(&self.never_below),
+            value: SmallVec::from_slice(&self.value),
+            seq: SmallVec::from_slice(&self.seq),
+            snapshots: self.snapshots.clone(),
+            arrivals: self.arrivals.clone(),
+        }
+    }
 }
 
 impl State {

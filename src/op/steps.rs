@@ -19,15 +19,14 @@
 //! morally strong versions (R4).
 
 use smallvec::SmallVec;
-use std::sync::Arc;
 
 use crate::ax::rel::{Set, bit, members};
 use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value};
 
 use super::Machine;
 use super::layout::SlotKind;
-use super::state::{Arrival, Stage, State, View};
-use super::window::{End, Entry, Window, operand};
+use super::state::{Arrival, Snapshot, Stage, State, View};
+use super::window::{End, Entry, Window, Windows, operand};
 
 /// One transition: which thread did what at which instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,9 +62,55 @@ pub enum StepKind {
     Cut,
 }
 
+/// What retiring an instruction amounts to.
+enum Plan {
+    /// Registers only, or a branch: go on at `target` (or the next
+    /// instruction), counting a bounded back edge.
+    Advance(Option<usize>, Option<usize>),
+    /// A bounded back edge taken once too often: the thread stops.
+    Cut,
+    /// A spin-loop back edge taken: this path never finishes.
+    Die,
+    /// A store: issue it (unless forwarded earlier) with this value, then
+    /// validate against the view.
+    Store { issue: Option<Value>, k: View },
+    /// A bound load or RMW, a fence or a proxy fence: validate against the
+    /// view (after propagation) and update it.
+    Finish(View),
+    /// Arrive at a barrier.
+    Arrive,
+    /// Pass a barrier whose phase is complete, with the merged view.
+    Pass(View),
+}
+
+/// Successors of a state for exhaustive search.
+#[derive(Default)]
+#[allow(clippy::vec_box)] // boxed so the explorer moves states by pointer
+pub struct Folded {
+    /// The successor states (each carried through its choice-free retirements).
+    pub states: Vec<Box<State>>,
+    /// Choice-free retirements carried out in place.
+    pub folded: u64,
+    /// Transitions of other threads left unexplored because a choice-free
+    /// retirement went alone (one per other unfinished thread and step).
+    pub pruned: u64,
+}
+
+/// The result of carrying out a plan in place.
+enum InPlace {
+    /// Done; the step's kind.
+    Done(StepKind),
+    /// A check failed: the state is dead.
+    Dead,
+    /// A store's coherence orientations are a choice: not done.
+    Branches,
+}
+
+// Short-lived (one per thread and step), so the size of `Ready` does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Retire {
-    /// The retirement needs no choice: these are its outcomes (empty = dead state).
-    Ready(Vec<(Step, State)>),
+    /// The retirement of thread `t`'s entry needs no choice but its plan's own.
+    Ready(usize, Entry, Plan),
     /// It needs a choice (a load to bind, a `fence.sc` to order).
     Choice,
     /// It waits for another thread.
@@ -75,39 +120,115 @@ enum Retire {
 impl Machine<'_> {
     /// Every successor of `st`, in a deterministic order.
     pub fn successors(&self, st: &State) -> Vec<(Step, State)> {
-        let nt = st.threads.len();
-        let windows: Vec<Window> = (0..nt).map(|t| self.window(st, t)).collect();
-        // R1: the first thread that can retire without a choice goes alone.
-        for t in 0..nt {
+        let windows = Windows::new(self, st);
+        if self.por {
+            if let Some(out) = self.eager(st, &windows) {
+                return out;
+            }
+            return self.choices(st, &windows);
+        }
+        // Without reduction: every thread's choice-free retirement is one
+        // successor among the others.
+        let mut out = Vec::new();
+        for t in 0..st.threads.len() {
             if st.threads[t].finished(self.program.threads[t].code.len()) {
                 continue;
             }
-            if let Retire::Ready(out) = self.try_retire(st, t, &windows) {
-                return out;
+            if let Retire::Ready(t, e, plan) = self.try_retire(st, t, &windows) {
+                out.extend(self.apply(st, t, &e, plan));
             }
         }
+        out.extend(self.choices(st, &windows));
+        out
+    }
+
+    /// Successors for exhaustive search: as [`Machine::successors`], but each
+    /// successor is carried on through every retirement that needs no choice
+    /// (R1 with a single outcome), so only states where something is chosen
+    /// are returned. Also returns how many such steps were folded in, and how
+    /// many transitions of other threads they made unnecessary.
+    pub fn successors_folded(&self, st: &State) -> Folded {
+        let mut f = Folded::default();
+        let unfinished = |s: &State| {
+            (0..s.threads.len())
+                .filter(|&t| !s.threads[t].finished(self.program.threads[t].code.len()))
+                .count() as u64
+        };
+        if self.por && self.is_ready(st) {
+            f.pruned += unfinished(st).saturating_sub(1);
+        }
+        'next: for (_, cur) in self.successors(st) {
+            // Boxed once: the explorer moves states around by pointer.
+            let mut cur = Box::new(cur);
+            while self.por && !self.is_final(&cur) {
+                let windows = Windows::new(self, &cur);
+                let Some((t, e, plan)) = self.first_ready(&cur, &windows) else {
+                    break;
+                };
+                drop(windows);
+                let others = unfinished(&cur).saturating_sub(1);
+                match self.apply_in_place(&mut cur, t, &e, plan) {
+                    InPlace::Done(_) => {
+                        f.folded += 1;
+                        f.pruned += others;
+                    }
+                    InPlace::Dead => continue 'next,
+                    InPlace::Branches => break,
+                }
+            }
+            f.states.push(cur);
+        }
+        f
+    }
+
+    /// Whether some thread can retire without a choice.
+    fn is_ready(&self, st: &State) -> bool {
+        let windows = Windows::new(self, st);
+        self.first_ready(st, &windows).is_some()
+    }
+
+    /// R1: the first thread whose next instruction can retire without a choice.
+    fn first_ready(&self, st: &State, windows: &Windows) -> Option<(usize, Entry, Plan)> {
+        (0..st.threads.len())
+            .filter(|&t| !st.threads[t].finished(self.program.threads[t].code.len()))
+            .find_map(|t| match self.try_retire(st, t, windows) {
+                Retire::Ready(t, e, plan) => Some((t, e, plan)),
+                _ => None,
+            })
+    }
+
+    /// R1: the first thread that can retire without a choice goes alone.
+    fn eager(&self, st: &State, windows: &Windows) -> Option<Vec<(Step, State)>> {
+        let (t, e, plan) = self.first_ready(st, windows)?;
+        Some(self.apply(st, t, &e, plan))
+    }
+
+    /// The choices of a state where no thread can retire without one.
+    fn choices(&self, st: &State, windows: &Windows) -> Vec<(Step, State)> {
+        let nt = st.threads.len();
         let mut out = Vec::new();
         for t in 0..nt {
             if st.threads[t].finished(self.program.threads[t].code.len()) {
                 continue;
             }
-            let w = &windows[t];
+            let w = windows.get(t);
             let Some(e0) = w.entries.first() else {
                 continue;
             };
             let instr = &self.program.threads[t].code[e0.pc];
             match instr {
                 Instr::Load { .. } | Instr::Rmw { .. } if !self.is_bound(st, e0) => {
-                    self.push_binds(st, t, e0, &windows, &mut out)
+                    self.push_binds(st, t, e0, windows, &mut out)
                 }
                 Instr::Barrier { count: Some(_), .. } if !st.threads[t].arrived => {
                     out.push(self.arrive(st, t, e0));
                 }
                 Instr::Fence {
                     sem: FenceSem::Sc, ..
-                } => {
-                    if let Some(k) = self.propagate_in(st, t, e0.slot.unwrap(), &windows) {
-                        if let Some(s) = self.finish_retire(st.clone(), t, e0, k) {
+                } if self.sc_partner_pending(st, t, e0.slot.unwrap()) => {
+                    if let Some(k) = self.propagate_in(st, t, e0.slot.unwrap(), windows) {
+                        let mut s = st.clone();
+                        if self.finish_retire(&mut s, t, e0, k) {
                             out.push((
                                 Step {
                                     thread: t,
@@ -129,7 +250,7 @@ impl Machine<'_> {
                     && !self.is_bound(st, e)
                     && (issued_write || self.feeds_later(t, w, k))
                 {
-                    self.push_binds(st, t, e, &windows, &mut out);
+                    self.push_binds(st, t, e, windows, &mut out);
                 }
             }
         }
@@ -180,77 +301,43 @@ impl Machine<'_> {
 
     // ---- retirement -------------------------------------------------------
 
-    fn try_retire(&self, st: &State, t: usize, windows: &[Window]) -> Retire {
-        let w = &windows[t];
+    /// Decide what retiring thread `t`'s next instruction amounts to, without
+    /// changing the state.
+    fn try_retire(&self, st: &State, t: usize, windows: &Windows) -> Retire {
         let ts = &st.threads[t];
-        let Some(e) = w.entries.first() else {
-            if w.end == End::Bound {
-                let mut s = st.clone();
-                s.threads[t].cut = true;
-                return Retire::Ready(vec![(
-                    Step {
-                        thread: t,
-                        pc: ts.pc,
-                        kind: StepKind::Cut,
-                    },
-                    s,
-                )]);
-            }
+        let Some(e) = self.head_entry(st, t) else {
             return Retire::Blocked;
         };
-        let step = |kind| Step {
-            thread: t,
-            pc: e.pc,
-            kind,
-        };
         let instr = &self.program.threads[t].code[e.pc];
-        match instr {
-            Instr::Mov { .. } | Instr::Arith { .. } => {
-                let mut s = st.clone();
-                self.advance(&mut s, t, e, None);
-                Retire::Ready(vec![(step(StepKind::Retire), s)])
-            }
+        let plan = match instr {
+            Instr::Mov { .. } | Instr::Arith { .. } => Plan::Advance(None, None),
             Instr::Branch { cond, target } => {
-                let regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
                 let taken = cond.as_ref().is_none_or(|(c, a, b)| {
-                    c.holds(operand(&regs, a).unwrap(), operand(&regs, b).unwrap())
+                    c.holds(operand(&e.regs, a).unwrap(), operand(&e.regs, b).unwrap())
                 });
-                let mut s = st.clone();
-                if taken {
-                    let info = &self.layout.loops[t];
-                    if info.back_edge[e.pc] {
-                        if info.spin[e.pc] {
-                            return Retire::Ready(Vec::new()); // a spin loop never goes round
-                        }
-                        let i = self.back_index[t][e.pc].unwrap();
-                        if ts.back_taken[i] as u32 >= self.bound {
-                            s.threads[t].cut = true;
-                            return Retire::Ready(vec![(step(StepKind::Cut), s)]);
-                        }
-                        s.threads[t].back_taken[i] += 1;
-                    }
-                    self.advance(&mut s, t, e, Some(*target));
+                let info = &self.layout.loops[t];
+                if !taken {
+                    Plan::Advance(None, None)
+                } else if !info.back_edge[e.pc] {
+                    Plan::Advance(Some(*target), None)
+                } else if info.spin[e.pc] {
+                    Plan::Die // a spin loop never goes round
                 } else {
-                    self.advance(&mut s, t, e, None);
+                    let i = self.back_index[t][e.pc].unwrap();
+                    if ts.back_taken[i] as u32 >= self.bound {
+                        Plan::Cut
+                    } else {
+                        Plan::Advance(Some(*target), Some(i))
+                    }
                 }
-                Retire::Ready(vec![(step(StepKind::Retire), s)])
             }
             Instr::Store { src, .. } => {
                 let slot = e.slot.unwrap();
                 let Some(k) = self.propagate_in(st, t, slot, windows) else {
                     return Retire::Blocked;
                 };
-                let issued: Vec<State> = if st.versions & bit(slot) != 0 {
-                    vec![st.clone()]
-                } else {
-                    self.issue_write(st, slot, operand(&e.regs, src).unwrap(), e.seq)
-                };
-                let out = issued
-                    .into_iter()
-                    .filter_map(|s| self.finish_retire(s, t, e, k.clone()))
-                    .map(|s| (step(StepKind::Retire), s))
-                    .collect();
-                Retire::Ready(out)
+                let issue = (st.versions & bit(slot) == 0).then(|| operand(&e.regs, src).unwrap());
+                Plan::Store { issue, k }
             }
             Instr::Load { .. } | Instr::Rmw { .. } => {
                 let slot = e.slot.unwrap();
@@ -258,13 +345,8 @@ impl Machine<'_> {
                     return Retire::Choice;
                 }
                 match self.propagate_in(st, t, slot, windows) {
-                    None => Retire::Blocked,
-                    Some(k) => Retire::Ready(
-                        self.finish_retire(st.clone(), t, e, k)
-                            .map(|s| (step(StepKind::Retire), s))
-                            .into_iter()
-                            .collect(),
-                    ),
+                    None => return Retire::Blocked,
+                    Some(k) => Plan::Finish(k),
                 }
             }
             Instr::Fence { sem, .. } => {
@@ -273,24 +355,11 @@ impl Machine<'_> {
                     return Retire::Choice;
                 }
                 match self.propagate_in(st, t, slot, windows) {
-                    None => Retire::Blocked,
-                    Some(k) => Retire::Ready(
-                        self.finish_retire(st.clone(), t, e, k)
-                            .map(|s| (step(StepKind::Retire), s))
-                            .into_iter()
-                            .collect(),
-                    ),
+                    None => return Retire::Blocked,
+                    Some(k) => Plan::Finish(k),
                 }
             }
-            Instr::ProxyFence { .. } => {
-                let k = st.threads[t].view.clone();
-                Retire::Ready(
-                    self.finish_retire(st.clone(), t, e, k)
-                        .map(|s| (step(StepKind::Retire), s))
-                        .into_iter()
-                        .collect(),
-                )
-            }
+            Instr::ProxyFence { .. } => Plan::Finish(st.threads[t].view.clone()),
             Instr::Barrier { count, .. } => {
                 let slot = e.slot.unwrap();
                 if !ts.arrived {
@@ -299,33 +368,120 @@ impl Machine<'_> {
                         // phase, so the order of arrivals is a choice.
                         return Retire::Choice;
                     }
-                    return Retire::Ready(vec![self.arrive(st, t, e)]);
-                }
-                match self.barrier_merge(st, t, slot) {
-                    None => Retire::Blocked,
-                    Some(k) => {
-                        let mut s = st.clone();
-                        s.threads[t].view = k;
-                        s.threads[t].arrived = false;
-                        self.advance(&mut s, t, e, None);
-                        Retire::Ready(vec![(step(StepKind::Pass), s)])
+                    Plan::Arrive
+                } else {
+                    match self.barrier_merge(st, t, slot) {
+                        None => return Retire::Blocked,
+                        Some(k) => Plan::Pass(k),
                     }
+                }
+            }
+        };
+        Retire::Ready(t, e, plan)
+    }
+
+    /// Carry out a retirement plan on a copy of `st`: every resulting state
+    /// (several when a store's coherence orientations are a choice; none if a
+    /// check fails).
+    fn apply(&self, st: &State, t: usize, e: &Entry, plan: Plan) -> Vec<(Step, State)> {
+        let step = |kind| Step {
+            thread: t,
+            pc: e.pc,
+            kind,
+        };
+        match plan {
+            Plan::Store {
+                issue: Some(value),
+                k,
+            } => self
+                .issue_write(st, e.slot.unwrap(), value, e.seq)
+                .into_iter()
+                .filter_map(|mut s| self.finish_retire(&mut s, t, e, k.clone()).then_some(s))
+                .map(|s| (step(StepKind::Retire), s))
+                .collect(),
+            plan => {
+                let mut s = st.clone();
+                match self.apply_in_place(&mut s, t, e, plan) {
+                    InPlace::Done(kind) => vec![(step(kind), s)],
+                    InPlace::Dead => Vec::new(),
+                    InPlace::Branches => unreachable!("handled above"),
                 }
             }
         }
     }
 
+    /// Carry out a retirement plan on `s` itself. A store that must still be
+    /// ordered against other versions is left alone (`Branches`); after a
+    /// failed check `s` is garbage (`Dead`).
+    fn apply_in_place(&self, s: &mut State, t: usize, e: &Entry, plan: Plan) -> InPlace {
+        match plan {
+            Plan::Advance(target, back) => {
+                if let Some(i) = back {
+                    s.threads[t].back_taken[i] += 1;
+                }
+                self.advance(s, t, e, target);
+                InPlace::Done(StepKind::Retire)
+            }
+            Plan::Cut => {
+                s.threads[t].cut = true;
+                InPlace::Done(StepKind::Cut)
+            }
+            Plan::Die => InPlace::Dead,
+            Plan::Store { issue, k } => {
+                if let Some(value) = issue {
+                    match self.issue_write_single(s, e.slot.unwrap(), value, e.seq) {
+                        None => return InPlace::Branches,
+                        Some(false) => return InPlace::Dead,
+                        Some(true) => {}
+                    }
+                }
+                if self.finish_retire(s, t, e, k) {
+                    InPlace::Done(StepKind::Retire)
+                } else {
+                    InPlace::Dead
+                }
+            }
+            Plan::Finish(k) => {
+                if self.finish_retire(s, t, e, k) {
+                    InPlace::Done(StepKind::Retire)
+                } else {
+                    InPlace::Dead
+                }
+            }
+            Plan::Arrive => InPlace::Done(self.arrive_in(s, t, e)),
+            Plan::Pass(k) => {
+                s.threads[t].view = k;
+                s.threads[t].arrived = false;
+                self.advance(s, t, e, None);
+                InPlace::Done(StepKind::Pass)
+            }
+        }
+    }
+
+    /// Thread `t` arrives at the barrier of entry `e` (on a copy of `st`).
+    fn arrive(&self, st: &State, t: usize, e: &Entry) -> (Step, State) {
+        let mut s = st.clone();
+        let kind = self.arrive_in(&mut s, t, e);
+        (
+            Step {
+                thread: t,
+                pc: e.pc,
+                kind,
+            },
+            s,
+        )
+    }
+
     /// Thread `t` arrives at the barrier of entry `e`: its view is recorded as
     /// the arrival's snapshot; `bar.arrive` then goes on, `bar.sync` waits.
-    fn arrive(&self, st: &State, t: usize, e: &Entry) -> (Step, State) {
+    fn arrive_in(&self, s: &mut State, t: usize, e: &Entry) -> StepKind {
         let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
             unreachable!("arrive at a barrier")
         };
         let slot = e.slot.unwrap();
         let cta = self.layout.slots[slot].cta;
         let ids: SmallVec<[Value; 2]> = id.iter().map(|o| operand(&e.regs, o).unwrap()).collect();
-        let mut s = st.clone();
-        let phase = st
+        let phase = s
             .arrivals
             .iter()
             .filter(|a| a.thread == t && a.cta == cta && a.id == ids)
@@ -338,29 +494,15 @@ impl Machine<'_> {
             phase,
             slot,
         });
-        s.snapshots[slot] = Some(Arc::new(st.threads[t].view.clone()));
+        s.snapshots[slot] = Some(Snapshot::new(s.threads[t].view.clone()));
         s.retired |= bit(slot);
         s.seq[slot] = e.seq;
         if *kind == BarrierKind::Arrive {
-            self.advance(&mut s, t, e, None);
-            return (
-                Step {
-                    thread: t,
-                    pc: e.pc,
-                    kind: StepKind::Retire,
-                },
-                s,
-            );
+            self.advance(s, t, e, None);
+            return StepKind::Retire;
         }
         s.threads[t].arrived = true;
-        (
-            Step {
-                thread: t,
-                pc: e.pc,
-                kind: StepKind::Arrive,
-            },
-            s,
-        )
+        StepKind::Arrive
     }
 
     /// Advance thread `t` past entry `e` (to `target` for a taken branch).
@@ -408,7 +550,7 @@ impl Machine<'_> {
     /// snapshots of the release heads its acquire patterns synchronise with,
     /// and of earlier morally strong `fence.sc`. `None` if a head has not
     /// retired yet (WAIT).
-    fn propagate_in(&self, st: &State, t: usize, slot: usize, windows: &[Window]) -> Option<View> {
+    fn propagate_in(&self, st: &State, t: usize, slot: usize, windows: &Windows) -> Option<View> {
         let l = &self.layout;
         let si = &l.slots[slot];
         let mut k = st.threads[t].view.clone();
@@ -460,7 +602,7 @@ impl Machine<'_> {
     /// The retired release heads of version `u`'s release patterns that are
     /// morally strong with the tail `tail`; `None` if such a head exists but
     /// has not retired yet.
-    fn release_heads(&self, st: &State, u: usize, tail: usize, windows: &[Window]) -> Option<Set> {
+    fn release_heads(&self, st: &State, u: usize, tail: usize, windows: &Windows) -> Option<Set> {
         let l = &self.layout;
         let su = &l.slots[u];
         let ut = su.thread.unwrap();
@@ -482,7 +624,7 @@ impl Machine<'_> {
             if is_head(u) && l.ms(u, tail) {
                 return None;
             }
-            for e in &windows[ut].entries {
+            for e in &windows.get(ut).entries {
                 if e.seq >= st.seq[u] {
                     break;
                 }
@@ -540,9 +682,10 @@ impl Machine<'_> {
         Some(k)
     }
 
-    /// Validate and retire entry `e` of thread `t` with the view `k` after
-    /// propagation (machine-m2.md §4 RETIRE (b), (c)). `None` if a check fails.
-    fn finish_retire(&self, mut s: State, t: usize, e: &Entry, mut k: View) -> Option<State> {
+    /// Validate and retire entry `e` of thread `t` in `s`, with the view `k`
+    /// after propagation (machine-m2.md §4 RETIRE (b), (c)). False if a check
+    /// fails (then `s` is garbage).
+    fn finish_retire(&self, s: &mut State, t: usize, e: &Entry, mut k: View) -> bool {
         let l = &self.layout;
         let slot = e.slot.unwrap();
         let si = &l.slots[slot];
@@ -552,9 +695,9 @@ impl Machine<'_> {
             // Causality, from-read part: the version returned is not older than
             // anything the thread's causal past guarantees on this line.
             let v = s.rf[slot] as usize;
-            for w in members(self.front_plus(&s, &k, slot).0) {
+            for w in members(self.front_plus(s, &k, slot).0) {
                 if s.co_before(v, w) {
-                    return None;
+                    return false;
                 }
                 if w != v {
                     s.never_below[v] |= bit(w);
@@ -567,15 +710,15 @@ impl Machine<'_> {
         }
         if si.writes() {
             // Coherence: everything the causal past guarantees is older.
-            for w in members(self.front_plus(&s, &k, slot).0 & l.writes & !bit(slot)) {
-                self.add_co(&mut s, w, slot);
+            for w in members(self.front_plus(s, &k, slot).0 & l.writes & !bit(slot)) {
+                self.add_co(s, w, slot);
             }
-            if !self.co_ok(&s) {
-                return None;
+            if !self.co_ok(s, si.loc) {
+                return false;
             }
             // Causality, rf part: no read that returned this write lies in its causal past.
             if members(self.front(&k, slot) & l.reads & s.bound).any(|r| s.rf[r] as usize == slot) {
-                return None;
+                return false;
             }
             k.raw |= bit(slot);
             if generic {
@@ -594,17 +737,20 @@ impl Machine<'_> {
                     // Source side: this CTA's q-path accesses are pushed to L2.
                     k.gen_ |= before.raw & l.proxy_slots[q as usize] & l.cta_slots[c];
                     // Destination side: this CTA's q-cache is invalidated.
-                    k.line[View::line_index(c, q, Stage::Gen)] |= before.gen_;
-                    k.line[View::line_index(c, q, Stage::AnyVa)] |= before.anyva;
+                    let pair = l
+                        .line_pair(c, q)
+                        .expect("a proxy fence's own cache has line tokens");
+                    k.line[View::line_index(pair, Stage::Gen)] |= before.gen_;
+                    k.line[View::line_index(pair, Stage::AnyVa)] |= before.anyva;
                 }
             }
         }
         if si.release_write() || si.release_fence() || si.kind == SlotKind::Fence(FenceSem::Sc) {
-            s.snapshots[slot] = Some(Arc::new(k.clone()));
+            s.snapshots[slot] = Some(Snapshot::new(k.clone()));
         }
         match instr {
             Instr::Load { dst, .. } | Instr::Rmw { dst: Some(dst), .. } => {
-                let v = self.read_value(&s, slot);
+                let v = self.read_value(s, slot);
                 s.threads[t].regs[*dst] = v;
             }
             _ => {}
@@ -612,8 +758,8 @@ impl Machine<'_> {
         s.retired |= bit(slot);
         s.seq[slot] = e.seq;
         s.threads[t].view = k;
-        self.advance(&mut s, t, e, None);
-        Some(s)
+        self.advance(s, t, e, None);
+        true
     }
 
     // ---- binding ------------------------------------------------------------
@@ -624,7 +770,7 @@ impl Machine<'_> {
         st: &State,
         t: usize,
         e: &Entry,
-        windows: &[Window],
+        windows: &Windows,
         out: &mut Vec<(Step, State)>,
     ) {
         let mut found = Vec::new();
@@ -655,7 +801,7 @@ impl Machine<'_> {
         st: &State,
         t: usize,
         e: &Entry,
-        windows: &[Window],
+        windows: &Windows,
         depth: u32,
         busy: Set,
         fw: &mut SmallVec<[usize; 2]>,
@@ -676,7 +822,8 @@ impl Machine<'_> {
             }
         }
         // Forwarding: issue a write from some window right now and return it.
-        for (u, w) in windows.iter().enumerate() {
+        for u in 0..windows.len() {
+            let w = windows.get(u);
             for we in &w.entries {
                 let Some(ws) = we.slot else { continue };
                 if ws == r
@@ -739,7 +886,7 @@ impl Machine<'_> {
                 for (f, s) in bound_states {
                     if s.versions & bit(r) != 0 {
                         // The write was issued earlier (forwarded exch): check atomicity now.
-                        if self.co_ok(&s) {
+                        if self.co_ok(&s, l.slots[r].loc) {
                             out.push((f, s));
                         }
                         continue;

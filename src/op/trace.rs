@@ -300,21 +300,16 @@ impl Machine<'_> {
                 self.slot_text(s)
             ));
         }
-        for (c, &(gpu, cta)) in self.layout.ctas.iter().enumerate() {
-            for q in [
-                crate::ir::Proxy::Texture,
-                crate::ir::Proxy::Surface,
-                crate::ir::Proxy::Constant,
-            ] {
-                let new =
-                    (b.line(c, q, Stage::Gen) & !a.line(c, q, Stage::Gen)) & self.layout.writes;
-                if new != 0 {
-                    let list: Vec<String> = members(new).map(|s| self.slot_text(s)).collect();
-                    effects.push(format!(
-                        "the {q} cache of CTA {cta} (GPU {gpu}) is invalidated: it can no longer show anything older than {}",
-                        list.join(", ")
-                    ));
-                }
+        for (pair, &(c, q)) in self.layout.line_pairs.iter().enumerate() {
+            let (gpu, cta) = self.layout.ctas[c];
+            let new = (b.line(Some(pair), Stage::Gen) & !a.line(Some(pair), Stage::Gen))
+                & self.layout.writes;
+            if new != 0 {
+                let list: Vec<String> = members(new).map(|s| self.slot_text(s)).collect();
+                effects.push(format!(
+                    "the {q} cache of CTA {cta} (GPU {gpu}) is invalidated: it can no longer show anything older than {}",
+                    list.join(", ")
+                ));
             }
         }
         // Registers.

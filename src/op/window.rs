@@ -5,6 +5,7 @@
 //! a spin-loop back edge that would be taken, or at the loop bound.
 
 use smallvec::SmallVec;
+use std::cell::OnceCell;
 
 use crate::ir::{Instr, Operand, Value};
 
@@ -139,5 +140,54 @@ impl Machine<'_> {
             pc += 1;
         };
         Window { entries, end }
+    }
+}
+
+/// The windows of every thread of one state, computed on first use.
+pub struct Windows<'a, 'p> {
+    machine: &'a Machine<'p>,
+    state: &'a State,
+    cache: Vec<OnceCell<Window>>,
+}
+
+impl<'a, 'p> Windows<'a, 'p> {
+    /// Windows of `state`, none computed yet.
+    pub fn new(machine: &'a Machine<'p>, state: &'a State) -> Self {
+        Windows {
+            machine,
+            state,
+            cache: (0..state.threads.len()).map(|_| OnceCell::new()).collect(),
+        }
+    }
+    /// Thread `t`'s window.
+    pub fn get(&self, t: usize) -> &Window {
+        self.cache[t].get_or_init(|| self.machine.window(self.state, t))
+    }
+    /// Number of threads.
+    pub fn len(&self) -> usize {
+        self.cache.len()
+    }
+    /// Whether there are no threads.
+    pub fn is_empty(&self) -> bool {
+        self.cache.is_empty()
+    }
+}
+
+impl Machine<'_> {
+    /// The next instruction of thread `t` to retire, as a window entry (cheaper
+    /// than the whole window); `None` when the thread has finished.
+    pub fn head_entry(&self, st: &State, t: usize) -> Option<Entry> {
+        let ts = &st.threads[t];
+        let th = &self.program.threads[t];
+        if ts.cut || ts.pc >= th.code.len() {
+            return None;
+        }
+        let slot = self.layout.slot(t, ts.pc, ts.execs[ts.pc] as usize);
+        Some(Entry {
+            pc: ts.pc,
+            slot,
+            seq: ts.seq,
+            regs: ts.regs.iter().map(|v| Some(*v)).collect(),
+        })
     }
 }

@@ -163,3 +163,29 @@ fn prop(p: &Program, q: &Prop) -> String {
         }
     }
 }
+
+/// The engines' counters, for `--stats` (appended after the report).
+pub fn stats(r: &TestReport) -> String {
+    let mut out = String::new();
+    let name = &r.program.name;
+    if let Some(a) = &r.result.stats.ax {
+        writeln!(
+            out,
+            "Stats {name} ax: candidates {} paths {} rf {} executions {} pruned values {} thin-air {} deadlock {} cb-cycle {} causality {} coherence {} atomicity {} sc-per-location {}",
+            a.nodes, a.path_combinations, a.rf_candidates, a.executions, a.pruned_values, a.pruned_thin_air,
+            a.pruned_deadlock, a.pruned_cb_cycle, a.pruned_causality, a.pruned_coherence, a.pruned_atomicity,
+            a.pruned_sc_per_location
+        )
+        .unwrap();
+    }
+    if let Some(o) = &r.result.stats.op {
+        writeln!(
+            out,
+            "Stats {name} op: states {} distinct {} transitions {} eager {} dedup-hits {} por-pruned {} dead-ends {} finals {} time {:.3} s, {:.0} states/s, peak RSS {} MiB",
+            o.states, o.distinct_states, o.transitions, o.eager_steps, o.dedup_hits, o.por_pruned, o.dead_ends,
+            o.final_states, o.elapsed_s, o.states_per_s, o.peak_rss_bytes >> 20
+        )
+        .unwrap();
+    }
+    out
+}

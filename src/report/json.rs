@@ -65,7 +65,38 @@ pub fn report(r: &TestReport) -> Value {
         "agree": res.disagreement.is_none(),
         "disagreement": disagreement,
         "candidates": candidates,
+        "stats": stats(r),
         "engine_stats": res.stats,
         "time_s": res.seconds,
+    })
+}
+
+/// The `"stats"` object: the operational exploration's counters when the
+/// machine ran; for `--engine ax` alone, the oracle's search nodes stand for
+/// states (the explorer-only counters are 0).
+fn stats(r: &TestReport) -> Value {
+    let res = r.result;
+    if let Some(o) = &res.stats.op {
+        return json!({
+            "states": o.states,
+            "distinct_states": o.distinct_states,
+            "transitions": o.transitions,
+            "dedup_hits": o.dedup_hits,
+            "por_pruned": o.por_pruned,
+            "elapsed_s": o.elapsed_s,
+            "states_per_s": o.states_per_s,
+            "peak_rss_bytes": o.peak_rss_bytes,
+        });
+    }
+    let nodes = res.stats.ax.map_or(0, |a| a.nodes);
+    json!({
+        "states": nodes,
+        "distinct_states": nodes,
+        "transitions": nodes.saturating_sub(1),
+        "dedup_hits": 0,
+        "por_pruned": 0,
+        "elapsed_s": res.seconds,
+        "states_per_s": if res.seconds > 0.0 { nodes as f64 / res.seconds } else { 0.0 },
+        "peak_rss_bytes": crate::explore::peak_rss().unwrap_or(0),
     })
 }

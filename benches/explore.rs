@@ -1,0 +1,196 @@
+//! The operational machine's exploration: throughput on fixed tests, whole
+//! suites per engine, and how time and states grow on scaling families
+//! (n-reader IRIW, message passing along a chain of n CTAs, n writers to one
+//! location), with and without partial-order reduction, on 1 and 2 workers.
+//!
+//! `cargo bench --bench explore`; each benchmark's throughput is in distinct
+//! states, so criterion reports states per second.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::path::Path;
+use std::time::Duration;
+
+use ptxmc::engine::{self, EngineChoice, RunOptions};
+use ptxmc::explore::{self, ExploreOptions};
+use ptxmc::ir::Program;
+use ptxmc::litmus;
+use ptxmc::op::Machine;
+
+fn parse(text: &str) -> Program {
+    litmus::parse_source("bench.litmus", text)
+        .expect("bench input parses")
+        .remove(0)
+        .program
+}
+
+fn load_dir(dir: &str, skip: &str) -> Vec<Program> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    litmus::collect_files(&[root])
+        .unwrap()
+        .into_iter()
+        .filter(|p| !p.to_string_lossy().contains(skip))
+        .flat_map(|p| litmus::parse_file(&p).unwrap())
+        .map(|t| t.program)
+        .collect()
+}
+
+fn table(cols: &[Vec<String>]) -> String {
+    let n = cols.len();
+    let header: Vec<String> = (0..n)
+        .map(|i| format!("P{i}@cta {i},cluster 0,gpu 0"))
+        .collect();
+    let mut s = format!(" {} ;\n", header.join(" | "));
+    let depth = cols.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 0..depth {
+        let row: Vec<&str> = cols
+            .iter()
+            .map(|c| c.get(k).map_or("", String::as_str))
+            .collect();
+        s.push_str(&format!(" {} ;\n", row.join(" | ")));
+    }
+    s
+}
+
+/// Two writers and `n` readers of x and y (half read x first, half y first).
+fn iriw(n: usize) -> String {
+    let mut cols = vec![
+        vec!["st.relaxed.gpu x, 1".to_string()],
+        vec!["st.relaxed.gpu y, 1".to_string()],
+    ];
+    for i in 0..n {
+        let (a, b) = if i % 2 == 0 { ("x", "y") } else { ("y", "x") };
+        cols.push(vec![
+            format!("ld.relaxed.gpu r0, {a}"),
+            format!("ld.relaxed.gpu r1, {b}"),
+        ]);
+    }
+    format!(
+        "PTX IRIW-{n}\n{{ x=0; y=0; }}\n{}exists (0 == 0)\n",
+        table(&cols)
+    )
+}
+
+/// Message passing along a chain of `n` release/acquire hand-offs, one CTA each.
+fn mp_chain(n: usize) -> String {
+    let mut cols = vec![vec![
+        "st.weak x, 1".to_string(),
+        "st.release.gpu f1, 1".to_string(),
+    ]];
+    for i in 1..n {
+        cols.push(vec![
+            format!("ld.acquire.gpu r0, f{i}"),
+            format!("st.release.gpu f{}, 1", i + 1),
+        ]);
+    }
+    cols.push(vec![
+        format!("ld.acquire.gpu r0, f{n}"),
+        "ld.weak r1, x".to_string(),
+    ]);
+    let flags: String = (1..=n).map(|i| format!("f{i}=0; ")).collect();
+    format!(
+        "PTX MP-chain-{n}\n{{ x=0; {flags}}}\n{}exists (0 == 0)\n",
+        table(&cols)
+    )
+}
+
+/// `n` writers to one location and a reader that reads it twice.
+fn writers(n: usize) -> String {
+    let mut cols: Vec<Vec<String>> = (0..n)
+        .map(|i| vec![format!("st.relaxed.gpu x, {}", i + 1)])
+        .collect();
+    cols.push(vec![
+        "ld.relaxed.gpu r0, x".to_string(),
+        "ld.relaxed.gpu r1, x".to_string(),
+    ]);
+    format!("PTX W-{n}\n{{ x=0; }}\n{}exists (0 == 0)\n", table(&cols))
+}
+
+fn explore_states(p: &Program, por: bool, jobs: usize) -> u64 {
+    let mut m = Machine::new(p, 2).unwrap();
+    m.por = por;
+    let r = explore::explore(
+        &m,
+        &ExploreOptions {
+            jobs,
+            ..ExploreOptions::default()
+        },
+    );
+    r.stats.distinct_states
+}
+
+fn hot_loop(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    let mut inputs: Vec<(String, Program)> = vec![
+        (
+            "random-4x4".into(),
+            litmus::parse_file(&dir.join("random-4x4.litmus"))
+                .unwrap()
+                .remove(0)
+                .program,
+        ),
+        ("IRIW-4-readers".into(), parse(&iriw(4))),
+        ("MP-chain-6".into(), parse(&mp_chain(6))),
+    ];
+    let mut g = c.benchmark_group("machine");
+    for (name, p) in inputs.drain(..) {
+        let states = explore_states(&p, true, 1);
+        g.throughput(Throughput::Elements(states));
+        g.bench_function(name, |b| b.iter(|| explore_states(&p, true, 1)));
+    }
+    g.finish();
+}
+
+fn suites(c: &mut Criterion) {
+    let dat3m = load_dir("../shared/peers/dat3m/litmus/PTX", "/CADP/");
+    let mut g = c.benchmark_group("suite");
+    for (label, engine) in [
+        ("op", EngineChoice::Op),
+        ("ax", EngineChoice::Ax),
+        ("both", EngineChoice::Both),
+    ] {
+        let opts = RunOptions {
+            engine,
+            ..RunOptions::default()
+        };
+        g.bench_function(format!("dat3m_non_cadp_{}_{label}", dat3m.len()), |b| {
+            b.iter(|| {
+                dat3m
+                    .iter()
+                    .map(|p| engine::run(p, &opts).outcomes.len())
+                    .sum::<usize>()
+            })
+        });
+    }
+    g.finish();
+}
+
+fn scaling(c: &mut Criterion) {
+    type Family = fn(usize) -> String;
+    let families: [(&str, Family, std::ops::RangeInclusive<usize>); 3] = [
+        ("iriw", iriw, 1..=4),
+        ("mp-chain", mp_chain, 2..=6),
+        ("writers", writers, 2..=5),
+    ];
+    for (name, make, range) in families {
+        let mut g = c.benchmark_group(format!("scaling/{name}"));
+        for n in range {
+            let p = parse(&make(n));
+            for (por, jobs) in [(true, 1), (true, 2), (false, 1), (false, 2)] {
+                let states = explore_states(&p, por, jobs);
+                g.throughput(Throughput::Elements(states));
+                let id = format!("{}-j{jobs}", if por { "por" } else { "no-por" });
+                g.bench_with_input(BenchmarkId::new(id, n), &p, |b, p| {
+                    b.iter(|| explore_states(p, por, jobs))
+                });
+            }
+        }
+        g.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    targets = hot_loop, suites, scaling
+}
+criterion_main!(benches);

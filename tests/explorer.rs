@@ -1,0 +1,209 @@
+//! The explorer: deterministic results for any number of workers, the same
+//! outcomes with and without partial-order reduction, and limits that end a
+//! run as incomplete instead of running out of time or memory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ptxmc::engine::{self, EngineChoice, RunOptions};
+use ptxmc::explore::Limits;
+use ptxmc::litmus;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn public_suite() -> Vec<litmus::LitmusTest> {
+    let dirs = [
+        root().join("../shared/peers/dat3m/litmus/PTX"),
+        root().join("../shared/peers/mixedproxy/tests"),
+        root().join("litmus"),
+    ];
+    litmus::collect_files(&dirs)
+        .unwrap()
+        .iter()
+        .flat_map(|f| litmus::parse_file(f).unwrap())
+        .collect()
+}
+
+fn op(jobs: usize, por: bool) -> RunOptions {
+    RunOptions {
+        engine: EngineChoice::Op,
+        jobs,
+        por,
+        ..RunOptions::default()
+    }
+}
+
+#[test]
+fn one_and_two_workers_give_identical_outcomes_and_counts() {
+    let tests = public_suite();
+    assert!(tests.len() > 900);
+    for t in &tests {
+        let a = engine::run(&t.program, &op(1, true));
+        let b = engine::run(&t.program, &op(2, true));
+        assert_eq!(a.outcomes, b.outcomes, "{}", t.display_path());
+        assert_eq!(a.bound_hit, b.bound_hit, "{}", t.display_path());
+        let (sa, sb) = (a.stats.op.unwrap(), b.stats.op.unwrap());
+        assert_eq!(
+            (
+                sa.states,
+                sa.distinct_states,
+                sa.transitions,
+                sa.eager_steps,
+                sa.dedup_hits,
+                sa.por_pruned,
+                sa.dead_ends,
+                sa.final_states
+            ),
+            (
+                sb.states,
+                sb.distinct_states,
+                sb.transitions,
+                sb.eager_steps,
+                sb.dedup_hits,
+                sb.por_pruned,
+                sb.dead_ends,
+                sb.final_states
+            ),
+            "{}: counts differ between 1 and 2 workers",
+            t.display_path()
+        );
+    }
+}
+
+#[test]
+fn partial_order_reduction_keeps_every_outcome() {
+    // CADP liveness tests are skipped: without reduction their loops take
+    // minutes; the random programs below cover loops-free code broadly.
+    let tests: Vec<_> = public_suite()
+        .into_iter()
+        .filter(|t| !t.path.contains("/CADP/"))
+        .collect();
+    let mut reduced_total = 0;
+    let mut full_total = 0;
+    for t in &tests {
+        let a = engine::run(&t.program, &op(1, true));
+        let b = engine::run(&t.program, &op(1, false));
+        assert_eq!(
+            a.outcomes,
+            b.outcomes,
+            "{}: POR changed the outcomes",
+            t.display_path()
+        );
+        assert_eq!(a.bound_hit, b.bound_hit, "{}", t.display_path());
+        reduced_total += a.stats.op.unwrap().distinct_states;
+        full_total += b.stats.op.unwrap().distinct_states;
+    }
+    assert!(
+        full_total > 5 * reduced_total,
+        "POR should pay: {reduced_total} vs {full_total} states"
+    );
+}
+
+#[test]
+fn exact_mode_gives_the_same_results_as_fingerprints() {
+    for f in [
+        "litmus/iriw/IRIW+rlx-fence.acq_rel-rlx.gpu.litmus",
+        "litmus/rmw/MP+rel+atom.rlx+acq.gpu.litmus",
+    ] {
+        let path = root().join(f);
+        let t = &litmus::parse_file(&path).unwrap()[0];
+        let a = engine::run(&t.program, &op(1, true));
+        let b = engine::run(
+            &t.program,
+            &RunOptions {
+                exact: true,
+                ..op(1, true)
+            },
+        );
+        assert_eq!(a.outcomes, b.outcomes);
+        assert_eq!(
+            a.stats.op.unwrap().distinct_states,
+            b.stats.op.unwrap().distinct_states
+        );
+    }
+}
+
+#[test]
+fn a_state_limit_makes_the_run_incomplete() {
+    let t = &litmus::parse_file(&root().join("litmus/iriw/IRIW+rlx.gpu.litmus")).unwrap()[0];
+    let opts = RunOptions {
+        limits: Limits {
+            max_states: Some(5),
+            ..Limits::default()
+        },
+        ..op(1, true)
+    };
+    let r = engine::run(&t.program, &opts);
+    assert_eq!(
+        r.incomplete.as_deref(),
+        Some("operational engine: the state limit (5) was reached")
+    );
+    let full = engine::run(&t.program, &op(1, true));
+    assert!(r.outcomes.is_subset(&full.outcomes));
+}
+
+fn ptxmc(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn limits_exit_4_with_an_incomplete_verdict() {
+    let (code, out) = ptxmc(&[
+        "run",
+        "--max-states",
+        "3",
+        "litmus/iriw/IRIW+rlx.gpu.litmus",
+    ]);
+    assert_eq!(code, 4);
+    assert!(out.contains("Incomplete: operational engine: the state limit (3) was reached; the states below are only those found\n"), "{out}");
+    let (code, out) = ptxmc(&[
+        "run",
+        "--max-memory",
+        "1",
+        "--format",
+        "json",
+        "litmus/iriw/IRIW+rlx.gpu.litmus",
+    ]);
+    assert_eq!(code, 4, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["complete"], false);
+    assert!(
+        v[0]["incomplete_reason"]
+            .as_str()
+            .unwrap()
+            .contains("the memory limit (1 MiB) was reached")
+    );
+}
+
+#[test]
+fn json_stats_carry_the_documented_fields() {
+    let (code, out) = ptxmc(&["run", "--format", "json", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let stats = v[0]["stats"].as_object().unwrap();
+    let names: Vec<&str> = stats.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "states",
+            "distinct_states",
+            "transitions",
+            "dedup_hits",
+            "por_pruned",
+            "elapsed_s",
+            "states_per_s",
+            "peak_rss_bytes"
+        ]
+    );
+    assert!(stats.values().all(serde_json::Value::is_number));
+}
