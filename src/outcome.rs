@@ -8,7 +8,7 @@
 use serde::Serialize;
 use std::collections::BTreeSet;
 
-use crate::ir::{LocId, Program, RegId, Term, ThreadId, Value};
+use crate::ir::{LocId, LocKind, Program, RegId, Term, ThreadId, Value};
 
 /// One column of a final state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -25,13 +25,14 @@ pub enum Column {
     Loc(LocId),
 }
 
-/// The columns of a program's final states.
+/// The columns of a program's final states. Agent threads added by lowering
+/// and mbarrier or hidden locations have none.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Columns {
     /// In order: registers by thread, then locations.
     pub columns: Vec<Column>,
-    reg_base: Vec<usize>,
-    loc_base: usize,
+    reg_base: Vec<Option<usize>>,
+    loc_col: Vec<Option<usize>>,
 }
 
 impl Columns {
@@ -40,24 +41,35 @@ impl Columns {
         let mut columns = Vec::new();
         let mut reg_base = Vec::new();
         for (t, th) in p.threads.iter().enumerate() {
-            reg_base.push(columns.len());
+            if th.agent.is_some() {
+                reg_base.push(None);
+                continue;
+            }
+            reg_base.push(Some(columns.len()));
             columns.extend((0..th.regs.len()).map(|reg| Column::Reg { thread: t, reg }));
         }
-        let loc_base = columns.len();
-        columns.extend((0..p.locations.len()).map(Column::Loc));
+        let mut loc_col = Vec::new();
+        for (l, loc) in p.locations.iter().enumerate() {
+            if loc.kind == LocKind::Data {
+                loc_col.push(Some(columns.len()));
+                columns.push(Column::Loc(l));
+            } else {
+                loc_col.push(None);
+            }
+        }
         Columns {
             columns,
             reg_base,
-            loc_base,
+            loc_col,
         }
     }
-    /// Index of a register's column.
-    pub fn reg(&self, thread: ThreadId, reg: RegId) -> usize {
-        self.reg_base[thread] + reg
+    /// Index of a register's column (`None` for an agent's registers).
+    pub fn reg(&self, thread: ThreadId, reg: RegId) -> Option<usize> {
+        self.reg_base[thread].map(|b| b + reg)
     }
-    /// Index of a location's column.
-    pub fn loc(&self, loc: LocId) -> usize {
-        self.loc_base + loc
+    /// Index of a location's column (`None` for mbarriers and hidden locations).
+    pub fn loc(&self, loc: LocId) -> Option<usize> {
+        self.loc_col[loc]
     }
     /// Number of columns.
     pub fn len(&self) -> usize {
@@ -70,8 +82,12 @@ impl Columns {
     /// The value of a condition term in a state.
     pub fn term(&self, state: &[Value], t: &Term) -> Value {
         match t {
-            Term::Reg { thread, reg } => state[self.reg(*thread, *reg)],
-            Term::Loc(l) => state[self.loc(*l)],
+            Term::Reg { thread, reg } => {
+                state[self
+                    .reg(*thread, *reg)
+                    .expect("conditions name test threads")]
+            }
+            Term::Loc(l) => state[self.loc(*l).expect("conditions name data locations")],
             Term::Const(v) => *v,
         }
     }

@@ -149,3 +149,48 @@ fn check_passes_the_project_library() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.ends_with(" passed, 0 failed\n"), "{out}");
 }
+
+#[test]
+fn async_operations_in_branching_threads_are_refused() {
+    let (code, out, err) = ptxmc(&["run", "tests/data/errors/async-after-branch.litmus"]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        err,
+        "error: expected no branches in a thread that issues asynchronous operations or uses cluster barriers, found a branch
+  --> tests/data/errors/async-after-branch.litmus:7:2
+  |
+7 |  beq r1, 0, L | ;
+  |  ^^^^^^^^^^^^ branch here
+  |
+  = instruction 3 of P0 issues an asynchronous operation or uses a cluster barrier; ptxmc lays their agents, groups and phases out statically
+
+"
+    );
+}
+
+#[test]
+fn cluster_wait_needs_an_arrive_first() {
+    let (code, _, err) = ptxmc(&["run", "tests/data/errors/cluster-wait-before-arrive.litmus"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with(
+            "error: expected a `barrier.cluster.arrive` before `barrier.cluster.wait`, found a wait without an arrive\n  --> tests/data/errors/cluster-wait-before-arrive.litmus:6:2\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn restricted_acquire_fence_warns_about_its_modelling() {
+    let (code, out, err) = ptxmc(&[
+        "run",
+        "litmus/async/Restricted+fence.release.sync_restrict-shared.litmus",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        err.starts_with(
+            "warning: `.sync_restrict::shared::cluster` is modelled as an unrestricted acquire\n   --> litmus/async/Restricted+fence.release.sync_restrict-shared.litmus:11:19\n"
+        ),
+        "{err}"
+    );
+}

@@ -193,22 +193,84 @@ exists (x == 1)
 }
 
 #[test]
-fn unsupported_async_litmus() {
+fn multicast_copy_is_named_unsupported() {
     check(
-        "unsupported_async.litmus",
+        "multicast.litmus",
         r#"PTX t
-{ x=0; }
- P0@cta 0,gpu 0 ;
- fence.proxy.async ;
-exists (x == 1)
+{ s @ shared cta 0 = 0; g=0; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [s], 3 ;
+exists (s == 1)
 "#,
-        r#"error: expected a proxy kind (`.alias`, `.texture`, `.surface` or `.constant`), found `fence.proxy.async`
-  --> unsupported_async.litmus:4:14
+        r#"error: expected a bulk copy to one CTA, found `.multicast::cluster`
+  --> multicast.litmus:4:68
   |
-4 |  fence.proxy.async ;
-  |              ^^^^^ `fence.proxy.async` is not supported by ptxmc
+4 |  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [s], 3 ;
+  |                                                                    ^^^^^^^^^^^^^^^^^^ `.multicast::cluster` is not supported by ptxmc
   |
-  = the async and tensormap proxies are not modelled yet
+  = multicast copies are not modelled
+
+"#,
+    );
+}
+
+#[test]
+fn mbarrier_init_count_must_be_in_range() {
+    check(
+        "init0.litmus",
+        r#"PTX t
+{ b @ mbarrier cta 0; }
+ P0@cta 0,gpu 0 ;
+ mbarrier.init.shared::cta [b], 0 ;
+exists (0:r0 == 1)
+"#,
+        r#"error: expected an arrival count between 1 and 4095, found 0
+  --> init0.litmus:4:33
+  |
+4 |  mbarrier.init.shared::cta [b], 0 ;
+  |                                 ^
+
+"#,
+    );
+}
+
+#[test]
+fn mbarrier_wait_must_be_local() {
+    check(
+        "remote_wait.litmus",
+        r#"PTX t
+{ b @ mbarrier cta 0; }
+ P0@cta 0,gpu 0 ;
+ mbarrier.try_wait.shared::cluster r0, [b], 0 ;
+exists (0:r0 == 1)
+"#,
+        r#"error: expected a wait on the CTA's own mbarrier (`.shared::cta`), found `.shared::cluster`
+  --> remote_wait.litmus:4:35
+  |
+4 |  mbarrier.try_wait.shared::cluster r0, [b], 0 ;
+  |                                   ^ only arrivals may be remote
+
+"#,
+    );
+}
+
+#[test]
+fn condition_cannot_name_an_mbarrier() {
+    check(
+        "mbar_cond.litmus",
+        r#"PTX t
+{ b @ mbarrier cta 0; }
+ P0@cta 0,gpu 0 ;
+ mbarrier.arrive.shared::cta _, [b] ;
+exists (b == 1)
+"#,
+        r#"error: expected a data location or `P<n>:<register>`, found mbarrier `b`
+  --> mbar_cond.litmus:5:9
+  |
+5 | exists (b == 1)
+  |         ^ mbarrier states are not part of final states
+  |
+  = record a wait's result in a register and test that instead
 
 "#,
     );

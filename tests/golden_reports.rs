@@ -127,6 +127,19 @@ fn trace_surface_proxy_fences() {
 }
 
 #[test]
+fn trace_tma_store_stale_copy() {
+    insta::assert_snapshot!(trace("litmus/async/Y1+tma-store.litmus", "P0:r0=0"));
+}
+
+#[test]
+fn trace_tma_load_mbarrier_phase() {
+    insta::assert_snapshot!(trace(
+        "litmus/async/Y3+tma-load+wait.acquire.litmus",
+        "P1:r0=1 /\\ P1:r1=42"
+    ));
+}
+
+#[test]
 fn trace_unreachable_outcome_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus/mp/MP+rel+acq.gpu.litmus");
     let t = &litmus::parse_file(&path).unwrap()[0];

@@ -3,8 +3,9 @@
 //! the witnesses (program order, moral strength, patterns, dependencies).
 
 use crate::ir::{
-    FenceSem, LocId, Placement, Program, Proxy, ProxyFenceKind, Scope, Sem, ThreadId, Value,
+    FenceSem, Instr, LocId, Placement, Program, Proxy, ProxyFenceKind, Scope, Sem, ThreadId, Value,
 };
+use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
 
 use super::rel::{Rel, Set, bit};
 use super::unfold::{Constraint, Expr, Path, PathEventKind};
@@ -24,6 +25,10 @@ pub enum Kind {
     BarArrive,
     /// A barrier wait.
     BarWait,
+    /// A point other threads may wait for (lowered).
+    Signal,
+    /// A wait for other threads' signals (lowered).
+    Await,
 }
 
 /// One event of a candidate execution.
@@ -119,6 +124,16 @@ pub struct Graph<'p> {
     pub final_regs: Vec<Vec<Expr>>,
     /// Barrier arrivals.
     pub barriers: Vec<BarrierEvent>,
+    /// Signal → await synchronisation (agents' starts and completions).
+    pub await_edges: Rel,
+    /// Release heads that publish only part of their causal past, with the
+    /// events they publish.
+    pub restricted: Vec<(usize, Set)>,
+    /// The proxy-fence role of each event, if it has one.
+    pub proxy_role: Vec<Option<ProxyRole>>,
+    /// mbarrier waits (which acquire only when they succeed), with the
+    /// expression of their success over their thread's reads.
+    pub cond_reads: Vec<(usize, Expr)>,
     /// Some thread's path was cut at the loop bound.
     pub truncated: bool,
 }
@@ -159,16 +174,17 @@ impl<'p> Graph<'p> {
         let mut barriers = Vec::new();
         let mut truncated = false;
         let mut dep_pairs = Vec::new();
+        let mut cond_reads = Vec::new();
         for (t, path) in paths.iter().enumerate() {
             let base = events.len();
             offset.push(base);
-            let placement = program.threads[t].placement;
             truncated |= path.truncated;
             for pe in &path.events {
                 let idx = events.len();
                 for r in super::rel::members(pe.deps) {
                     dep_pairs.push((base + r, idx));
                 }
+                let placement = placement_of(program, t, pe.pc);
                 let mut ev = Event {
                     thread: Some(t),
                     pc: pe.pc,
@@ -183,10 +199,18 @@ impl<'p> Graph<'p> {
                 };
                 let mut val = None;
                 match &pe.kind {
-                    PathEventKind::Read { access, red, .. } => {
+                    PathEventKind::Read {
+                        access,
+                        red,
+                        cond_acq,
+                        ..
+                    } => {
                         ev.kind = Kind::Read;
                         ev.red = *red;
                         set_access(&mut ev, access, program);
+                        if let Some(e) = cond_acq {
+                            cond_reads.push((idx, e.clone()));
+                        }
                     }
                     PathEventKind::Write { access, value, .. } => {
                         ev.kind = Kind::Write;
@@ -208,6 +232,8 @@ impl<'p> Graph<'p> {
                         });
                     }
                     PathEventKind::BarWait => ev.kind = Kind::BarWait,
+                    PathEventKind::Signal => ev.kind = Kind::Signal,
+                    PathEventKind::Await => ev.kind = Kind::Await,
                 }
                 events.push(ev);
                 value.push(val);
@@ -236,12 +262,17 @@ impl<'p> Graph<'p> {
             constraints,
             final_regs,
             barriers,
+            await_edges: Rel::empty(n),
+            restricted: Vec::new(),
+            proxy_role: vec![None; n],
+            cond_reads,
             truncated,
         };
         for (a, b) in dep_pairs {
             g.dep.add(a, b);
         }
         g.derive_static(paths);
+        g.derive_lowered();
         g
     }
 
@@ -286,6 +317,7 @@ impl<'p> Graph<'p> {
             }
         }
         // Release patterns (head, strong write) and acquire patterns (strong read, tail), §3.4.
+        let cond = self.cond_reads.iter().fold(0, |s, (c, _)| s | bit(*c));
         for i in 0..n {
             let a = &self.events[i];
             for j in 0..n {
@@ -300,7 +332,10 @@ impl<'p> Graph<'p> {
                     self.rp.add(i, j);
                 }
                 let strong_r = a.kind == Kind::Read && a.is_strong() && !a.red;
-                let acq_r = |e: &Event| e.kind == Kind::Read && e.sem.is_acquire() && !e.red;
+                // A wait acquires only if it succeeds: added during the search.
+                let acq_r = |e: &Event| {
+                    e.kind == Kind::Read && e.sem.is_acquire() && !e.red && cond & bit(j) == 0
+                };
                 if strong_r
                     && ((i == j && acq_r(a))
                         || (acq_r(b) && self.po_loc.has(i, j))
@@ -310,6 +345,59 @@ impl<'p> Graph<'p> {
                 }
             }
         }
+    }
+
+    /// Relations of lowered programs: signal → await edges, restricted
+    /// release heads, proxy-fence roles.
+    fn derive_lowered(&mut self) {
+        let p = self.program;
+        let n = self.events.len();
+        let last_event = |u: usize, pc: usize| {
+            (0..n)
+                .rev()
+                .find(|&e| self.events[e].thread == Some(u) && self.events[e].pc == pc)
+        };
+        for a in 0..n {
+            let e = &self.events[a];
+            let Some(t) = e.thread else { continue };
+            let instr = &p.threads[t].code[e.pc];
+            if e.kind == Kind::Await {
+                let Instr::Await { from } = instr else {
+                    unreachable!("an await event comes from an await")
+                };
+                for &(u, pc) in from {
+                    let s =
+                        last_event(u, pc).expect("awaited instructions are in branch-free threads");
+                    self.await_edges.add(s, a);
+                }
+            }
+            if matches!(e.kind, Kind::ProxyFence(_) | Kind::Fence(_)) {
+                self.proxy_role[a] = proxy_role(instr, e.placement);
+            }
+            let head = (e.kind == Kind::Write && e.sem.is_release())
+                || matches!(e.kind, Kind::Fence(f) if f.releases());
+            if head {
+                let publish = Publish::of(p, t, e.pc, e.placement);
+                if !publish.is_all() {
+                    let mask = (0..n).fold(0, |m, x| {
+                        let ex = &self.events[x];
+                        let loc = ex.is_mem().then_some(ex.loc);
+                        let store = ex.kind == Kind::Write && !self.rmw_write(x);
+                        if publish.admits(p, ex.thread, loc, store) {
+                            m | bit(x)
+                        } else {
+                            m
+                        }
+                    });
+                    self.restricted.push((a, mask));
+                }
+            }
+        }
+    }
+
+    /// Whether event `x` is the write half of an RMW.
+    fn rmw_write(&self, x: usize) -> bool {
+        x > 0 && self.rmw.has(x - 1, x)
     }
 
     /// Moral strength of two distinct events (digest §3.3): same thread, or

@@ -93,6 +93,8 @@ impl std::fmt::Display for AxLimit {
 
 /// Enumerate every final state the model allows for `p`.
 pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
+    let lowered = crate::model::lower::lower(p);
+    let p = &lowered;
     let cols = Columns::of(p);
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
     let mut paths = Vec::new();

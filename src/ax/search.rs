@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::ir::{Proxy, Value};
 use crate::outcome::{Columns, Outcomes};
 
-use super::graph::{Graph, Kind};
+use super::graph::Graph;
 use super::rel::{Rel, Set, bit, members};
 
 /// Counters of the search, one per step and per reason for rejection.
@@ -71,10 +71,14 @@ pub struct Search<'a, 'p> {
     rf: Vec<Option<usize>>,
     /// The same as a relation write → read.
     rf_rel: Rel,
-    /// Events of each CTA, per event.
-    cta_of: Vec<Set>,
-    /// Proxy fences reconciling each non-generic proxy with the generic one.
-    proxy_fences: [Set; 4],
+    /// Per memory event X of a non-generic proxy: the proxy fences that may
+    /// be in `Src(X)` (bi-directional, X's proxy, X's CTA, X's space).
+    src_cand: Vec<Set>,
+    /// Per memory event Y of a non-generic proxy: the proxy fences that may
+    /// be in `Dst(Y)` (either direction).
+    dst_cand: Vec<Set>,
+    /// Program order and signal → await edges: the static part of base causality.
+    base: Rel,
     /// Morally strong pairs of `fence.sc`.
     sc_pairs: Vec<(usize, usize)>,
     /// Morally strong pairs of same-location writes (initial writes excluded).
@@ -91,8 +95,23 @@ pub struct Search<'a, 'p> {
     out: &'a mut Outcomes,
 }
 
-fn proxy_index(p: Proxy) -> usize {
-    p as usize
+/// What the Fence-SC and coherence steps share about one reads-from choice.
+struct Ctx<'r> {
+    /// Release/acquire synchronisation.
+    sw_ra: &'r Rel,
+    /// Observation.
+    obs: &'r Rel,
+}
+
+/// Base causality for each *signature* of origins: with restricted release
+/// heads, an event travels through such a head only if the head publishes
+/// it, so each set of passable heads has its own closure (digest §3.5 with
+/// the restricted releases of `docs/async.md`).
+struct Closures {
+    /// The closure for each signature.
+    by_sig: Vec<Rel>,
+    /// Each event's signature.
+    sig_of: Vec<usize>,
 }
 
 impl<'a, 'p> Search<'a, 'p> {
@@ -110,14 +129,28 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
             }
         }
-        let mut proxy_fences = [0; 4];
-        for (i, e) in g.events.iter().enumerate() {
-            if let Kind::ProxyFence(k) = e.kind {
-                if let Some(p) = k.proxy() {
-                    proxy_fences[proxy_index(p)] |= bit(i);
+        let mut src_cand = vec![0 as Set; n];
+        let mut dst_cand = vec![0 as Set; n];
+        for x in 0..n {
+            let e = &g.events[x];
+            if !e.is_mem() || e.thread.is_none() || e.proxy == Proxy::Generic {
+                continue;
+            }
+            for (f, role) in g.proxy_role.iter().enumerate() {
+                let Some(role) = role else { continue };
+                if role.proxy == Some(e.proxy)
+                    && cta_of[x] & bit(f) != 0
+                    && role.space.contains(g.program, e.loc)
+                {
+                    dst_cand[x] |= bit(f);
+                    if role.source_side {
+                        src_cand[x] |= bit(f);
+                    }
                 }
             }
         }
+        let mut base = g.po.clone();
+        base.union_with(&g.await_edges);
         let mut sc_pairs = Vec::new();
         for a in members(g.fence_sc) {
             for b in members(g.fence_sc) {
@@ -141,8 +174,9 @@ impl<'a, 'p> Search<'a, 'p> {
             cols,
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
-            cta_of,
-            proxy_fences,
+            src_cand,
+            dst_cand,
+            base,
             sc_pairs,
             ws_pairs,
             stats: AxStats::default(),
@@ -228,12 +262,13 @@ impl<'a, 'p> Search<'a, 'p> {
             return false;
         }
         let obs = self.obs();
-        let cb = self.cb(&self.sw_ra(&obs), None);
+        let sw = self.sw_ra(&obs);
+        let cb = self.cb(&sw, None);
         if !cb.closed_is_acyclic() {
             self.stats.pruned_cb_cycle += 1;
             return false;
         }
-        let cause = self.cause(&cb, &obs);
+        let cause = self.cause(&cb, &sw, None, &obs);
         if !self.causality_ok(&cause, None) {
             self.stats.pruned_causality += 1;
             return false;
@@ -300,16 +335,36 @@ impl<'a, 'p> Search<'a, 'p> {
 
     /// Release/acquire synchronisation: `ms ∩ (RP ; obs ; AP)`.
     fn sw_ra(&self, obs: &Rel) -> Rel {
-        self.g
-            .rp
-            .compose(obs)
-            .compose(&self.g.ap)
-            .intersect(&self.g.ms)
+        let g = self.g;
+        let rp_obs = g.rp.compose(obs);
+        if g.cond_reads.is_empty() {
+            return rp_obs.compose(&g.ap).intersect(&g.ms);
+        }
+        // An mbarrier wait is an acquire read only when it succeeds.
+        let mut ap = g.ap.clone();
+        for (c, done) in &g.cond_reads {
+            let e = &g.events[*c];
+            if !e.sem.is_acquire() {
+                continue;
+            }
+            let t = e.thread.unwrap();
+            if g.eval(&self.rf, t, done).is_some_and(|v| v != 0) {
+                ap.add(*c, *c);
+                for &r in &g.reads {
+                    let er = &g.events[r];
+                    if g.po_loc.has(r, *c) && er.is_strong() && !er.red {
+                        ap.add(r, *c);
+                    }
+                }
+            }
+        }
+        rp_obs.compose(&ap).intersect(&g.ms)
     }
 
-    /// Base causality `(po ∪ sw)+`, closed.
+    /// Base causality `(po ∪ sw)+`, closed (every synchronisation edge in
+    /// full: the order in which the machine retires events).
     fn cb(&self, sw_ra: &Rel, extra: Option<&Rel>) -> Rel {
-        let mut cb = self.g.po.clone();
+        let mut cb = self.base.clone();
         cb.union_with(sw_ra);
         if let Some(e) = extra {
             cb.union_with(e);
@@ -318,48 +373,92 @@ impl<'a, 'p> Search<'a, 'p> {
         cb
     }
 
-    /// Causality `ppcb ∪ obs;ppcb`, with proxy-preserved base causality (digest §3.5).
-    fn cause(&self, cb: &Rel, obs: &Rel) -> Rel {
+    /// Base causality per signature of origins, when some synchronising
+    /// release head is restricted; `cb` itself serves every origin otherwise.
+    fn closures(&self, cb: &Rel, sw_ra: &Rel, extra: Option<&Rel>) -> Closures {
         let g = self.g;
         let n = g.len();
-        let cb_inv = cb.inverse();
-        // Src(X): X if generic, else proxy fences of X's proxy in X's CTA after X.
-        let mut src_reach = vec![0 as Set; n];
-        let mut alias_reach = vec![0 as Set; n];
-        let mut dst = vec![0 as Set; n];
-        for x in 0..n {
-            let e = &g.events[x];
-            if !e.is_mem() || e.thread.is_none() {
-                continue;
-            }
-            let (src, d) = if e.proxy == Proxy::Generic {
-                (bit(x), bit(x))
-            } else {
-                let pf = self.proxy_fences[proxy_index(e.proxy)] & self.cta_of[x];
-                (cb.row(x) & pf, cb_inv.row(x) & pf)
+        let heads: Vec<(usize, Set)> = g
+            .restricted
+            .iter()
+            .filter(|(h, _)| sw_ra.row(*h) != 0)
+            .copied()
+            .collect();
+        if heads.is_empty() {
+            return Closures {
+                by_sig: vec![cb.clone()],
+                sig_of: vec![0; n],
             };
-            dst[x] = d;
-            src_reach[x] = members(src).fold(0, |acc, s| acc | cb.row(s));
-            alias_reach[x] =
-                members(src_reach[x] & g.alias_fences).fold(0, |acc, a| acc | cb.row(a));
         }
+        let mut sigs: Vec<u64> = Vec::new();
+        let mut by_sig = Vec::new();
+        let mut sig_of = vec![0; n];
+        for (x, slot) in sig_of.iter_mut().enumerate() {
+            let sig =
+                heads.iter().enumerate().fold(
+                    0u64,
+                    |s, (k, (_, m))| if m & bit(x) != 0 { s | 1 << k } else { s },
+                );
+            *slot = match sigs.iter().position(|&s| s == sig) {
+                Some(i) => i,
+                None => {
+                    let mut sw = sw_ra.clone();
+                    for (k, (h, _)) in heads.iter().enumerate() {
+                        if sig & (1 << k) == 0 {
+                            sw.set_row(*h, 0);
+                        }
+                    }
+                    by_sig.push(self.cb(&sw, extra));
+                    sigs.push(sig);
+                    sigs.len() - 1
+                }
+            };
+        }
+        Closures { by_sig, sig_of }
+    }
+
+    /// Causality `ppcb ∪ obs;ppcb`, with proxy-preserved base causality
+    /// (digest §3.5): every segment of the chain from X to Y (through its
+    /// source-side fence, an alias fence, its destination-side fence) is taken
+    /// in the base causality of X's signature.
+    fn cause(&self, cb: &Rel, sw_ra: &Rel, extra: Option<&Rel>, obs: &Rel) -> Rel {
+        let g = self.g;
+        let n = g.len();
+        let cl = self.closures(cb, sw_ra, extra);
         let mut ppcb = Rel::empty(n);
         for x in 0..n {
             let a = &g.events[x];
             if !a.is_mem() || a.thread.is_none() {
                 continue;
             }
-            for y in members(cb.row(x)) {
+            let c = &cl.by_sig[cl.sig_of[x]];
+            // Src(X): X if generic, else proxy fences of X's proxy in X's CTA after X.
+            let src = if a.proxy == Proxy::Generic {
+                bit(x)
+            } else {
+                c.row(x) & self.src_cand[x]
+            };
+            let src_reach = members(src).fold(0, |acc, s| acc | c.row(s));
+            let alias_reach = members(src_reach & g.alias_fences).fold(0, |acc, f| acc | c.row(f));
+            for y in members(c.row(x)) {
                 let b = &g.events[y];
                 if !b.is_mem() || b.loc != a.loc {
                     continue;
                 }
+                // Dst(Y): Y if generic, else proxy fences of Y's proxy in Y's CTA before Y.
+                let dst = if b.proxy == Proxy::Generic {
+                    bit(y)
+                } else {
+                    members(self.dst_cand[y])
+                        .filter(|&d| c.has(d, y))
+                        .fold(0, |acc, d| acc | bit(d))
+                };
                 let ok = if a.va == b.va {
                     (a.proxy == Proxy::Generic && b.proxy == Proxy::Generic)
                         || (a.proxy == b.proxy && g.cta(x) == g.cta(y))
-                        || src_reach[x] & dst[y] != 0
+                        || src_reach & dst != 0
                 } else {
-                    alias_reach[x] & dst[y] != 0
+                    alias_reach & dst != 0
                 };
                 if ok {
                     ppcb.add(x, y);
@@ -405,7 +504,11 @@ impl<'a, 'p> Search<'a, 'p> {
                         self.stats.pruned_cb_cycle += 1;
                         continue;
                     }
-                    self.sc_step(0, cb, &obs);
+                    let ctx = Ctx {
+                        sw_ra: &sw_ra,
+                        obs: &obs,
+                    };
+                    self.sc_step(0, cb, bar, &ctx);
                     if self.stop() {
                         return;
                     }
@@ -511,21 +614,25 @@ impl<'a, 'p> Search<'a, 'p> {
 
     // ---- step 3: Fence-SC order -------------------------------------------
 
-    fn sc_step(&mut self, i: usize, cb: Rel, obs: &Rel) {
+    /// `extra`: barrier edges and the Fence-SC orientations chosen so far
+    /// (kept apart from `cb` for the per-signature closures).
+    fn sc_step(&mut self, i: usize, cb: Rel, extra: Rel, ctx: &Ctx) {
         self.tick();
         if self.stop() {
             return;
         }
         let Some(&(a, b)) = self.sc_pairs.get(i) else {
-            return self.co_start(&cb, obs);
+            return self.co_start(&cb, &extra, ctx);
         };
         if cb.has(a, b) || cb.has(b, a) {
-            return self.sc_step(i + 1, cb, obs);
+            return self.sc_step(i + 1, cb, extra, ctx);
         }
         for (x, y) in [(a, b), (b, a)] {
             let mut c = cb.clone();
             c.add_closed(x, y);
-            self.sc_step(i + 1, c, obs);
+            let mut e = extra.clone();
+            e.add(x, y);
+            self.sc_step(i + 1, c, e, ctx);
             if self.stop() {
                 return;
             }
@@ -534,8 +641,8 @@ impl<'a, 'p> Search<'a, 'p> {
 
     // ---- step 4: coherence --------------------------------------------------
 
-    fn co_start(&mut self, cb: &Rel, obs: &Rel) {
-        let cause = self.cause(cb, obs);
+    fn co_start(&mut self, cb: &Rel, extra: &Rel, ctx: &Ctx) {
+        let cause = self.cause(cb, ctx.sw_ra, Some(extra), ctx.obs);
         if !self.causality_ok(&cause, None) {
             self.stats.pruned_causality += 1;
             return;
@@ -634,7 +741,10 @@ impl<'a, 'p> Search<'a, 'p> {
         let mut state = vec![0; self.cols.len()];
         for (t, regs) in g.final_regs.iter().enumerate() {
             for (reg, e) in regs.iter().enumerate() {
-                state[self.cols.reg(t, reg)] = g
+                let Some(c) = self.cols.reg(t, reg) else {
+                    continue;
+                };
+                state[c] = g
                     .eval(&self.rf, t, e)
                     .expect("all reads are bound at a leaf");
             }
@@ -662,7 +772,9 @@ impl<'a, 'p> Search<'a, 'p> {
             .collect();
         let mut combos = vec![state];
         for (l, vals) in finals.iter().enumerate() {
-            let col = self.cols.loc(l);
+            let Some(col) = self.cols.loc(l) else {
+                continue;
+            };
             let mut next = Vec::with_capacity(combos.len() * vals.len());
             for s in &combos {
                 for &v in vals {

@@ -9,8 +9,8 @@
 //! edges at most `bound` times (see [`crate::model::loops`]).
 
 use crate::ir::{
-    Access, ArithOp, BranchCmp, FenceSem, Instr, Operand, ProxyFenceKind, RmwOp, Scope, Sem,
-    Thread, Value,
+    Access, ArithOp, BranchCmp, FenceSem, Instr, Operand, Proxy, ProxyFenceKind, RmwOp, Scope, Sem,
+    Thread, Value, mbar,
 };
 use crate::model::loops::LoopInfo;
 
@@ -27,6 +27,8 @@ pub enum Expr {
     Arith(ArithOp, Box<Expr>, Box<Expr>),
     /// The value an RMW writes: `op(old, args)`.
     Rmw(RmwOp, Box<Expr>, Vec<Expr>),
+    /// 1 if an mbarrier wait of this kind succeeds on the state, else 0.
+    Done(mbar::Test, Box<Expr>, Box<Expr>),
 }
 
 impl Expr {
@@ -43,6 +45,7 @@ impl Expr {
             Expr::Read(i) => bit(*i),
             Expr::Arith(_, a, b) => a.reads() | b.reads(),
             Expr::Rmw(_, old, args) => args.iter().fold(old.reads(), |s, a| s | a.reads()),
+            Expr::Done(_, v, a) => v.reads() | a.reads(),
         }
     }
     /// Evaluate, given the values of reads (by path index); `None` if one is unknown.
@@ -61,6 +64,10 @@ impl Expr {
                     vals.push(a.eval(read)?);
                 }
                 op.apply(o, &vals)
+            }
+            Expr::Done(test, v, a) => {
+                let v = v.eval(read)?;
+                mbar::done(*test, v, a.eval(read)?) as Value
             }
         })
     }
@@ -90,6 +97,8 @@ pub enum PathEventKind {
         rmw: bool,
         /// Read half of a `red` (never part of an acquire pattern).
         red: bool,
+        /// An mbarrier wait: it acquires only when this is nonzero (it succeeded).
+        cond_acq: Option<Expr>,
     },
     /// A store, or the write half of an RMW (`rmw` = true).
     Write {
@@ -120,6 +129,10 @@ pub enum PathEventKind {
     },
     /// The wait part of a `bar.sync`.
     BarWait,
+    /// A point other threads may wait for (lowered).
+    Signal,
+    /// A wait for other threads' signals (lowered).
+    Await,
 }
 
 /// One event of a path.
@@ -206,10 +219,82 @@ pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, Unf
                             access: *access,
                             rmw: false,
                             red: false,
+                            cond_acq: None,
                         },
                         deps: s.ctrl,
                     });
                     s.regs[*dst] = Expr::Read(i);
+                }
+                Instr::MbarWait {
+                    dst,
+                    addr,
+                    phase,
+                    sem,
+                    scope,
+                    space,
+                    ..
+                } => {
+                    let i = s.events.len();
+                    let (test, arg) = mbar::Test::of(phase);
+                    let done = Expr::Done(test, Box::new(Expr::Read(i)), Box::new(val(&s, &arg)));
+                    s.events.push(PathEvent {
+                        pc,
+                        kind: PathEventKind::Read {
+                            access: Access {
+                                addr: *addr,
+                                proxy: Proxy::Generic,
+                                sem: *sem,
+                                scope: Some(*scope),
+                                space: *space,
+                            },
+                            rmw: false,
+                            red: false,
+                            cond_acq: Some(done.clone()),
+                        },
+                        deps: s.ctrl,
+                    });
+                    if let Some(d) = dst {
+                        s.regs[*d] = done.clone();
+                    }
+                    if test == mbar::Test::Phase {
+                        // A blocking wait: only executions in which it succeeds finish.
+                        s.constraints.push(Constraint {
+                            cmp: BranchCmp::Ne,
+                            a: done,
+                            b: Expr::Const(0),
+                            holds: true,
+                        });
+                    }
+                }
+                Instr::Signal { .. } => s.events.push(PathEvent {
+                    pc,
+                    kind: PathEventKind::Signal,
+                    deps: s.ctrl,
+                }),
+                Instr::Await { .. } => s.events.push(PathEvent {
+                    pc,
+                    kind: PathEventKind::Await,
+                    deps: s.ctrl,
+                }),
+                Instr::ProxyFenceUni { acquire, scope, .. } => s.events.push(PathEvent {
+                    pc,
+                    kind: PathEventKind::Fence {
+                        sem: if *acquire {
+                            FenceSem::Acquire
+                        } else {
+                            FenceSem::Release
+                        },
+                        scope: *scope,
+                    },
+                    deps: s.ctrl,
+                }),
+                Instr::AsyncCopy { .. }
+                | Instr::CommitGroup { .. }
+                | Instr::WaitGroup { .. }
+                | Instr::AsyncMbarArrive { .. }
+                | Instr::Mbar { .. }
+                | Instr::ClusterBarrier { .. } => {
+                    unreachable!("the oracle runs lowered programs (model::lower)")
                 }
                 Instr::Store { src, access } => {
                     let value = val(&s, src);
@@ -243,6 +328,7 @@ pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, Unf
                             },
                             rmw: true,
                             red: dst.is_none(),
+                            cond_acq: None,
                         },
                         deps: s.ctrl,
                     });
@@ -268,7 +354,7 @@ pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, Unf
                         s.regs[*d] = Expr::Read(i);
                     }
                 }
-                Instr::Fence { sem, scope } => s.events.push(PathEvent {
+                Instr::Fence { sem, scope, .. } => s.events.push(PathEvent {
                     pc,
                     kind: PathEventKind::Fence {
                         sem: *sem,

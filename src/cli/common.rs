@@ -97,6 +97,9 @@ pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
             eprint!("{}", t.error(d).rendered());
             return Err(Exit::BadInput);
         }
+        for w in model.warnings(&t.program, &t.spans) {
+            eprint!("{}", t.error(w).rendered());
+        }
     }
     Ok(tests)
 }

@@ -108,15 +108,19 @@ pub enum Proxy {
     Surface,
     /// Constant-cache loads (`cold`, `ldc`, `ld.const`).
     Constant,
+    /// The asynchronous proxy: the copies of `cp.async.bulk` and
+    /// `cp.reduce.async.bulk` (the TMA engine's path).
+    Async,
 }
 
 impl Proxy {
     /// All proxies, generic first.
-    pub const ALL: [Proxy; 4] = [
+    pub const ALL: [Proxy; 5] = [
         Proxy::Generic,
         Proxy::Texture,
         Proxy::Surface,
         Proxy::Constant,
+        Proxy::Async,
     ];
     /// Lower-case name used in text and JSON.
     pub fn as_str(self) -> &'static str {
@@ -125,6 +129,7 @@ impl Proxy {
             Proxy::Texture => "texture",
             Proxy::Surface => "surface",
             Proxy::Constant => "constant",
+            Proxy::Async => "async",
         }
     }
 }
@@ -145,6 +150,46 @@ pub enum Operand {
     Imm(Value),
 }
 
+/// A state-space qualifier as written on an instruction (`.global`,
+/// `.shared`, `.shared::cta`, `.shared::cluster`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpaceQual {
+    /// `.global`
+    Global,
+    /// `.shared` (the executing CTA's shared memory, as `.shared::cta`)
+    Shared,
+    /// `.shared::cta`
+    SharedCta,
+    /// `.shared::cluster`: any CTA of the cluster's shared memory.
+    SharedCluster,
+}
+
+impl SpaceQual {
+    /// The PTX spelling, without the leading dot.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpaceQual::Global => "global",
+            SpaceQual::Shared => "shared",
+            SpaceQual::SharedCta => "shared::cta",
+            SpaceQual::SharedCluster => "shared::cluster",
+        }
+    }
+}
+
+/// What a restricted fence (or a completion mechanism) orders: only the
+/// operations it names (`.sync_restrict::...`, `fence.mbarrier_init`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Restrict {
+    /// `.sync_restrict::shared::cta`: operations on the executing CTA's shared memory.
+    SharedCta,
+    /// `.sync_restrict::shared::cluster`: operations on shared memory of the cluster.
+    SharedCluster,
+    /// `fence.mbarrier_init`: the thread's prior `mbarrier.init` operations.
+    MbarrierInit,
+}
+
 /// The memory side of a load, store or RMW: where, through which path, how strong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Access {
@@ -156,6 +201,9 @@ pub struct Access {
     pub sem: Sem,
     /// Scope; `Some` iff `sem` is strong (IR invariant).
     pub scope: Option<Scope>,
+    /// State-space qualifier as written (`None`: generic addressing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<SpaceQual>,
 }
 
 /// Read-modify-write operations of `atom` and `red`.
@@ -184,6 +232,14 @@ pub enum RmwOp {
     Min,
     /// `max(old, a)` (signed)
     Max,
+    /// mbarrier arrive-on with count `a` (lowered `mbarrier.arrive`).
+    MbarArrive,
+    /// mbarrier expect-tx of `a` bytes.
+    MbarExpectTx,
+    /// mbarrier complete-tx of `a` bytes (a bulk copy's completion).
+    MbarCompleteTx,
+    /// mbarrier expect-tx of `a` bytes, then arrive-on with count 1.
+    MbarArriveExpectTx,
 }
 
 impl RmwOp {
@@ -201,7 +257,21 @@ impl RmwOp {
             RmwOp::Xor => "xor",
             RmwOp::Min => "min",
             RmwOp::Max => "max",
+            RmwOp::MbarArrive => "mbarrier.arrive",
+            RmwOp::MbarExpectTx => "mbarrier.expect_tx",
+            RmwOp::MbarCompleteTx => "mbarrier.complete_tx",
+            RmwOp::MbarArriveExpectTx => "mbarrier.arrive.expect_tx",
         }
+    }
+    /// Whether this is one of the mbarrier operations (not an `atom`/`red` op).
+    pub fn is_mbarrier(self) -> bool {
+        matches!(
+            self,
+            RmwOp::MbarArrive
+                | RmwOp::MbarExpectTx
+                | RmwOp::MbarCompleteTx
+                | RmwOp::MbarArriveExpectTx
+        )
     }
     /// Number of value operands after the address.
     pub fn arity(self) -> usize {
@@ -246,6 +316,10 @@ impl RmwOp {
             RmwOp::Xor => old ^ a,
             RmwOp::Min => old.min(a),
             RmwOp::Max => old.max(a),
+            RmwOp::MbarArrive => super::mbar::arrive(old, a),
+            RmwOp::MbarExpectTx => super::mbar::expect_tx(old, a),
+            RmwOp::MbarCompleteTx => super::mbar::complete_tx(old, a),
+            RmwOp::MbarArriveExpectTx => super::mbar::arrive(super::mbar::expect_tx(old, a), 1),
         }
     }
 }
@@ -296,6 +370,9 @@ pub enum ProxyFenceKind {
     Surface,
     /// `fence.proxy.constant` (ISCA'22 Fig. 8, hypothetical in PTX).
     Constant,
+    /// `fence.proxy.async`, optionally limited to one state space
+    /// (`.global`, `.shared::cta`, `.shared::cluster`).
+    Async(Option<SpaceQual>),
 }
 
 impl ProxyFenceKind {
@@ -306,6 +383,12 @@ impl ProxyFenceKind {
             ProxyFenceKind::Texture => "texture",
             ProxyFenceKind::Surface => "surface",
             ProxyFenceKind::Constant => "constant",
+            ProxyFenceKind::Async(None) => "async",
+            ProxyFenceKind::Async(Some(SpaceQual::Global)) => "async.global",
+            ProxyFenceKind::Async(Some(SpaceQual::Shared | SpaceQual::SharedCta)) => {
+                "async.shared::cta"
+            }
+            ProxyFenceKind::Async(Some(SpaceQual::SharedCluster)) => "async.shared::cluster",
         }
     }
     /// The non-generic proxy this fence pairs with the generic one (`None` for alias fences).
@@ -315,8 +398,106 @@ impl ProxyFenceKind {
             ProxyFenceKind::Texture => Some(Proxy::Texture),
             ProxyFenceKind::Surface => Some(Proxy::Surface),
             ProxyFenceKind::Constant => Some(Proxy::Constant),
+            ProxyFenceKind::Async(_) => Some(Proxy::Async),
         }
     }
+    /// The state space a qualified async proxy fence is limited to.
+    pub fn space(self) -> Option<SpaceQual> {
+        match self {
+            ProxyFenceKind::Async(s) => s,
+            _ => None,
+        }
+    }
+}
+
+/// The proxy a uni-directional proxy fence orders generic accesses before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UniProxy {
+    /// `fence.proxy.async::generic`
+    Async,
+    /// `fence.proxy.tensormap::generic`
+    Tensormap,
+}
+
+/// The operation of an mbarrier instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MbarOp {
+    /// `mbarrier.init [bar], count`
+    Init,
+    /// `mbarrier.arrive [bar]{, count}`
+    Arrive,
+    /// `mbarrier.expect_tx [bar], bytes`
+    ExpectTx,
+    /// `mbarrier.arrive.expect_tx [bar], bytes`
+    ArriveExpectTx,
+    /// `mbarrier.complete_tx [bar], bytes`
+    CompleteTx,
+}
+
+/// Which phase an mbarrier wait asks about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitPhase {
+    /// `.parity` form: has the phase with this parity completed?
+    Parity(Operand),
+    /// State form: has the phase of this state token (from an arrive) completed?
+    State(Operand),
+    /// Lowered blocking wait (`barrier.cluster.wait`): wait until phase `k` has completed.
+    Phase(Value),
+}
+
+/// The kind of an asynchronous copy or store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AsyncKind {
+    /// `cp.async.bulk`: a copy in the async proxy.
+    Bulk,
+    /// `cp.reduce.async.bulk`: an element-wise reduction into the destination, async proxy.
+    ReduceBulk(RmwOp),
+    /// `cp.async` (non-bulk): weak generic copy.
+    NonBulk,
+    /// `st.async`: a store to remote shared memory with mbarrier completion.
+    Store,
+    /// `red.async`: a reduction to remote shared memory with mbarrier completion.
+    Reduce(RmwOp),
+}
+
+/// What an asynchronous operation reads: a location, or a register/immediate (`st.async`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AsyncSrc {
+    /// The source location.
+    Addr(AddrId),
+    /// The value stored.
+    Value(Operand),
+}
+
+/// How the issuing thread learns that an asynchronous operation completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Completion {
+    /// `.mbarrier::complete_tx::bytes [bar]`: complete-tx on that mbarrier.
+    Mbarrier(AddrId),
+    /// `.bulk_group`: a bulk async-group (`cp.async.bulk.commit_group` / `wait_group`).
+    BulkGroup,
+    /// `cp.async` groups (`cp.async.commit_group` / `wait_group` / `wait_all`).
+    AsyncGroup,
+}
+
+/// What a lowered [`Instr::Signal`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalKind {
+    /// An asynchronous operation is issued here (its agent starts after it).
+    Issue,
+    /// A commit of async-groups (no ordering effect).
+    Commit,
+    /// In an agent: the source reads are complete.
+    ReadsDone,
+    /// In an agent: the whole operation is complete and visible.
+    Done,
 }
 
 /// `bar.cta.sync` waits for the barrier; `bar.cta.arrive` only signals it.
@@ -452,11 +633,124 @@ pub enum Instr {
         sem: FenceSem,
         /// Scope of the fence.
         scope: Scope,
+        /// `.sync_restrict::...` or `fence.mbarrier_init`: what the fence orders.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restrict: Option<Restrict>,
     },
     /// `fence.proxy.kind` (no scope).
     ProxyFence {
         /// Which path it reconciles.
         kind: ProxyFenceKind,
+    },
+    /// Uni-directional proxy fence `fence.proxy.<to>::generic.{release,acquire}.scope`:
+    /// orders prior generic accesses before later `<to>` accesses, and is a
+    /// release (or acquire) fence at `scope`.
+    ProxyFenceUni {
+        /// The proxy ordered after the generic one.
+        to: UniProxy,
+        /// `.acquire` (else `.release`).
+        acquire: bool,
+        /// Scope of the release/acquire part.
+        scope: Scope,
+        /// `.sync_restrict::...`
+        restrict: Option<Restrict>,
+        /// `[addr], size` of the tensormap acquire form.
+        operand: Option<(AddrId, Value)>,
+    },
+    /// `cp.async.bulk`, `cp.reduce.async.bulk`, `cp.async`, `st.async`, `red.async`.
+    AsyncCopy {
+        /// What kind of operation.
+        kind: AsyncKind,
+        /// Destination location.
+        dst: AddrId,
+        /// State space of the destination as written.
+        dst_space: SpaceQual,
+        /// Source location or value.
+        src: AsyncSrc,
+        /// State space of the source as written (locations only).
+        src_space: Option<SpaceQual>,
+        /// Size in bytes (for transaction counts).
+        size: Value,
+        /// Completion mechanism.
+        completion: Completion,
+    },
+    /// `cp.async.bulk.commit_group` (`bulk`) or `cp.async.commit_group`.
+    CommitGroup {
+        /// Bulk groups (else `cp.async` groups).
+        bulk: bool,
+    },
+    /// `cp.async.bulk.wait_group{.read} N`, `cp.async.wait_group N`, `cp.async.wait_all`.
+    WaitGroup {
+        /// Bulk groups (else `cp.async` groups).
+        bulk: bool,
+        /// How many of the most recent groups may still be pending.
+        pending: u32,
+        /// `.read`: wait only for the source reads.
+        read: bool,
+        /// `cp.async.wait_all` (commit, then wait for everything).
+        all: bool,
+    },
+    /// `cp.async.mbarrier.arrive{.noinc} [bar]`: an arrive once the thread's prior `cp.async` complete.
+    AsyncMbarArrive {
+        /// The mbarrier.
+        addr: AddrId,
+        /// `.noinc`: the arrive counts towards the expected arrivals.
+        noinc: bool,
+    },
+    /// `mbarrier.init/arrive/expect_tx/arrive.expect_tx/complete_tx`.
+    Mbar {
+        /// The operation.
+        op: MbarOp,
+        /// Destination of the state token (`_` or none: `None`).
+        dst: Option<RegId>,
+        /// The mbarrier.
+        addr: AddrId,
+        /// Count or byte operand.
+        arg: Option<Operand>,
+        /// Semantics (`.release`/`.relaxed`; init and expect-tx are relaxed).
+        sem: Sem,
+        /// Scope (`.cta` default, or `.cluster`).
+        scope: Scope,
+        /// State space as written (`.shared::cta` / `.shared::cluster`).
+        space: Option<SpaceQual>,
+    },
+    /// `mbarrier.test_wait` / `mbarrier.try_wait{.parity}`: `dst` = 1 if the phase completed.
+    MbarWait {
+        /// The predicate register (`None` in the lowered `barrier.cluster.wait`).
+        dst: Option<RegId>,
+        /// The mbarrier.
+        addr: AddrId,
+        /// `test_wait` (else `try_wait`).
+        test: bool,
+        /// Which phase.
+        phase: WaitPhase,
+        /// `.acquire` (default) or `.relaxed`.
+        sem: Sem,
+        /// `.cta` (default) or `.cluster`.
+        scope: Scope,
+        /// State space as written.
+        space: Option<SpaceQual>,
+    },
+    /// `barrier.cluster.arrive{.release|.relaxed}` / `barrier.cluster.wait{.acquire}`.
+    ClusterBarrier {
+        /// Arrive (else wait).
+        arrive: bool,
+        /// `.release`/`.relaxed` for arrive, `.acquire` for wait.
+        sem: Sem,
+        /// `.aligned` as written.
+        aligned: bool,
+    },
+    /// Lowered form (never parsed): a point whose view other threads may
+    /// wait for ([`Instr::Await`]). It orders nothing by itself.
+    Signal {
+        /// What the point stands for (for traces).
+        kind: SignalKind,
+    },
+    /// Lowered form (never parsed): wait until each `(thread, pc)` has
+    /// retired, then take on its view (a synchronisation edge from each).
+    Await {
+        /// The awaited instructions (in branch-free threads).
+        from: SmallVec<[(usize, usize); 2]>,
     },
     /// `bar.cta.sync` / `bar.cta.arrive`.
     Barrier {
@@ -534,6 +828,15 @@ impl Instr {
                 push(a);
                 push(b)
             }
+            Instr::Mbar { arg: Some(a), .. } => push(a),
+            Instr::MbarWait {
+                phase: WaitPhase::Parity(a) | WaitPhase::State(a),
+                ..
+            } => push(a),
+            Instr::AsyncCopy {
+                src: AsyncSrc::Value(v),
+                ..
+            } => push(v),
             _ => {}
         }
         out
@@ -544,7 +847,7 @@ impl Instr {
             Instr::Load { dst, .. } | Instr::Mov { dst, .. } | Instr::Arith { dst, .. } => {
                 Some(*dst)
             }
-            Instr::Rmw { dst, .. } => *dst,
+            Instr::Rmw { dst, .. } | Instr::Mbar { dst, .. } | Instr::MbarWait { dst, .. } => *dst,
             _ => None,
         }
     }

@@ -23,12 +23,14 @@
 
 mod cond;
 mod instr;
+pub mod mbar;
 mod validate;
 
 pub use cond::{CmpOp, Condition, Prop, Quantifier, Term};
 pub use instr::{
-    Access, ArithOp, BarrierKind, BranchCmp, FenceSem, Instr, Operand, Proxy, ProxyFenceKind,
-    RmwOp, Scope, Sem,
+    Access, ArithOp, AsyncKind, AsyncSrc, BarrierKind, BranchCmp, Completion, FenceSem, Instr,
+    MbarOp, Operand, Proxy, ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SignalKind, SpaceQual,
+    UniProxy, WaitPhase,
 };
 pub use validate::IrError;
 
@@ -69,8 +71,45 @@ pub struct Program {
 pub struct Location {
     /// Canonical name: the name of the generic address that declared it.
     pub name: String,
-    /// Initial value (the hypothetical initial write W0).
+    /// Initial value (the hypothetical initial write W0); for an mbarrier,
+    /// its encoded state ([`mbar`]).
     pub init: Value,
+    /// Where it lives.
+    #[serde(default)]
+    pub space: Space,
+    /// What it holds.
+    #[serde(default)]
+    pub kind: LocKind,
+}
+
+/// Where a location lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Space {
+    /// Global memory.
+    #[default]
+    Global,
+    /// The shared memory of one CTA.
+    Shared {
+        /// GPU of the CTA.
+        gpu: u32,
+        /// CTA number.
+        cta: u32,
+    },
+}
+
+/// What a location holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocKind {
+    /// Data.
+    #[default]
+    Data,
+    /// An mbarrier object (its value is the encoded barrier state; it is not
+    /// part of final states).
+    Mbarrier,
+    /// A location the lowering adds (a cluster barrier's object); not part of final states.
+    Synthetic,
 }
 
 /// How a named address reaches its location.
@@ -177,6 +216,27 @@ pub struct Thread {
     pub code: Vec<Instr>,
     /// Labels, sorted by position.
     pub labels: Vec<Label>,
+    /// For an agent thread added by lowering: who issued its operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentOf>,
+}
+
+/// An agent thread: performs one asynchronous operation for its issuer
+/// (digest §2.5 [F]); it exists only in lowered programs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentOf {
+    /// The issuing thread.
+    pub issuer: ThreadId,
+    /// The issuing instruction.
+    pub spawn_pc: usize,
+    /// A release by the agent publishes only the events of these threads
+    /// (itself, and for `cp.async.mbarrier.arrive` the copies it tracks):
+    /// a completion does not publish the issuer's earlier accesses.
+    pub publishes: Vec<ThreadId>,
+    /// Where each instruction is performed: source reads in the issuer's
+    /// CTA, destination writes, the completion fence and the completion in
+    /// the destination's CTA.
+    pub at: Vec<Placement>,
 }
 
 /// What the source file says the result should be.

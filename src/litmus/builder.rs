@@ -7,8 +7,8 @@ use super::SourceMap;
 use super::diag::{Diagnostic, Span};
 use super::instr::{RawInstr, Resolver, decode};
 use crate::ir::{
-    AddrId, Address, AddressKind, Condition, Expectation, Instr, Label, Location, Placement,
-    Program, Prop, Quantifier, RegId, Register, Thread, Value,
+    AddrId, Address, AddressKind, Condition, Expectation, Instr, Label, LocKind, Location,
+    Placement, Program, Prop, Quantifier, RegId, Register, Space, SpaceQual, Thread, Value,
 };
 
 /// An address declaration before alias targets are resolved.
@@ -20,6 +20,10 @@ pub struct AddrDecl {
     pub alias: Option<(AddressKind, String, Span)>,
     /// Initial value (owners only).
     pub init: Value,
+    /// Where the location lives (owners only).
+    pub space: Space,
+    /// What the location holds (owners only).
+    pub kind: LocKind,
     /// Where it was declared.
     pub span: Span,
 }
@@ -30,7 +34,7 @@ pub struct Builder {
     pub name: String,
     /// Doc strings.
     pub docs: Vec<String>,
-    locations: Vec<Location>,
+    pub(super) locations: Vec<Location>,
     addresses: Vec<Address>,
     by_name: HashMap<String, AddrId>,
     /// Threads built so far.
@@ -108,6 +112,8 @@ impl Builder {
                 self.locations.push(Location {
                     name: d.name.clone(),
                     init: d.init,
+                    space: d.space,
+                    kind: d.kind,
                 });
             }
         }
@@ -157,6 +163,7 @@ impl Builder {
             regs: Vec::new(),
             code: Vec::new(),
             labels: Vec::new(),
+            agent: None,
         });
         self.spans.threads.push(span);
         self.spans.instrs.push(Vec::new());
@@ -299,5 +306,77 @@ impl Resolver for ThreadCtx<'_> {
     }
     fn address_kind(&self, addr: AddrId) -> AddressKind {
         self.b.addresses[addr].kind
+    }
+    fn check_space(
+        &self,
+        addr: AddrId,
+        qual: Option<SpaceQual>,
+        mbarrier: bool,
+        span: Span,
+    ) -> Result<(), Diagnostic> {
+        let a = &self.b.addresses[addr];
+        let loc = &self.b.locations[a.loc];
+        let me = self.b.threads[self.thread].placement;
+        let name = &a.name;
+        if mbarrier && loc.kind != LocKind::Mbarrier {
+            return Err(Diagnostic::expected(
+                span,
+                "an mbarrier object (declared `NAME @ mbarrier cta N;`)",
+                format!("location `{name}`"),
+            ));
+        }
+        if !mbarrier && loc.kind == LocKind::Mbarrier {
+            return Err(Diagnostic::expected(
+                span,
+                "an ordinary location",
+                format!("mbarrier `{name}`"),
+            )
+            .with_label("mbarrier objects are accessed by mbarrier operations only"));
+        }
+        let shared = |gpu: u32, cta: u32| {
+            format!("`{name}`, in the shared memory of CTA {cta} of GPU {gpu}")
+        };
+        match (loc.space, qual) {
+            (Space::Global, None | Some(SpaceQual::Global)) => Ok(()),
+            (Space::Global, Some(q)) => Err(Diagnostic::expected(
+                span,
+                format!("a location in shared memory for `.{}`", q.as_str()),
+                format!("global location `{name}`"),
+            )),
+            (Space::Shared { gpu, cta }, Some(SpaceQual::Global)) => Err(Diagnostic::expected(
+                span,
+                "a global location for `.global`",
+                shared(gpu, cta),
+            )),
+            (Space::Shared { gpu, cta }, None | Some(SpaceQual::Shared | SpaceQual::SharedCta)) => {
+                if (gpu, cta) == (me.gpu, me.cta) {
+                    Ok(())
+                } else {
+                    Err(Diagnostic::expected(
+                        span,
+                        "a location in this thread's own CTA (other CTAs' shared memory needs `.shared::cluster`)",
+                        shared(gpu, cta),
+                    ))
+                }
+            }
+            (Space::Shared { gpu, cta }, Some(SpaceQual::SharedCluster)) => {
+                let cluster = self
+                    .b
+                    .threads
+                    .iter()
+                    .find(|t| t.placement.gpu == gpu && t.placement.cta == cta)
+                    .map(|t| t.placement.cluster);
+                if gpu == me.gpu && ((gpu, cta) == (me.gpu, me.cta) || cluster == Some(me.cluster))
+                {
+                    Ok(())
+                } else {
+                    Err(Diagnostic::expected(
+                        span,
+                        "a location in the shared memory of a CTA of this thread's cluster",
+                        shared(gpu, cta),
+                    ))
+                }
+            }
+        }
     }
 }

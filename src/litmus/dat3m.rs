@@ -19,7 +19,7 @@ use super::cond::{TermResolver, parse_prop, parse_quantifier, thread_index};
 use super::diag::{Diagnostic, Span, plural};
 use super::instr::{parse_int, parse_raw};
 use super::lexer::{Cursor, Tok, Token, tokenize};
-use crate::ir::{AddressKind, ExpectKind, Expectation, Placement, Program, Term};
+use crate::ir::{AddressKind, ExpectKind, Expectation, LocKind, Placement, Program, Space, Term};
 
 /// Parse one Dat3M-dialect litmus test.
 pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
@@ -280,6 +280,15 @@ impl TermResolver for CondNames<'_> {
     }
     fn bare(&mut self, name: &Token<'_>) -> Result<Term, Diagnostic> {
         match self.b.address(name.text) {
+            Some(a) if self.b.locations[self.b.location_of(a)].kind != crate::ir::LocKind::Data => {
+                Err(Diagnostic::expected(
+                    name.span,
+                    "a data location or `P<n>:<register>`",
+                    format!("mbarrier `{}`", name.text),
+                )
+                .with_label("mbarrier states are not part of final states")
+                .with_note("record a wait's result in a register and test that instead"))
+            }
             Some(a) => Ok(Term::Loc(self.b.location_of(a))),
             None => Err(Diagnostic::expected(
                 name.span,
@@ -335,8 +344,19 @@ fn parse_init(text: &str, offset: usize) -> Result<Vec<InitItem<'_>>, Diagnostic
                     name: first.text.to_string(),
                     alias: None,
                     init: parse_int(v.text, v.span)?,
+                    space: Space::Global,
+                    kind: LocKind::Data,
                     span: first.span,
                 })
+            }
+            (Tok::Word, Some(Tok::At))
+                if !first.text.contains('.')
+                    && cur
+                        .peek2()
+                        .is_some_and(|t| t.text == "shared" || t.text == "mbarrier") =>
+            {
+                cur.bump();
+                InitItem::Addr(parse_shared_decl(&mut cur, &first)?)
             }
             (Tok::Word, Some(Tok::At)) if !first.text.contains('.') => {
                 cur.bump();
@@ -366,6 +386,8 @@ fn parse_init(text: &str, offset: usize) -> Result<Vec<InitItem<'_>>, Diagnostic
                     name: first.text.to_string(),
                     alias: Some((kind, target.text.to_string(), target.span)),
                     init: 0,
+                    space: Space::Global,
+                    kind: LocKind::Data,
                     span: first.span,
                 })
             }
@@ -377,6 +399,81 @@ fn parse_init(text: &str, offset: usize) -> Result<Vec<InitItem<'_>>, Diagnostic
         }
     }
     Ok(items)
+}
+
+/// `s @ shared cta N[,gpu G] [= V]` or `bar @ mbarrier cta N[,gpu G] [= COUNT]`:
+/// a location in one CTA's shared memory (an mbarrier object, initialised
+/// to expect COUNT arrivals when a count is given).
+fn parse_shared_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<AddrDecl, Diagnostic> {
+    let what = cur.bump().unwrap();
+    let mbarrier = what.text == "mbarrier";
+    let (mut cta, mut gpu) = (None, None);
+    loop {
+        let k = cur.expect(Tok::Word, "`cta N` (and optionally `gpu G`)")?;
+        let v = cur.expect(Tok::Int, &format!("a number after `{}`", k.text))?;
+        let n: u32 = v
+            .text
+            .parse()
+            .map_err(|_| Diagnostic::expected(v.span, "a small non-negative number", v.quoted()))?;
+        match k.text {
+            "cta" if cta.is_none() => cta = Some(n),
+            "gpu" if gpu.is_none() => gpu = Some(n),
+            _ => {
+                return Err(Diagnostic::expected(
+                    k.span,
+                    "`cta N` or `gpu G` (once each)",
+                    k.quoted(),
+                ));
+            }
+        }
+        if cur.eat(Tok::Comma).is_none() {
+            break;
+        }
+    }
+    let Some(cta) = cta else {
+        return Err(Diagnostic::expected(
+            what.span,
+            "the CTA whose shared memory holds it (`cta N`)",
+            "none",
+        ));
+    };
+    let mut init = 0;
+    if cur.eat(Tok::Assign).is_some() {
+        let v = cur.expect(
+            Tok::Int,
+            if mbarrier {
+                "the expected arrival count"
+            } else {
+                "an initial value"
+            },
+        )?;
+        init = parse_int(v.text, v.span)?;
+        if mbarrier {
+            if !(1..4096).contains(&init) {
+                return Err(Diagnostic::expected(
+                    v.span,
+                    "an arrival count between 1 and 4095",
+                    v.quoted(),
+                ));
+            }
+            init = crate::ir::mbar::init(init);
+        }
+    }
+    Ok(AddrDecl {
+        name: name.text.to_string(),
+        alias: None,
+        init,
+        space: Space::Shared {
+            gpu: gpu.unwrap_or(0),
+            cta,
+        },
+        kind: if mbarrier {
+            LocKind::Mbarrier
+        } else {
+            LocKind::Data
+        },
+        span: name.span,
+    })
 }
 
 fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHeader, Diagnostic> {

@@ -44,6 +44,9 @@ pub struct Diagnostic {
     pub label: String,
     /// Extra explanation printed after the snippet.
     pub note: Option<String>,
+    /// A warning rather than an error: the input is accepted, with a
+    /// reading the user should know about. Its message is in `expected`.
+    pub warning: bool,
 }
 
 impl Diagnostic {
@@ -55,6 +58,18 @@ impl Diagnostic {
             found: found.into(),
             label: String::new(),
             note: None,
+            warning: false,
+        }
+    }
+    /// A warning at `span` with `message`.
+    pub fn warning(span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            span,
+            expected: message.into(),
+            found: String::new(),
+            label: String::new(),
+            note: None,
+            warning: true,
         }
     }
     /// An input the tool understands but does not model: says so by name.
@@ -69,6 +84,7 @@ impl Diagnostic {
             found: format!("`{feature}`"),
             label: format!("`{feature}` is not supported by ptxmc"),
             note: None,
+            warning: false,
         }
     }
     /// Set the label under the caret.
@@ -83,7 +99,11 @@ impl Diagnostic {
     }
     /// The one-line message.
     pub fn message(&self) -> String {
-        format!("expected {}, found {}", self.expected, self.found)
+        if self.warning {
+            self.expected.clone()
+        } else {
+            format!("expected {}, found {}", self.expected, self.found)
+        }
     }
 }
 
@@ -114,7 +134,12 @@ impl LitmusError {
         if !diagnostic.label.is_empty() {
             label = label.with_message(&diagnostic.label);
         }
-        let mut cs = CsDiagnostic::error()
+        let cs = if diagnostic.warning {
+            CsDiagnostic::warning()
+        } else {
+            CsDiagnostic::error()
+        };
+        let mut cs = cs
             .with_message(diagnostic.message())
             .with_labels(vec![label]);
         if let Some(note) = &diagnostic.note {

@@ -11,7 +11,7 @@ use super::diag::{Diagnostic, Span};
 use super::lexer::{Cursor, Tok};
 use crate::ir::{
     Access, AddrId, AddressKind, ArithOp, BarrierKind, BranchCmp, FenceSem, Instr, Operand, Proxy,
-    ProxyFenceKind, RegId, RmwOp, Scope, Sem, Value,
+    ProxyFenceKind, RegId, Restrict, RmwOp, Scope, Sem, SpaceQual, UniProxy, Value,
 };
 
 /// One operand as written.
@@ -154,6 +154,16 @@ pub trait Resolver {
     fn unknown_address(&mut self, name: &str, span: Span) -> Result<AddrId, Diagnostic>;
     /// The kind of an address.
     fn address_kind(&self, addr: AddrId) -> AddressKind;
+    /// Check that this thread may access `addr` with state-space qualifier
+    /// `qual` (`None`: generic addressing), and that mbarrier objects are used
+    /// by mbarrier operations only (`mbarrier` says which this is).
+    fn check_space(
+        &self,
+        addr: AddrId,
+        qual: Option<SpaceQual>,
+        mbarrier: bool,
+        span: Span,
+    ) -> Result<(), Diagnostic>;
 }
 
 /// A decoded instruction plus the label its branch refers to (resolved by the caller).
@@ -167,7 +177,7 @@ pub struct Decoded {
 
 /// A modifier after the opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Modifier {
+pub(super) enum Modifier {
     Sem(Sem),
     Sc,
     Scope(Scope),
@@ -184,14 +194,14 @@ enum Modifier {
     Arrive,
 }
 
-/// State spaces we accept; only `.global` (and `.const` for constant loads) are modelled.
+/// State-space modifiers: `.global`, the shared windows, and `.const` (constant loads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Space {
-    Global,
+pub(super) enum Space {
+    Qual(SpaceQual),
     Const,
 }
 
-fn classify(opcode: &str, part: &str) -> Option<Modifier> {
+pub(super) fn classify(opcode: &str, part: &str) -> Option<Modifier> {
     use Modifier::*;
     Some(match part {
         "weak" => Sem(crate::ir::Sem::Weak),
@@ -207,7 +217,10 @@ fn classify(opcode: &str, part: &str) -> Option<Modifier> {
         "gpu" => Scope(crate::ir::Scope::Gpu),
         "sys" => Scope(crate::ir::Scope::Sys),
         "gl" => Gl,
-        "global" => Space(self::Space::Global),
+        "global" => Space(self::Space::Qual(SpaceQual::Global)),
+        "shared" => Space(self::Space::Qual(SpaceQual::Shared)),
+        "shared::cta" => Space(self::Space::Qual(SpaceQual::SharedCta)),
+        "shared::cluster" => Space(self::Space::Qual(SpaceQual::SharedCluster)),
         "const" => Space(self::Space::Const),
         "u8" | "u16" | "u32" | "u64" | "s8" | "s16" | "s32" | "s64" | "b8" | "b16" | "b32"
         | "b64" => Type,
@@ -242,9 +255,6 @@ struct MemMods {
 /// Features that are real PTX but that ptxmc does not model yet, with the reason.
 fn unsupported_modifier(part: &str) -> Option<&'static str> {
     Some(match part {
-        "shared" | "shared::cta" | "shared::cluster" => {
-            "shared-memory state spaces are not modelled yet; locations are global"
-        }
         "local" | "param" => "thread-private state spaces have no memory-model behaviour to check",
         "nc" => {
             "non-coherent loads (`ld.global.nc`) use the texture path; write `tld` with a texture alias"
@@ -256,8 +266,8 @@ fn unsupported_modifier(part: &str) -> Option<&'static str> {
         "f16" | "f16x2" | "bf16" | "bf16x2" | "f32" | "f64" => {
             "floating-point operations are not modelled"
         }
-        "async" => "asynchronous operations and the async proxy are not modelled yet",
-        "tensormap" => "the tensormap proxy is not modelled yet",
+        "tensormap" => "tensor-map accesses (`cp.async.bulk.tensor`) are not modelled",
+        "multicast::cluster" => "multicast copies are not modelled",
         "L2::cache_hint"
         | "L2::64B"
         | "L2::128B"
@@ -273,13 +283,21 @@ fn unsupported_modifier(part: &str) -> Option<&'static str> {
     })
 }
 
-fn mod_error(opcode: &str, part: &str, span: Span, allowed: &str) -> Diagnostic {
+pub(super) fn mod_error(opcode: &str, part: &str, span: Span, allowed: &str) -> Diagnostic {
     if let Some(why) = unsupported_modifier(part) {
         return Diagnostic::unsupported(span, format!(".{part}"), allowed.to_string())
             .with_note(why);
     }
     Diagnostic::expected(span, allowed.to_string(), format!("`.{part}`"))
         .with_label(format!("not a modifier of `{opcode}`"))
+}
+
+/// The state-space qualifier of collected modifiers (`.const` selects the proxy instead).
+fn qual(space: Option<(Space, Span)>) -> Option<SpaceQual> {
+    match space {
+        Some((Space::Qual(q), _)) => Some(q),
+        _ => None,
+    }
 }
 
 /// Collect memory-access modifiers, rejecting anything `allowed` does not admit.
@@ -389,7 +407,7 @@ fn sem_scope(
     }
 }
 
-fn expect_operands(raw: &RawInstr, n: &[usize], shape: &str) -> Result<(), Diagnostic> {
+pub(super) fn expect_operands(raw: &RawInstr, n: &[usize], shape: &str) -> Result<(), Diagnostic> {
     if n.contains(&raw.operands.len()) {
         return Ok(());
     }
@@ -409,7 +427,7 @@ fn expect_operands(raw: &RawInstr, n: &[usize], shape: &str) -> Result<(), Diagn
     .with_label(format!("`{}` takes `{shape}`", raw.parts[0].0)))
 }
 
-fn register(r: &mut dyn Resolver, op: &RawOperand) -> Result<RegId, Diagnostic> {
+pub(super) fn register(r: &mut dyn Resolver, op: &RawOperand) -> Result<RegId, Diagnostic> {
     match op {
         RawOperand::Name(n, s) if r.address(n).is_none() => r.register(n, *s),
         other => Err(Diagnostic::expected(
@@ -423,7 +441,7 @@ fn register(r: &mut dyn Resolver, op: &RawOperand) -> Result<RegId, Diagnostic> 
     }
 }
 
-fn value(r: &mut dyn Resolver, op: &RawOperand) -> Result<Operand, Diagnostic> {
+pub(super) fn value(r: &mut dyn Resolver, op: &RawOperand) -> Result<Operand, Diagnostic> {
     match op {
         RawOperand::Int(v, _) => Ok(Operand::Imm(*v)),
         RawOperand::Name(n, s) if r.address(n).is_none() => Ok(Operand::Reg(r.register(n, *s)?)),
@@ -439,11 +457,15 @@ fn value(r: &mut dyn Resolver, op: &RawOperand) -> Result<Operand, Diagnostic> {
     }
 }
 
-fn address(
+/// Resolve an address operand used through `proxy` with state-space
+/// qualifier `space` (`mbarrier`: by an mbarrier operation).
+pub(super) fn address(
     r: &mut dyn Resolver,
     op: &RawOperand,
     proxy: Proxy,
     opcode: &str,
+    space: Option<SpaceQual>,
+    mbarrier: bool,
 ) -> Result<AddrId, Diagnostic> {
     let (name, span) = match op {
         RawOperand::Name(n, s) | RawOperand::Bracketed(n, s) => (n, *s),
@@ -460,7 +482,13 @@ fn address(
         None => r.unknown_address(name, span)?,
     };
     let kind = r.address_kind(id);
-    if kind.proxy() != proxy {
+    // The async proxy reaches memory through ordinary (generic) addresses.
+    let path = if proxy == Proxy::Async {
+        Proxy::Generic
+    } else {
+        proxy
+    };
+    if kind.proxy() != path {
         let expected = match proxy {
             Proxy::Generic => format!("a generic address for `{opcode}`"),
             p => format!(
@@ -473,6 +501,7 @@ fn address(
         };
         return Err(Diagnostic::expected(span, expected, found));
     }
+    r.check_space(id, space, mbarrier, span)?;
     Ok(id)
 }
 
@@ -502,8 +531,6 @@ const INSTRUCTIONS: &str = "an instruction (ld, st, atom, red, fence, membar, ba
 /// Instructions that are real PTX but not modelled, with the reason.
 fn unsupported_opcode(op: &str) -> Option<&'static str> {
     Some(match op {
-        "cp" => "asynchronous copies (`cp.async*`) are not modelled yet",
-        "mbarrier" => "`mbarrier` objects are not modelled yet",
         "st" | "ld" => return None,
         "wgmma" | "tcgen05" => "tensor-core asynchronous operations are not modelled",
         "tex" | "tld4" => "write texture fetches as `tld` on a texture alias",
@@ -527,6 +554,18 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
     let mn_span = raw.parts.last().map_or(op_span, |p| op_span.to(p.1));
     let ops = &raw.operands;
     let plain = |instr| Ok(Decoded { instr, label: None });
+    let second = raw.parts.get(1).map(|p| p.0.as_str());
+    match (opcode.as_str(), second) {
+        ("cp", _) => return super::async_instr::decode_cp(raw, r).and_then(plain),
+        ("mbarrier", _) => return super::async_instr::decode_mbarrier(raw, r).and_then(plain),
+        ("barrier", Some("cluster")) => {
+            return super::async_instr::decode_cluster_barrier(raw).and_then(plain);
+        }
+        ("st" | "red", Some("async")) => {
+            return super::async_instr::decode_st_red_async(raw, r).and_then(plain);
+        }
+        _ => {}
+    }
     match opcode.as_str() {
         "ld" | "tld" | "suld" | "cold" | "ldc" => {
             if opcode == "ld" && raw.parts.len() == 1 && ops.len() == 2 {
@@ -561,7 +600,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             let (sem, scope) = sem_scope(&m, &allowed, (Sem::Weak, None), mn_span, "a load")?;
             expect_operands(raw, &[2], "dst, addr")?;
             let dst = register(r, &ops[0])?;
-            let addr = address(r, &ops[1], proxy, opcode)?;
+            let space = qual(m.space);
+            let addr = address(r, &ops[1], proxy, opcode, space, false)?;
             plain(Instr::Load {
                 dst,
                 access: Access {
@@ -569,6 +609,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     proxy,
                     sem,
                     scope,
+                    space,
                 },
             })
         }
@@ -594,7 +635,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             let allowed = [Sem::Weak, Sem::Relaxed, Sem::Release, Sem::Volatile];
             let (sem, scope) = sem_scope(&m, &allowed, (Sem::Weak, None), mn_span, "a store")?;
             expect_operands(raw, &[2], "addr, value")?;
-            let addr = address(r, &ops[0], proxy, opcode)?;
+            let space = qual(m.space);
+            let addr = address(r, &ops[0], proxy, opcode, space, false)?;
             let src = value(r, &ops[1])?;
             plain(Instr::Store {
                 src,
@@ -603,6 +645,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     proxy,
                     sem,
                     scope,
+                    space,
                 },
             })
         }
@@ -664,7 +707,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             } else {
                 (Some(register(r, &ops[0])?), &ops[1..])
             };
-            let addr = address(r, &rest[0], proxy, opcode)?;
+            let space = qual(m.space);
+            let addr = address(r, &rest[0], proxy, opcode, space, false)?;
             let args = rest[1..]
                 .iter()
                 .map(|o| value(r, o))
@@ -678,10 +722,11 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     proxy,
                     sem,
                     scope,
+                    space,
                 },
             })
         }
-        "fence" | "membar" => decode_fence(raw, opcode).and_then(plain),
+        "fence" | "membar" => decode_fence(raw, opcode, r).and_then(plain),
         "bar" | "barrier" => {
             let mut kind = None;
             for (p, s) in &raw.parts[1..] {
@@ -795,26 +840,24 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
     }
 }
 
-fn decode_fence(raw: &RawInstr, opcode: &str) -> Result<Instr, Diagnostic> {
-    if !raw.operands.is_empty() {
+fn decode_fence(raw: &RawInstr, opcode: &str, r: &mut dyn Resolver) -> Result<Instr, Diagnostic> {
+    let parts = &raw.parts[1..];
+    let mn_end = raw.parts.last().unwrap().1.end;
+    let is_proxy = parts.first().is_some_and(|p| p.0 == "proxy");
+    let tensormap_acquire = is_proxy
+        && parts.get(1).is_some_and(|p| p.0 == "tensormap::generic")
+        && parts.iter().any(|p| p.0 == "acquire");
+    if !tensormap_acquire && !raw.operands.is_empty() {
         return Err(Diagnostic::expected(
             raw.operands[0].span(),
             "no operands after a fence",
             raw.operands[0].shown(),
         ));
     }
-    let parts = &raw.parts[1..];
-    let mn_end = raw.parts.last().unwrap().1.end;
-    let kinds = "a proxy kind (`.alias`, `.texture`, `.surface` or `.constant`)";
+    let kinds = "a proxy kind (`.alias`, `.texture`, `.surface`, `.constant`, `.async`, `.async::generic`, `.tensormap::generic`)";
     // fence.proxy.K, membar.proxy.K, and mixedproxy's fence.alias
-    if parts.first().is_some_and(|p| p.0 == "proxy")
-        || (opcode == "fence" && parts.len() == 1 && parts[0].0 == "alias")
-    {
-        let rest = if parts[0].0 == "proxy" {
-            &parts[1..]
-        } else {
-            parts
-        };
+    if is_proxy || (opcode == "fence" && parts.len() == 1 && parts[0].0 == "alias") {
+        let rest = if is_proxy { &parts[1..] } else { parts };
         let Some((k, ks)) = rest.first() else {
             return Err(Diagnostic::expected(
                 Span::new(mn_end, mn_end + 1),
@@ -822,32 +865,47 @@ fn decode_fence(raw: &RawInstr, opcode: &str) -> Result<Instr, Diagnostic> {
                 "none",
             ));
         };
+        let end = |rest: &[(String, Span)]| match rest.first() {
+            Some((p, s)) => Err(Diagnostic::expected(
+                *s,
+                "the end of the fence",
+                format!("`.{p}`"),
+            )),
+            None => Ok(()),
+        };
         let kind = match k.as_str() {
             "alias" => ProxyFenceKind::Alias,
             "texture" => ProxyFenceKind::Texture,
             "surface" => ProxyFenceKind::Surface,
             "constant" => ProxyFenceKind::Constant,
-            "async" | "async::generic" | "tensormap::generic" => {
-                return Err(Diagnostic::unsupported(
-                    *ks,
-                    format!("fence.proxy.{k}"),
-                    kinds.to_string(),
-                )
-                .with_note("the async and tensormap proxies are not modelled yet"));
+            "async" => {
+                let space = match rest.get(1).map(|p| p.0.as_str()) {
+                    None => None,
+                    Some("global") => Some(SpaceQual::Global),
+                    Some("shared::cta") => Some(SpaceQual::SharedCta),
+                    Some("shared::cluster") => Some(SpaceQual::SharedCluster),
+                    Some(other) => {
+                        return Err(Diagnostic::expected(
+                            rest[1].1,
+                            "`.global`, `.shared::cta`, `.shared::cluster` or the end of the fence",
+                            format!("`.{other}`"),
+                        ));
+                    }
+                };
+                end(&rest[1 + space.is_some() as usize..])?;
+                return Ok(Instr::ProxyFence {
+                    kind: ProxyFenceKind::Async(space),
+                });
             }
+            "async::generic" | "tensormap::generic" => return decode_uni_proxy_fence(raw, rest, r),
             _ => return Err(Diagnostic::expected(*ks, kinds, format!("`.{k}`"))),
         };
-        if let Some((p, s)) = rest.get(1) {
-            return Err(Diagnostic::expected(
-                *s,
-                "the end of the fence",
-                format!("`.{p}`"),
-            ));
-        }
+        end(&rest[1..])?;
         return Ok(Instr::ProxyFence { kind });
     }
     let mut sem = None;
     let mut scope = None;
+    let mut restrict: Option<(Restrict, Span)> = None;
     for (p, s) in parts {
         match (opcode, classify(opcode, p)) {
             ("fence", Some(Modifier::Sc)) if sem.is_none() => sem = Some(FenceSem::Sc),
@@ -867,16 +925,15 @@ fn decode_fence(raw: &RawInstr, opcode: &str) -> Result<Instr, Diagnostic> {
                 scope = Some(sc)
             }
             ("membar", Some(Modifier::Gl)) if scope.is_none() => scope = Some(Scope::Gpu),
+            ("fence", _) if restrict.is_none() && restriction(p).is_some() => {
+                restrict = Some((restriction(p).unwrap(), *s))
+            }
             _ => {
                 let expected = if opcode == "membar" {
                     "a membar level (`.cta`, `.gl` or `.sys`) or `.proxy`"
                 } else {
                     "fence semantics (`.sc`, `.acq_rel`, `.acquire`, `.release`) then a scope, or `.proxy.<kind>`"
                 };
-                if p.starts_with("sync_restrict") || p == "mbarrier_init" || p == "op_restrict" {
-                    return Err(Diagnostic::unsupported(*s, format!(".{p}"), expected.to_string())
-                        .with_note("restricted fences belong to the async/mbarrier extension, not modelled yet"));
-                }
                 return Err(mod_error(opcode, p, *s, expected));
             }
         }
@@ -893,5 +950,143 @@ fn decode_fence(raw: &RawInstr, opcode: &str) -> Result<Instr, Diagnostic> {
     } else {
         sem.unwrap_or(FenceSem::AcqRel)
     };
-    Ok(Instr::Fence { sem, scope })
+    if let Some((re, span)) = restrict {
+        check_restriction(
+            re,
+            sem == FenceSem::Acquire,
+            sem == FenceSem::Release,
+            scope,
+            span,
+        )?;
+    }
+    Ok(Instr::Fence {
+        sem,
+        scope,
+        restrict: restrict.map(|r| r.0),
+    })
+}
+
+/// `.sync_restrict::shared::cta`, `.sync_restrict::shared::cluster`, `.mbarrier_init`.
+fn restriction(part: &str) -> Option<Restrict> {
+    match part {
+        "sync_restrict::shared::cta" => Some(Restrict::SharedCta),
+        "sync_restrict::shared::cluster" => Some(Restrict::SharedCluster),
+        "mbarrier_init" => Some(Restrict::MbarrierInit),
+        _ => None,
+    }
+}
+
+/// PTX's rules for restricted fences: `::shared::cta` and `mbarrier_init` only
+/// with `.release`, `::shared::cluster` only with `.acquire`, all at `.cluster` scope.
+fn check_restriction(
+    re: Restrict,
+    acquire: bool,
+    release: bool,
+    scope: Scope,
+    span: Span,
+) -> Result<(), Diagnostic> {
+    let (ok, want) = match re {
+        Restrict::SharedCta => (release, "`.release`"),
+        Restrict::MbarrierInit => (release, "`.release`"),
+        Restrict::SharedCluster => (acquire, "`.acquire`"),
+    };
+    if !ok || scope != Scope::Cluster {
+        return Err(Diagnostic::expected(
+            span,
+            format!("{want} semantics and `.cluster` scope with this restriction"),
+            "another combination",
+        ));
+    }
+    Ok(())
+}
+
+/// `fence.proxy.async::generic.{release,acquire}.sync_restrict::....cluster` and
+/// `fence.proxy.tensormap::generic.{release,acquire}.scope{ [addr], size}`.
+fn decode_uni_proxy_fence(
+    raw: &RawInstr,
+    rest: &[(String, Span)],
+    r: &mut dyn Resolver,
+) -> Result<Instr, Diagnostic> {
+    let to = if rest[0].0 == "async::generic" {
+        UniProxy::Async
+    } else {
+        UniProxy::Tensormap
+    };
+    let (mut acquire, mut release, mut scope, mut restrict) = (false, false, None, None);
+    for (p, s) in &rest[1..] {
+        match (p.as_str(), classify("fence", p)) {
+            ("acquire", _) if !acquire && !release => acquire = true,
+            ("release", _) if !acquire && !release => release = true,
+            (_, Some(Modifier::Scope(sc))) if scope.is_none() => scope = Some(sc),
+            _ if to == UniProxy::Async
+                && restrict.is_none()
+                && matches!(
+                    restriction(p),
+                    Some(Restrict::SharedCta | Restrict::SharedCluster)
+                ) =>
+            {
+                restrict = Some((restriction(p).unwrap(), *s))
+            }
+            _ => {
+                return Err(Diagnostic::expected(
+                    *s,
+                    "`.release` or `.acquire`, a scope, and for `async::generic` a `.sync_restrict::...`",
+                    format!("`.{p}`"),
+                ));
+            }
+        }
+    }
+    let mn_end = raw.parts.last().unwrap().1.end;
+    if !acquire && !release {
+        return Err(Diagnostic::expected(
+            Span::new(mn_end, mn_end + 1),
+            "`.release` or `.acquire`",
+            "none",
+        ));
+    }
+    let Some(scope) = scope else {
+        return Err(Diagnostic::expected(
+            Span::new(mn_end, mn_end + 1),
+            format!("{SCOPES} on the fence"),
+            "none",
+        ));
+    };
+    if to == UniProxy::Async {
+        let Some((re, span)) = restrict else {
+            return Err(Diagnostic::expected(
+                Span::new(mn_end, mn_end + 1),
+                "`.sync_restrict::shared::cta` (release) or `::shared::cluster` (acquire)",
+                "none",
+            ));
+        };
+        check_restriction(re, acquire, release, scope, span)?;
+    }
+    let operand = if to == UniProxy::Tensormap && acquire {
+        expect_operands(raw, &[2], "[addr], size")?;
+        let addr = address(
+            r,
+            &raw.operands[0],
+            Proxy::Generic,
+            "fence.proxy.tensormap",
+            None,
+            false,
+        )?;
+        let RawOperand::Int(size, _) = raw.operands[1] else {
+            return Err(Diagnostic::expected(
+                raw.operands[1].span(),
+                "the size (128)",
+                raw.operands[1].shown(),
+            ));
+        };
+        Some((addr, size))
+    } else {
+        None
+    };
+    Ok(Instr::ProxyFenceUni {
+        to,
+        acquire,
+        scope,
+        restrict: restrict.map(|r| r.0),
+        operand,
+    })
 }

@@ -429,6 +429,8 @@ fn parse_decl(cur: &mut Cursor<'_, '_>) -> Result<AddrDecl, Diagnostic> {
         name: name.text.to_string(),
         alias: None,
         init: 0,
+        space: crate::ir::Space::Global,
+        kind: crate::ir::LocKind::Data,
         span: name.span,
     };
     if cur.eat(Tok::Assign).is_some() {

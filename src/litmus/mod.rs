@@ -10,6 +10,7 @@
 //! Every failure is a [`LitmusError`]: file, line, column, what was found,
 //! what was expected, and the source line with a caret.
 
+mod async_instr;
 mod builder;
 pub mod cond;
 pub mod dat3m;

@@ -6,7 +6,8 @@
 use std::fmt::Write;
 
 use crate::ir::{
-    Access, BarrierKind, CmpOp, Instr, Operand, Program, Prop, Proxy, Sem, Term, Thread,
+    Access, AsyncKind, AsyncSrc, BarrierKind, CmpOp, Completion, Instr, LocKind, MbarOp, Operand,
+    Program, Prop, Proxy, Restrict, Sem, Space, SpaceQual, Term, Thread, UniProxy, WaitPhase, mbar,
 };
 
 /// The canonical text of a program.
@@ -18,9 +19,25 @@ pub fn to_litmus(p: &Program) -> String {
     }
     out.push_str("{\n");
     for a in &p.addresses {
-        match a.alias_of {
-            None => writeln!(out, "{}={};", a.name, p.locations[a.loc].init).unwrap(),
-            Some(t) => writeln!(
+        let loc = &p.locations[a.loc];
+        match (a.alias_of, loc.space, loc.kind) {
+            (None, _, LocKind::Synthetic) => {}
+            (None, Space::Shared { gpu, cta }, LocKind::Mbarrier) => {
+                let count = if loc.init == 0 {
+                    String::new()
+                } else {
+                    format!(" = {}", mbar::expected(loc.init))
+                };
+                writeln!(out, "{} @ mbarrier cta {cta},gpu {gpu}{count};", a.name).unwrap()
+            }
+            (None, Space::Shared { gpu, cta }, _) => writeln!(
+                out,
+                "{} @ shared cta {cta},gpu {gpu} = {};",
+                a.name, loc.init
+            )
+            .unwrap(),
+            (None, _, _) => writeln!(out, "{}={};", a.name, loc.init).unwrap(),
+            (Some(t), _, _) => writeln!(
                 out,
                 "{} @ {} aliases {};",
                 a.name,
@@ -116,10 +133,23 @@ fn operand(t: &Thread, o: &Operand) -> String {
 }
 
 fn sem_scope(a: &Access) -> String {
-    match (a.sem, a.scope) {
+    let base = match (a.sem, a.scope) {
         (Sem::Volatile, _) => ".volatile".to_string(),
         (s, Some(sc)) => format!(".{s}.{sc}"),
         (s, None) => format!(".{s}"),
+    };
+    format!("{base}{}", space(a.space))
+}
+
+fn space(q: Option<SpaceQual>) -> String {
+    q.map_or(String::new(), |q| format!(".{}", q.as_str()))
+}
+
+fn restriction(r: Restrict) -> &'static str {
+    match r {
+        Restrict::SharedCta => "sync_restrict::shared::cta",
+        Restrict::SharedCluster => "sync_restrict::shared::cluster",
+        Restrict::MbarrierInit => "mbarrier_init",
     }
 }
 
@@ -133,6 +163,7 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
                 Proxy::Texture => "tld",
                 Proxy::Surface => "suld",
                 Proxy::Constant => "cold",
+                Proxy::Async => "ld.async",
             };
             format!(
                 "{op}{} {}, {}",
@@ -180,7 +211,197 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
                 ops.join(", ")
             )
         }
-        Instr::Fence { sem, scope } => format!("fence.{}.{}", sem.as_str(), scope),
+        Instr::Fence {
+            sem,
+            scope,
+            restrict: None,
+        } => format!("fence.{}.{}", sem.as_str(), scope),
+        Instr::Fence {
+            restrict: Some(Restrict::MbarrierInit),
+            sem,
+            scope,
+        } => {
+            format!("fence.mbarrier_init.{}.{scope}", sem.as_str())
+        }
+        Instr::Fence {
+            sem,
+            scope,
+            restrict: Some(r),
+        } => {
+            format!("fence.{}.{}.{scope}", sem.as_str(), restriction(*r))
+        }
+        Instr::ProxyFenceUni {
+            to,
+            acquire,
+            scope,
+            restrict,
+            operand,
+        } => {
+            let to = match to {
+                UniProxy::Async => "async::generic",
+                UniProxy::Tensormap => "tensormap::generic",
+            };
+            let sem = if *acquire { "acquire" } else { "release" };
+            let re = restrict.map_or(String::new(), |r| format!(".{}", restriction(r)));
+            let ops = operand.map_or(String::new(), |(a, n)| {
+                format!(" [{}], {n}", p.addresses[a].name)
+            });
+            format!("fence.proxy.{to}.{sem}{re}.{scope}{ops}")
+        }
+        Instr::AsyncCopy {
+            kind,
+            dst,
+            dst_space,
+            src,
+            src_space,
+            size,
+            completion,
+        } => {
+            let name = |a: usize| format!("[{}]", p.addresses[a].name);
+            let src_text = match src {
+                AsyncSrc::Addr(a) => name(*a),
+                AsyncSrc::Value(v) => operand(t, v),
+            };
+            let done = match completion {
+                Completion::Mbarrier(b) => (
+                    ".mbarrier::complete_tx::bytes".to_string(),
+                    format!(", {}", name(*b)),
+                ),
+                Completion::BulkGroup => (".bulk_group".to_string(), String::new()),
+                Completion::AsyncGroup => (String::new(), String::new()),
+            };
+            let spaces = format!("{}{}", space(Some(*dst_space)), space(*src_space));
+            match kind {
+                AsyncKind::Bulk => format!(
+                    "cp.async.bulk{spaces}{} {}, {src_text}, {size}{}",
+                    done.0,
+                    name(*dst),
+                    done.1
+                ),
+                AsyncKind::ReduceBulk(op) => {
+                    format!(
+                        "cp.reduce.async.bulk{spaces}{}.{}.u32 {}, {src_text}, {size}{}",
+                        done.0,
+                        op.as_str(),
+                        name(*dst),
+                        done.1
+                    )
+                }
+                AsyncKind::NonBulk => {
+                    format!("cp.async.ca{spaces} {}, {src_text}, {size}", name(*dst))
+                }
+                AsyncKind::Store => format!(
+                    "st.async{}{}.u32 {}, {src_text}{}",
+                    space(Some(*dst_space)),
+                    done.0,
+                    name(*dst),
+                    done.1
+                ),
+                AsyncKind::Reduce(op) => format!(
+                    "red.async.relaxed.cluster{}{}.{}.u32 {}, {src_text}{}",
+                    space(Some(*dst_space)),
+                    done.0,
+                    op.as_str(),
+                    name(*dst),
+                    done.1
+                ),
+            }
+        }
+        Instr::CommitGroup { bulk: true } => "cp.async.bulk.commit_group".to_string(),
+        Instr::CommitGroup { bulk: false } => "cp.async.commit_group".to_string(),
+        Instr::WaitGroup { all: true, .. } => "cp.async.wait_all".to_string(),
+        Instr::WaitGroup {
+            bulk: true,
+            pending,
+            read,
+            ..
+        } => {
+            format!(
+                "cp.async.bulk.wait_group{} {pending}",
+                if *read { ".read" } else { "" }
+            )
+        }
+        Instr::WaitGroup {
+            bulk: false,
+            pending,
+            ..
+        } => format!("cp.async.wait_group {pending}"),
+        Instr::AsyncMbarArrive { addr, noinc } => format!(
+            "cp.async.mbarrier.arrive{}.shared::cta.b64 [{}]",
+            if *noinc { ".noinc" } else { "" },
+            p.addresses[*addr].name
+        ),
+        Instr::Mbar {
+            op,
+            dst,
+            addr,
+            arg,
+            sem,
+            scope,
+            space: sp,
+        } => {
+            let bar = format!("[{}]", p.addresses[*addr].name);
+            let arg = arg.map_or(String::new(), |a| format!(", {}", operand(t, &a)));
+            let d = dst.map_or("_".to_string(), |r| t.regs[r].name.clone());
+            match op {
+                MbarOp::Init => format!("mbarrier.init{}.b64 {bar}{arg}", space(*sp)),
+                MbarOp::Arrive => format!(
+                    "mbarrier.arrive.{sem}.{scope}{}.b64 {d}, {bar}{arg}",
+                    space(*sp)
+                ),
+                MbarOp::ArriveExpectTx => format!(
+                    "mbarrier.arrive.expect_tx.{sem}.{scope}{}.b64 {d}, {bar}{arg}",
+                    space(*sp)
+                ),
+                MbarOp::ExpectTx => format!(
+                    "mbarrier.expect_tx.{sem}.{scope}{}.b64 {bar}{arg}",
+                    space(*sp)
+                ),
+                MbarOp::CompleteTx => format!(
+                    "mbarrier.complete_tx.{sem}.{scope}{}.b64 {bar}{arg}",
+                    space(*sp)
+                ),
+            }
+        }
+        Instr::MbarWait {
+            dst,
+            addr,
+            test,
+            phase,
+            sem,
+            scope,
+            space: sp,
+        } => {
+            let w = if *test { "test_wait" } else { "try_wait" };
+            let (par, op) = match phase {
+                WaitPhase::Parity(o) => (".parity", operand(t, o)),
+                WaitPhase::State(o) => ("", operand(t, o)),
+                WaitPhase::Phase(k) => (".phase", k.to_string()),
+            };
+            format!(
+                "mbarrier.{w}{par}.{sem}.{scope}{}.b64 {}, [{}], {op}",
+                space(*sp),
+                dst.map_or("_".to_string(), |r| t.regs[r].name.clone()),
+                p.addresses[*addr].name
+            )
+        }
+        Instr::ClusterBarrier {
+            arrive,
+            sem,
+            aligned,
+        } => format!(
+            "barrier.cluster.{}.{sem}{}",
+            if *arrive { "arrive" } else { "wait" },
+            if *aligned { ".aligned" } else { "" }
+        ),
+        Instr::Signal { kind } => format!("(signal: {kind:?})"),
+        Instr::Await { from } => {
+            let list: Vec<String> = from
+                .iter()
+                .map(|(u, pc)| format!("{}:{pc}", p.threads[*u].name))
+                .collect();
+            format!("(await {})", list.join(", "))
+        }
         Instr::ProxyFence { kind } => format!("fence.proxy.{}", kind.as_str()),
         Instr::Barrier { kind, id, count } => {
             let k = match kind {

@@ -68,7 +68,12 @@ fn is_spin_loop(t: &Thread, head: usize, back: usize) -> bool {
     for (k, i) in body.iter().enumerate() {
         let pc = head + k;
         match i {
-            Instr::Load { .. } | Instr::Mov { .. } | Instr::Arith { .. } => {}
+            // A failed mbarrier wait reads the barrier and changes nothing
+            // else, so it spins like a load.
+            Instr::Load { .. }
+            | Instr::MbarWait { .. }
+            | Instr::Mov { .. }
+            | Instr::Arith { .. } => {}
             // The back edge itself (an exit when it falls through), or a forward exit.
             Instr::Branch { target, .. } if pc == back || *target > back => {
                 first_exit.get_or_insert(pc);

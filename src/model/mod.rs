@@ -3,12 +3,14 @@
 //! analyses both engines must agree on (loops, [`loops`]).
 
 pub mod loops;
+pub mod lower;
+pub mod sync;
 
 use clap::ValueEnum;
 use serde::Serialize;
 use std::fmt;
 
-use crate::ir::{Instr, Program, Proxy, Scope};
+use crate::ir::{Instr, Program, Proxy, Restrict, Scope};
 use crate::litmus::{Diagnostic, SourceMap};
 
 /// The memory model an engine implements.
@@ -41,10 +43,10 @@ impl Model {
     /// them is refused rather than silently read as generic accesses.
     pub fn admit(self, p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
         if self == Model::Ptx75 {
-            return Ok(());
+            return lower::check(p, spans);
         }
-        let note =
-            "PTX 6.0 has one (generic) proxy, no aliases and no clusters; use --model ptx7.5";
+        let note = "PTX 6.0 has one (generic) proxy, no aliases, no clusters and no asynchronous \
+                    operations; use --model ptx7.5";
         for (t, th) in p.threads.iter().enumerate() {
             for (pc, i) in th.code.iter().enumerate() {
                 let span = spans
@@ -55,6 +57,22 @@ impl Model {
                     .unwrap_or_default();
                 let bad = match i {
                     Instr::ProxyFence { kind } => Some(format!("`fence.proxy.{}`", kind.as_str())),
+                    Instr::Fence {
+                        restrict: Some(_), ..
+                    } => Some("a restricted fence".to_string()),
+                    Instr::ProxyFenceUni { .. }
+                    | Instr::AsyncCopy { .. }
+                    | Instr::CommitGroup { .. }
+                    | Instr::WaitGroup { .. }
+                    | Instr::AsyncMbarArrive { .. }
+                    | Instr::Mbar { .. }
+                    | Instr::MbarWait { .. }
+                    | Instr::ClusterBarrier { .. }
+                    | Instr::Signal { .. }
+                    | Instr::Await { .. } => Some(
+                        "an asynchronous-proxy, mbarrier or cluster instruction (PTX 8.0+)"
+                            .to_string(),
+                    ),
                     Instr::Fence {
                         scope: Scope::Cluster,
                         ..
@@ -84,5 +102,46 @@ impl Model {
             }
         }
         Ok(())
+    }
+
+    /// Readings the user should know about: inputs that are accepted but
+    /// modelled more strictly than PTX states (`docs/async.md`).
+    pub fn warnings(self, p: &Program, spans: &SourceMap) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for (t, th) in p.threads.iter().enumerate() {
+            for (pc, i) in th.code.iter().enumerate() {
+                let restricted_acquire = matches!(
+                    i,
+                    Instr::Fence {
+                        restrict: Some(Restrict::SharedCluster),
+                        ..
+                    } | Instr::ProxyFenceUni {
+                        acquire: true,
+                        restrict: Some(Restrict::SharedCluster),
+                        ..
+                    }
+                );
+                if restricted_acquire {
+                    let span = spans
+                        .instrs
+                        .get(t)
+                        .and_then(|s| s.get(pc))
+                        .copied()
+                        .unwrap_or_default();
+                    out.push(
+                        Diagnostic::warning(
+                            span,
+                            "`.sync_restrict::shared::cluster` is modelled as an unrestricted acquire",
+                        )
+                        .with_label("orders every later access, not only `.shared::cluster` ones")
+                        .with_note(
+                            "ptxmc may forbid outcomes in which a later access outside shared memory \
+                             reads a stale value; see docs/async.md",
+                        ),
+                    );
+                }
+            }
+        }
+        out
     }
 }

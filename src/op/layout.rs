@@ -10,9 +10,10 @@
 
 use crate::ax::rel::{MAX_EVENTS, Set, bit};
 use crate::ir::{
-    FenceSem, Instr, LocId, Placement, Program, Proxy, ProxyFenceKind, Scope, Sem, ThreadId,
+    FenceSem, Instr, LocId, Placement, Program, Proxy, ProxyFenceKind, Scope, Sem, ThreadId, mbar,
 };
 use crate::model::loops::LoopInfo;
+use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
 
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +32,10 @@ pub enum SlotKind {
     ProxyFence(ProxyFenceKind),
     /// A barrier (its arrival; the wait has no slot of its own).
     Barrier,
+    /// A point other threads may wait for (lowered).
+    Signal,
+    /// A wait for other threads' signals (lowered).
+    Await,
 }
 
 /// Static facts about a slot.
@@ -60,6 +65,12 @@ pub struct SlotInfo {
     pub cta: usize,
     /// Read half of a `red`.
     pub red: bool,
+    /// Where the event is performed.
+    pub placement: Placement,
+    /// An mbarrier wait: how it tests the state (it acquires only if it succeeds).
+    pub wait: Option<mbar::Test>,
+    /// Its proxy-fence role, if any.
+    pub role: Option<ProxyRole>,
 }
 
 impl SlotInfo {
@@ -96,6 +107,10 @@ impl SlotInfo {
     pub fn acquire_read(&self) -> bool {
         self.reads() && self.read_sem.is_acquire() && !self.red
     }
+    /// An acquire read whatever value it returns (not an mbarrier wait).
+    pub fn always_acquires(&self) -> bool {
+        self.acquire_read() && self.wait.is_none()
+    }
     /// An acquire-capable fence.
     pub fn acquire_fence(&self) -> bool {
         matches!(self.kind, SlotKind::Fence(f) if f.acquires())
@@ -118,10 +133,16 @@ pub struct Layout {
     pub base: Vec<Vec<Option<usize>>>,
     /// `execs[t][pc]`: how many slots instruction `pc` has.
     pub execs: Vec<Vec<usize>>,
-    /// Distinct CTAs (gpu, cta), in order of first thread.
+    /// Distinct CTAs (gpu, cta), in order of first thread (then of first slot).
     pub ctas: Vec<(u32, u32)>,
     /// Placement of each thread.
     pub placement: Vec<Placement>,
+    /// What each release head publishes (all slots unless restricted).
+    pub publish: Vec<Set>,
+    /// Slots whose view some [`Instr::Await`] takes on.
+    pub snapshot_points: Set,
+    /// Per slot with a proxy-fence role: the slots of the locations it acts on.
+    pub role_space: Vec<Set>,
     /// Loop facts per thread.
     pub loops: Vec<LoopInfo>,
     /// `ms[s]`: slots morally strong with `s` (symmetric).
@@ -131,7 +152,7 @@ pub struct Layout {
     /// Slots of each virtual address (indexed by the owning address id).
     pub va_slots: Vec<Set>,
     /// Slots of each proxy.
-    pub proxy_slots: [Set; 4],
+    pub proxy_slots: [Set; 5],
     /// Slots of each CTA.
     pub cta_slots: Vec<Set>,
     /// Reads (loads and RMWs).
@@ -153,10 +174,16 @@ impl Layout {
     /// Lay out `p` with loop bound `bound`.
     pub fn new(p: &Program, bound: u32) -> Result<Layout, TooManySlots> {
         let mut ctas: Vec<(u32, u32)> = Vec::new();
-        for t in &p.threads {
-            let k = (t.placement.gpu, t.placement.cta);
+        for (t, th) in p.threads.iter().enumerate() {
+            let k = (th.placement.gpu, th.placement.cta);
             if !ctas.contains(&k) {
                 ctas.push(k);
+            }
+            for pc in 0..th.code.len() {
+                let pl = placement_of(p, t, pc);
+                if !ctas.contains(&(pl.gpu, pl.cta)) {
+                    ctas.push((pl.gpu, pl.cta));
+                }
             }
         }
         let mut slots = Vec::new();
@@ -179,6 +206,13 @@ impl Layout {
                 scope: Some(Scope::Sys),
                 cta: usize::MAX,
                 red: false,
+                placement: Placement {
+                    gpu: u32::MAX,
+                    cluster: u32::MAX,
+                    cta: u32::MAX,
+                },
+                wait: None,
+                role: None,
             });
         }
         let mut base = Vec::new();
@@ -198,13 +232,14 @@ impl Layout {
                     }
                 }
             }
-            let cta = ctas
-                .iter()
-                .position(|c| *c == (th.placement.gpu, th.placement.cta))
-                .unwrap();
             let mut b = vec![None; n];
             for (pc, i) in th.code.iter().enumerate() {
                 let Some(kind) = slot_kind(i) else { continue };
+                let placement = placement_of(p, t, pc);
+                let cta = ctas
+                    .iter()
+                    .position(|c| *c == (placement.gpu, placement.cta))
+                    .unwrap();
                 b[pc] = Some(slots.len());
                 for k in 0..ex[pc] {
                     if slots.len() >= MAX_EVENTS {
@@ -223,6 +258,9 @@ impl Layout {
                         scope: None,
                         cta,
                         red: false,
+                        placement,
+                        wait: None,
+                        role: proxy_role(i, placement),
                     };
                     match i {
                         Instr::Load { access, .. }
@@ -251,7 +289,23 @@ impl Layout {
                                 _ => {}
                             }
                         }
-                        Instr::Fence { scope, .. } => s.scope = Some(*scope),
+                        Instr::MbarWait {
+                            addr,
+                            phase,
+                            sem,
+                            scope,
+                            ..
+                        } => {
+                            let a = &p.addresses[*addr];
+                            s.loc = a.loc;
+                            s.va = a.va;
+                            s.scope = Some(*scope);
+                            s.read_sem = *sem;
+                            s.wait = Some(mbar::Test::of(phase).0);
+                        }
+                        Instr::Fence { scope, .. } | Instr::ProxyFenceUni { scope, .. } => {
+                            s.scope = Some(*scope)
+                        }
                         _ => {}
                     }
                     slots.push(s);
@@ -267,7 +321,10 @@ impl Layout {
             ms: vec![0; n],
             loc_slots: vec![0; p.locations.len()],
             va_slots: vec![0; p.addresses.len()],
-            proxy_slots: [0; 4],
+            proxy_slots: [0; 5],
+            publish: vec![Set::MAX; n],
+            snapshot_points: 0,
+            role_space: vec![0; n],
             cta_slots: vec![0; ctas.len()],
             reads: 0,
             writes: 0,
@@ -307,14 +364,13 @@ impl Layout {
             }
         }
         for s in &l.slots {
-            if let (SlotKind::ProxyFence(k), Some(_)) = (s.kind, s.thread) {
-                if let Some(q) = k.proxy() {
-                    if !l.line_pairs.contains(&(s.cta, q)) {
-                        l.line_pairs.push((s.cta, q));
-                    }
+            if let Some(ProxyRole { proxy: Some(q), .. }) = s.role {
+                if !l.line_pairs.contains(&(s.cta, q)) {
+                    l.line_pairs.push((s.cta, q));
                 }
             }
         }
+        l.derive_lowered(p);
         for i in 0..n {
             for j in 0..n {
                 if i != j && l.morally_strong(i, j) {
@@ -323,6 +379,47 @@ impl Layout {
             }
         }
         Ok(l)
+    }
+
+    /// Restricted releases, snapshot points and proxy-fence spaces.
+    fn derive_lowered(&mut self, p: &Program) {
+        let n = self.slots.len();
+        for h in 0..n {
+            let sh = &self.slots[h];
+            let Some(t) = sh.thread else { continue };
+            if sh.release_write() || sh.release_fence() {
+                let publish = Publish::of(p, t, sh.pc, sh.placement);
+                if !publish.is_all() {
+                    self.publish[h] = (0..n).fold(0, |m, x| {
+                        let sx = &self.slots[x];
+                        let loc = sx.is_mem().then_some(sx.loc);
+                        if publish.admits(p, sx.thread, loc, sx.kind == SlotKind::Store) {
+                            m | bit(x)
+                        } else {
+                            m
+                        }
+                    });
+                }
+            }
+            if let Some(role) = sh.role {
+                self.role_space[h] = (0..n).fold(0, |m, x| {
+                    let sx = &self.slots[x];
+                    if sx.is_mem() && role.space.contains(p, sx.loc) {
+                        m | bit(x)
+                    } else {
+                        m
+                    }
+                });
+            }
+            if let Instr::Await { from } = &p.threads[t].code[sh.pc] {
+                for &(u, pc) in from {
+                    let s = self
+                        .slot(u, pc, 0)
+                        .expect("awaited instructions have slots");
+                    self.snapshot_points |= bit(s);
+                }
+            }
+        }
     }
 
     fn morally_strong(&self, i: usize, j: usize) -> bool {
@@ -334,10 +431,7 @@ impl Layout {
         if !orders(a) || !orders(b) {
             return false;
         }
-        let (pa, pb) = (
-            self.placement[a.thread.unwrap()],
-            self.placement[b.thread.unwrap()],
-        );
+        let (pa, pb) = (a.placement, b.placement);
         let threads = a.thread == b.thread
             || (a.strong()
                 && b.strong()
@@ -383,6 +477,14 @@ fn slot_kind(i: &Instr) -> Option<SlotKind> {
         Instr::Fence { sem, .. } => SlotKind::Fence(*sem),
         Instr::ProxyFence { kind } => SlotKind::ProxyFence(*kind),
         Instr::Barrier { .. } => SlotKind::Barrier,
+        Instr::MbarWait { .. } => SlotKind::Load,
+        Instr::ProxyFenceUni { acquire, .. } => SlotKind::Fence(if *acquire {
+            FenceSem::Acquire
+        } else {
+            FenceSem::Release
+        }),
+        Instr::Signal { .. } => SlotKind::Signal,
+        Instr::Await { .. } => SlotKind::Await,
         _ => return None,
     })
 }

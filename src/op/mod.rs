@@ -17,9 +17,11 @@ pub mod trace;
 pub mod window;
 
 use smallvec::SmallVec;
+use std::borrow::Cow;
 
 use crate::ax::rel::{Set, bit, members};
 use crate::ir::{Instr, Program, Proxy, Value};
+use crate::model::lower;
 use crate::outcome::{Columns, State as Outcome};
 
 use layout::{Layout, SlotKind};
@@ -30,8 +32,10 @@ pub use steps::{Folded, Step, StepKind};
 
 /// The machine for one program.
 pub struct Machine<'p> {
-    /// The program.
-    pub program: &'p Program,
+    /// The program it runs: the test, lowered ([`crate::model::lower`]).
+    pub program: Cow<'p, Program>,
+    /// The test as written (for descriptions).
+    pub source: &'p Program,
     /// Slots and static relations.
     pub layout: Layout,
     /// Loop bound.
@@ -49,7 +53,13 @@ pub struct Machine<'p> {
 
 impl<'p> Machine<'p> {
     /// Build the machine for `p` with loop bound `bound`.
-    pub fn new(p: &'p Program, bound: u32) -> Result<Machine<'p>, TooManySlots> {
+    pub fn new(source: &'p Program, bound: u32) -> Result<Machine<'p>, TooManySlots> {
+        let program = if lower::needs_lowering(source) {
+            Cow::Owned(lower::lower(source))
+        } else {
+            Cow::Borrowed(source)
+        };
+        let p: &Program = &program;
         let layout = Layout::new(p, bound)?;
         let mut back_index = Vec::new();
         let mut reach = Vec::new();
@@ -68,9 +78,11 @@ impl<'p> Machine<'p> {
             );
             reach.push(reachability(th));
         }
+        let columns = Columns::of(p);
         Ok(Machine {
-            program: p,
-            columns: Columns::of(p),
+            program,
+            source,
+            columns,
             layout,
             bound,
             por: true,
@@ -134,11 +146,16 @@ impl<'p> Machine<'p> {
         let mut base = vec![0; self.columns.len()];
         for (t, ts) in st.threads.iter().enumerate() {
             for (r, v) in ts.regs.iter().enumerate() {
-                base[self.columns.reg(t, r)] = *v;
+                if let Some(c) = self.columns.reg(t, r) {
+                    base[c] = *v;
+                }
             }
         }
         let mut out = vec![base];
         for l in 0..self.program.locations.len() {
+            let Some(col) = self.columns.loc(l) else {
+                continue;
+            };
             let vs = st.versions & self.layout.loc_slots[l];
             let mut finals: Vec<Value> = members(vs)
                 .filter(|&v| st.co[v] & vs == 0)
@@ -146,7 +163,6 @@ impl<'p> Machine<'p> {
                 .collect();
             finals.sort_unstable();
             finals.dedup();
-            let col = self.columns.loc(l);
             out = out
                 .into_iter()
                 .flat_map(|s| {

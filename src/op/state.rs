@@ -113,6 +113,15 @@ impl View {
             *a |= b;
         }
     }
+    /// Only the tokens of events in `mask` (what a restricted release publishes).
+    pub fn filtered(&self, mask: Set) -> View {
+        View {
+            raw: self.raw & mask,
+            gen_: self.gen_ & mask,
+            anyva: self.anyva & mask,
+            line: self.line.iter().map(|s| s & mask).collect(),
+        }
+    }
     /// Every event with any token.
     pub fn known(&self) -> Set {
         self.line

@@ -21,7 +21,7 @@
 use smallvec::SmallVec;
 
 use crate::ax::rel::{Set, bit, members};
-use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value};
+use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value, WaitPhase, mbar};
 
 use super::Machine;
 use super::layout::SlotKind;
@@ -217,7 +217,9 @@ impl Machine<'_> {
             };
             let instr = &self.program.threads[t].code[e0.pc];
             match instr {
-                Instr::Load { .. } | Instr::Rmw { .. } if !self.is_bound(st, e0) => {
+                Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. }
+                    if !self.is_bound(st, e0) =>
+                {
                     self.push_binds(st, t, e0, windows, &mut out)
                 }
                 Instr::Barrier { count: Some(_), .. } if !st.threads[t].arrived => {
@@ -246,8 +248,10 @@ impl Machine<'_> {
             for (k, e) in w.entries.iter().enumerate().skip(1) {
                 let ins = &self.program.threads[t].code[e.pc];
                 let issued_write = e.slot.is_some_and(|s| st.versions & bit(s) != 0);
-                if matches!(ins, Instr::Load { .. } | Instr::Rmw { .. })
-                    && !self.is_bound(st, e)
+                if matches!(
+                    ins,
+                    Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. }
+                ) && !self.is_bound(st, e)
                     && (issued_write || self.feeds_later(t, w, k))
                 {
                     self.push_binds(st, t, e, windows, &mut out);
@@ -290,6 +294,14 @@ impl Machine<'_> {
                     }
                 }
                 Instr::Load { dst, .. } => taint &= !(1 << (dst % 64)),
+                // A wait's result depends on its own read and its operand.
+                Instr::MbarWait { dst: Some(dst), .. } => {
+                    if hit {
+                        taint |= 1 << (dst % 64);
+                    } else {
+                        taint &= !(1 << (dst % 64));
+                    }
+                }
                 _ => {}
             }
         }
@@ -339,7 +351,7 @@ impl Machine<'_> {
                 let issue = (st.versions & bit(slot) == 0).then(|| operand(&e.regs, src).unwrap());
                 Plan::Store { issue, k }
             }
-            Instr::Load { .. } | Instr::Rmw { .. } => {
+            Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. } => {
                 let slot = e.slot.unwrap();
                 if st.bound & bit(slot) == 0 {
                     return Retire::Choice;
@@ -359,7 +371,37 @@ impl Machine<'_> {
                     Some(k) => Plan::Finish(k),
                 }
             }
-            Instr::ProxyFence { .. } => Plan::Finish(st.threads[t].view.clone()),
+            Instr::ProxyFenceUni { .. } => match self.propagate_in(st, t, e.slot.unwrap(), windows)
+            {
+                None => return Retire::Blocked,
+                Some(k) => Plan::Finish(k),
+            },
+            Instr::ProxyFence { .. } | Instr::Signal { .. } => {
+                Plan::Finish(st.threads[t].view.clone())
+            }
+            Instr::Await { from } => {
+                let mut k = st.threads[t].view.clone();
+                for &(u, pc) in from {
+                    let s = self.layout.slot(u, pc, 0).unwrap();
+                    if st.retired & bit(s) == 0 {
+                        return Retire::Blocked;
+                    }
+                    k.merge(
+                        st.snapshots[s]
+                            .as_ref()
+                            .expect("awaited slots are snapshot points"),
+                    );
+                }
+                Plan::Finish(k)
+            }
+            Instr::AsyncCopy { .. }
+            | Instr::CommitGroup { .. }
+            | Instr::WaitGroup { .. }
+            | Instr::AsyncMbarArrive { .. }
+            | Instr::Mbar { .. }
+            | Instr::ClusterBarrier { .. } => {
+                unreachable!("the machine runs lowered programs (model::lower)")
+            }
             Instr::Barrier { count, .. } => {
                 let slot = e.slot.unwrap();
                 if !ts.arrived {
@@ -554,9 +596,12 @@ impl Machine<'_> {
         let l = &self.layout;
         let si = &l.slots[slot];
         let mut k = st.threads[t].view.clone();
-        if si.acquire_read() || si.acquire_fence() {
+        // An mbarrier wait acquires only when it succeeds.
+        let acquire_read = si.acquire_read()
+            && (si.wait.is_none() || self.wait_succeeds(st, t, slot) == Some(true));
+        if acquire_read || si.acquire_fence() {
             let earlier = st.retired & l.thread_slots[t] & l.reads;
-            let pattern_reads: Set = if si.acquire_read() {
+            let pattern_reads: Set = if acquire_read {
                 bit(slot)
                     | members(earlier & l.va_slots[si.va])
                         .filter(|&r| l.slots[r].pattern_read())
@@ -725,33 +770,56 @@ impl Machine<'_> {
                 k.gen_ |= bit(slot);
             }
         }
-        if let SlotKind::ProxyFence(kind) = si.kind {
+        if let Some(role) = si.role {
             // Promotions read the tokens present *before* the fence, so one fence
             // never serves as both the source-side and the destination-side fence.
             let before = k.clone();
-            match kind.proxy() {
+            let space = l.role_space[slot];
+            match role.proxy {
                 // fence.proxy.alias: what reached L2 becomes visible through every alias.
                 None => k.anyva |= before.gen_,
                 Some(q) => {
                     let c = si.cta;
-                    // Source side: this CTA's q-path accesses are pushed to L2.
-                    k.gen_ |= before.raw & l.proxy_slots[q as usize] & l.cta_slots[c];
-                    // Destination side: this CTA's q-cache is invalidated.
+                    if role.source_side {
+                        // This CTA's q-path accesses are pushed to L2.
+                        k.gen_ |= before.raw & l.proxy_slots[q as usize] & l.cta_slots[c] & space;
+                    }
+                    // This CTA's q-cache is invalidated.
                     let pair = l
                         .line_pair(c, q)
                         .expect("a proxy fence's own cache has line tokens");
-                    k.line[View::line_index(pair, Stage::Gen)] |= before.gen_;
-                    k.line[View::line_index(pair, Stage::AnyVa)] |= before.anyva;
+                    k.line[View::line_index(pair, Stage::Gen)] |= before.gen_ & space;
+                    k.line[View::line_index(pair, Stage::AnyVa)] |= before.anyva & space;
                 }
             }
         }
         if si.release_write() || si.release_fence() || si.kind == SlotKind::Fence(FenceSem::Sc) {
+            // A restricted release publishes only part of the view.
+            let publish = l.publish[slot];
+            let snap = if publish == Set::MAX {
+                k.clone()
+            } else {
+                k.filtered(publish)
+            };
+            s.snapshots[slot] = Some(Snapshot::new(snap));
+        }
+        if l.snapshot_points & bit(slot) != 0 {
+            debug_assert!(
+                s.snapshots[slot].is_none(),
+                "a snapshot point is no release head"
+            );
             s.snapshots[slot] = Some(Snapshot::new(k.clone()));
         }
         match instr {
             Instr::Load { dst, .. } | Instr::Rmw { dst: Some(dst), .. } => {
                 let v = self.read_value(s, slot);
                 s.threads[t].regs[*dst] = v;
+            }
+            Instr::MbarWait { dst: Some(dst), .. } => {
+                let done = self
+                    .wait_succeeds(s, t, slot)
+                    .expect("operands known at retirement");
+                s.threads[t].regs[*dst] = done as Value;
             }
             _ => {}
         }
@@ -760,6 +828,20 @@ impl Machine<'_> {
         s.threads[t].view = k;
         self.advance(s, t, e, None);
         true
+    }
+
+    /// Whether the mbarrier wait in `slot` (thread `t`, bound) succeeds, given
+    /// the thread's registers before it; `None` if its operand is not known.
+    fn wait_succeeds(&self, st: &State, t: usize, slot: usize) -> Option<bool> {
+        let pc = self.layout.slots[slot].pc;
+        let Instr::MbarWait { phase, .. } = &self.program.threads[t].code[pc] else {
+            return None;
+        };
+        let (test, arg) = mbar::Test::of(phase);
+        let regs: SmallVec<[Option<Value>; 8]> =
+            st.threads[t].regs.iter().map(|v| Some(*v)).collect();
+        let arg = operand(&regs, &arg)?;
+        Some(mbar::done(test, self.read_value(st, slot), arg))
     }
 
     // ---- binding ------------------------------------------------------------
@@ -877,6 +959,14 @@ impl Machine<'_> {
                     _ => {}
                 }
             }
+        }
+        // A blocking wait (the lowered `barrier.cluster.wait`) only returns a completed phase.
+        if let Instr::MbarWait {
+            phase: WaitPhase::Phase(k),
+            ..
+        } = &self.program.threads[t].code[e.pc]
+        {
+            bound_states.retain(|(_, s)| mbar::done(mbar::Test::Phase, self.read_value(s, r), *k));
         }
         // An RMW's write is issued together with its read.
         match &self.program.threads[t].code[e.pc] {

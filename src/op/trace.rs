@@ -130,7 +130,7 @@ impl Machine<'_> {
         let final_state = (self.is_final(&st) && !self.is_cut(&st)).then(|| {
             self.outcomes(&st)
                 .iter()
-                .map(|s| crate::report::herd::state(self.program, &self.columns, s))
+                .map(|s| crate::report::herd::state(&self.program, &self.columns, s))
                 .collect::<Vec<_>>()
                 .join("  or  ")
         });
@@ -146,14 +146,11 @@ impl Machine<'_> {
         let si = &self.layout.slots[s];
         match si.thread {
             None => format!("{}=initial", self.program.locations[si.loc].name),
-            Some(t) => {
-                let th = &self.program.threads[t];
-                format!(
-                    "{} `{}`",
-                    th.name,
-                    print::instr(self.program, th, &th.code[si.pc])
-                )
-            }
+            Some(t) => format!(
+                "{} `{}`",
+                self.program.threads[t].name,
+                self.instr_text(t, si.pc)
+            ),
         }
     }
 
@@ -161,9 +158,10 @@ impl Machine<'_> {
     fn version_text(&self, st: &State, v: usize) -> String {
         let si = &self.layout.slots[v];
         let loc = &self.program.locations[si.loc].name;
+        let value = self.value_text(si.loc, st.value[v]);
         match si.thread {
-            None => format!("{loc}={} (initial)", st.value[v]),
-            Some(_) => format!("{loc}={} ({})", st.value[v], self.slot_text(v)),
+            None => format!("{loc}={value} (initial)"),
+            Some(_) => format!("{loc}={value} ({})", self.slot_text(v)),
         }
     }
 
@@ -178,12 +176,16 @@ impl Machine<'_> {
             .map(|&v| {
                 let unordered: Vec<String> = members(vs & !st.co[v] & !bit(v))
                     .filter(|&w| st.co[w] & bit(v) == 0)
-                    .map(|w| st.value[w].to_string())
+                    .map(|w| self.value_text(loc, st.value[w]))
                     .collect();
                 if unordered.is_empty() {
-                    st.value[v].to_string()
+                    self.value_text(loc, st.value[v])
                 } else {
-                    format!("{} (unordered with {})", st.value[v], unordered.join(", "))
+                    format!(
+                        "{} (unordered with {})",
+                        self.value_text(loc, st.value[v]),
+                        unordered.join(", ")
+                    )
                 }
             })
             .collect();
@@ -199,7 +201,7 @@ impl Machine<'_> {
         next: &State,
     ) -> TraceStep {
         let th = &self.program.threads[step.thread];
-        let instruction = print::instr(self.program, th, &th.code[step.pc]);
+        let instruction = self.instr_text(step.thread, step.pc);
         let mut effects = Vec::new();
         let (kind, action) = match &step.kind {
             StepKind::Retire => ("retire", self.retire_text(step)),
@@ -360,11 +362,93 @@ impl Machine<'_> {
             SlotKind::ProxyFence(k) => format!(
                 "retires: fence.proxy.{} flushes and invalidates CTA {}'s {} path",
                 k.as_str(),
-                self.program.threads[step.thread].placement.cta,
+                si.placement.cta,
                 k.proxy().map_or("alias".to_string(), |p| p.as_str().to_string())
             ),
             SlotKind::Barrier => "arrives at the barrier without waiting".into(),
+            SlotKind::Signal if th.agent.is_some() => {
+                "signals its issuer: what it has done so far is published to waiting threads".into()
+            }
+            SlotKind::Signal => "issues the asynchronous operation (or commits a group): its view is published to the agent".into(),
+            SlotKind::Await if th.agent.is_some() && step.pc == 0 => {
+                "starts: the operation is ordered after everything its issuer did before issuing it".into()
+            }
+            SlotKind::Await => "waits for the asynchronous operations it names, then takes on their views".into(),
             SlotKind::Init => format!("{} retires", th.name),
         }
+    }
+
+    /// An instruction as the test writes it; an agent's steps as what the
+    /// asynchronous operation does.
+    fn instr_text(&self, t: usize, pc: usize) -> String {
+        let th = &self.program.threads[t];
+        let Some(a) = &th.agent else {
+            let src = &self.source.threads[t];
+            return print::instr(self.source, src, &src.code[pc]);
+        };
+        let issuer = &self.source.threads[a.issuer];
+        let name = |addr: usize| self.program.addresses[addr].name.clone();
+        match &th.code[pc] {
+            crate::ir::Instr::Await { .. } if pc == 0 => format!(
+                "(start of {} `{}`)",
+                issuer.name,
+                print::instr(self.source, issuer, &issuer.code[a.spawn_pc])
+            ),
+            crate::ir::Instr::Await { .. } => "(after the tracked cp.async copies)".into(),
+            crate::ir::Instr::Load { access, .. } => {
+                format!("(read [{}], {} proxy)", name(access.addr), access.proxy)
+            }
+            crate::ir::Instr::Store { access, .. } => {
+                format!("(write [{}], {} proxy)", name(access.addr), access.proxy)
+            }
+            crate::ir::Instr::Rmw {
+                op, args, access, ..
+            } if op.is_mbarrier() => {
+                let n = match args[0] {
+                    crate::ir::Operand::Imm(v) => v.to_string(),
+                    crate::ir::Operand::Reg(_) => "?".into(),
+                };
+                let what = if *op == crate::ir::RmwOp::MbarCompleteTx {
+                    format!("complete-tx of {n} bytes")
+                } else {
+                    "arrive".to_string()
+                };
+                format!(
+                    "({what} on [{}], .{}.{})",
+                    name(access.addr),
+                    access.sem,
+                    access.scope.map_or("-", |s| s.as_str())
+                )
+            }
+            crate::ir::Instr::Rmw { op, access, .. } => format!(
+                "(reduction {} into [{}], {} proxy)",
+                op.as_str(),
+                name(access.addr),
+                access.proxy
+            ),
+            crate::ir::Instr::ProxyFence { .. } => {
+                "(implicit fence.proxy.async at completion)".into()
+            }
+            crate::ir::Instr::Signal {
+                kind: crate::ir::SignalKind::ReadsDone,
+            } => "(source reads complete)".into(),
+            crate::ir::Instr::Signal { .. } => "(operation complete)".into(),
+            other => print::instr(&self.program, th, other),
+        }
+    }
+
+    /// A location's value; mbarrier states decoded.
+    fn value_text(&self, loc: usize, v: crate::ir::Value) -> String {
+        use crate::ir::mbar;
+        if self.program.locations[loc].kind == crate::ir::LocKind::Data {
+            return v.to_string();
+        }
+        format!(
+            "[phase {}, {} of {} arrivals pending, tx {}]",
+            mbar::phase(v),
+            mbar::pending(v),
+            mbar::expected(v),
+            mbar::tx(v)
+        )
     }
 }

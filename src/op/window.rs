@@ -98,6 +98,16 @@ impl Machine<'_> {
             };
             match instr {
                 Instr::Load { dst, .. } => regs[*dst] = bound_value(slot),
+                Instr::MbarWait {
+                    dst: Some(d),
+                    phase,
+                    ..
+                } => {
+                    let (test, arg) = crate::ir::mbar::Test::of(phase);
+                    regs[*d] = bound_value(slot)
+                        .zip(operand(&regs, &arg))
+                        .map(|(v, a)| crate::ir::mbar::done(test, v, a) as Value)
+                }
                 Instr::Rmw { dst: Some(d), .. } => regs[*d] = bound_value(slot),
                 Instr::Mov { dst, src } => regs[*dst] = operand(&regs, src),
                 Instr::Arith { op, dst, a, b } => {
