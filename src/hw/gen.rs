@@ -395,7 +395,13 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
             }
         }
     }
-    let _ = writeln!(s, "L_end:;");
+    let to_end = th
+        .code
+        .iter()
+        .any(|i| matches!(i, Instr::Branch { target, .. } if *target >= th.code.len()));
+    if to_end || tp.loops {
+        let _ = writeln!(s, "L_end:;");
+    }
     // Results: registers, sink, status, zero padding; 16 bytes at a time.
     let mut words: Vec<String> = (0..th.regs.len()).map(reg).collect();
     words.push("sink".into());

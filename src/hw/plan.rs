@@ -451,6 +451,9 @@ impl Plan {
     }
 }
 
+/// Per thread that arrives at one barrier name: how often, and the thread counts written.
+type Arrivals = BTreeMap<ThreadId, (usize, Vec<Option<Value>>)>;
+
 /// Decide how `p` runs on the GPU, or why it cannot. `test` names the test in
 /// the refusal.
 pub fn plan(p: &Program, test: &str) -> Result<Plan, Refusal> {
@@ -750,8 +753,7 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
         }
         for c in &ctas {
             // name -> per thread: (arrivals, counts written)
-            let mut names: Vec<(Vec<Value>, BTreeMap<ThreadId, (usize, Vec<Option<Value>>)>)> =
-                Vec::new();
+            let mut names: Vec<(Vec<Value>, Arrivals)> = Vec::new();
             for &t in &c.threads {
                 let th = &p.threads[t];
                 let static_value = |o: &Operand| -> Result<Value, Reason> {
