@@ -251,7 +251,7 @@ fn compare_exit_codes() {
     ]);
     assert_eq!(code, Some(1));
     assert!(out.contains(
-        "Observed but forbidden: 1\n            10 (0.9901%)  P1:r0=1; P1:r1=0; x=1; f=1;"
+        "Observed but forbidden: 1\n            10 (0.9901%)  P1:r0=1; P1:r1=0; x=1; f=1;  [model bug or harness bug: investigate]\n"
     ));
     assert!(out.contains("SASS: matches the test\n"));
     assert!(out.ends_with("Verdict: model bug or harness bug: investigate\n"));

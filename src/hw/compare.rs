@@ -183,10 +183,14 @@ pub fn text(c: &Comparison) -> String {
         let _ = writeln!(s, "  {}", state_text(&c.columns, st));
     }
     let _ = writeln!(s, "Observed but forbidden: {}", c.forbidden_observed.len());
+    let flag = match c.explanation {
+        Explanation::CompilerEffect => "compiler effect",
+        _ => "model bug or harness bug: investigate",
+    };
     for (st, n) in &c.forbidden_observed {
         let _ = writeln!(
             s,
-            "  {:>12}{}  {}",
+            "  {:>12}{}  {}  [{flag}]",
             n,
             percent(*n, c.runs),
             state_text(&c.columns, st)

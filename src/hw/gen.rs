@@ -421,7 +421,7 @@ fn kernel(s: &mut String, id: &str, p: &Program, pl: &Plan) {
     let warps = pl.warps;
     let _ = writeln!(
         s,
-        "extern \"C\" __global__ void {id}_kernel(const ptxmc::Launch L) {{\n  const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;\n  if (warp >= {warps}u) {{\n    if (L.stress) ptxmc::stress(L);\n    return;\n  }}"
+        "extern \"C\" __global__ void {id}_kernel(const __grid_constant__ ptxmc::Launch L) {{\n  const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;\n  if (warp >= {warps}u) {{\n    if (L.stress) ptxmc::stress(L);\n    return;\n  }}"
     );
     match &pl.clusters {
         None => {

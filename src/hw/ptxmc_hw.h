@@ -62,7 +62,8 @@ constexpr int NCONFIGS = 4;
 static const char* const CONFIG_NAMES[NCONFIGS] = {"plain", "barrier-start", "stress",
                                                    "barrier-start+stress"};
 
-// Per-launch parameters (passed by value to every kernel).
+// Per-launch parameters (passed by value to every kernel, as a __grid_constant__
+// so that helpers can take it by reference without a local copy).
 struct Launch {
   unsigned ngroups;          // instance groups of 32 instances
   unsigned ninst;            // ngroups * 32
@@ -137,7 +138,7 @@ __device__ inline unsigned lane_instance(const Launch& L, unsigned group, unsign
 __device__ inline void start_barrier(const Launch& L, unsigned group, unsigned nwarps) {
   unsigned long long c = (unsigned long long)__cvta_generic_to_global(L.start + group);
   if ((threadIdx.x & 31u) == 0) {
-    asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(c) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(c), "r"(1u) : "memory");
   }
   unsigned v = 0, n = 0;
   do {
@@ -168,7 +169,7 @@ __device__ inline void store4(unsigned* p, unsigned a, unsigned b, unsigned c, u
 }
 
 // Writes the initial value of every main-region location (one thread per instance).
-__global__ void init_kernel(const Launch L) {
+__global__ void init_kernel(const __grid_constant__ Launch L) {
   unsigned inst = blockIdx.x * blockDim.x + threadIdx.x;
   if (inst >= L.ninst) return;
   for (unsigned l = 0; l < L.nloc; ++l) {
@@ -177,7 +178,7 @@ __global__ void init_kernel(const Launch L) {
 }
 
 // Reads the final value of every location (one thread per instance).
-__global__ void gather_kernel(const Launch L) {
+__global__ void gather_kernel(const __grid_constant__ Launch L) {
   unsigned inst = blockIdx.x * blockDim.x + threadIdx.x;
   if (inst >= L.ninst) return;
   for (unsigned l = 0; l < L.nloc; ++l) {
@@ -384,9 +385,8 @@ inline void run_test(const TestDesc& T, const Options& o) {
   cudaRuntimeGetVersion(&runtime);
 
   const unsigned block = 32u * (T.warps + STRESS_WARPS);
-  cudaLaunchConfig_t cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1] = {};
   cfg.blockDim = dim3(block, 1, 1);
   // Size the grid so that every block is resident at once (the start barrier
   // and cross-CTA spin loops need their partners running).

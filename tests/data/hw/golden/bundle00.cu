@@ -27,7 +27,7 @@ extern "C" __device__ __noinline__ void ptxmc_t0000_P1(unsigned long long a1, un
   ptxmc::store4(res + 0, v0, v1, sink, status);
 }
 
-extern "C" __global__ void t0000_kernel(const ptxmc::Launch L) {
+extern "C" __global__ void t0000_kernel(const __grid_constant__ ptxmc::Launch L) {
   const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   if (warp >= 1u) {
     if (L.stress) ptxmc::stress(L);
@@ -88,7 +88,7 @@ extern "C" __device__ __noinline__ void ptxmc_t0001_P1(unsigned long long a1, un
   ptxmc::store4(res + 0, v0, v1, sink, status);
 }
 
-extern "C" __global__ void t0001_kernel(const ptxmc::Launch L) {
+extern "C" __global__ void t0001_kernel(const __grid_constant__ ptxmc::Launch L) {
   const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   if (warp >= 1u) {
     if (L.stress) ptxmc::stress(L);
@@ -153,7 +153,7 @@ extern "C" __device__ __noinline__ void ptxmc_t0002_P1(unsigned long long a0, un
   ptxmc::store4(res + 0, v0, sink, status, 0u);
 }
 
-extern "C" __global__ void t0002_kernel(const ptxmc::Launch L) {
+extern "C" __global__ void t0002_kernel(const __grid_constant__ ptxmc::Launch L) {
   const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
   if (warp >= 2u) {
     if (L.stress) ptxmc::stress(L);
