@@ -16,6 +16,7 @@ pub mod ax;
 pub mod cli;
 pub mod engine;
 pub mod explore;
+pub mod hw;
 pub mod ir;
 pub mod litmus;
 pub mod model;

@@ -3,6 +3,7 @@
 
 mod check;
 mod common;
+mod hw;
 mod parse;
 mod run;
 mod trace;
@@ -78,6 +79,15 @@ pub enum Command {
     /// Exit status 1 if the outcome is not reachable.
     #[command(after_help = EXIT_CODES)]
     Trace(trace::TraceArgs),
+    /// Hardware conformance: generate CUDA harnesses, compare GPU histograms with the model.
+    ///
+    /// `ptxmc hw gen PATH... -o DIR` writes the harness (build it with
+    /// `DIR/build.sh`, run it with `DIR/run.sh OUTDIR SECONDS`);
+    /// `ptxmc hw compare OUTDIR/*.json --sass DIR/bundle00.sass ...` sets the
+    /// histograms beside the model (exit 1: a forbidden outcome the SASS
+    /// check does not explain).
+    #[command(after_help = EXIT_CODES)]
+    Hw(hw::HwArgs),
 }
 
 /// Entry point of the binary.
@@ -99,6 +109,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
+        Command::Hw(args) => hw::run(&args),
     };
     exit.into()
 }
