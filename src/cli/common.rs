@@ -86,6 +86,28 @@ fn physical_memory() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Every test under `paths` (files, or directories searched recursively),
+/// admitted under `model`, and the worst exit status met on the way. A file
+/// that fails is reported on stderr and skipped; the others still load.
+pub fn load_all(paths: &[std::path::PathBuf], model: Model) -> (Vec<LitmusTest>, Exit) {
+    let files = match litmus::collect_files(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: cannot read a directory: {e}");
+            return (Vec::new(), Exit::BadInput);
+        }
+    };
+    let mut exit = Exit::Success;
+    let mut tests = Vec::new();
+    for f in files {
+        match load(&f, model) {
+            Ok(t) => tests.extend(t),
+            Err(e) => exit = worst(exit, e),
+        }
+    }
+    (tests, exit)
+}
+
 /// Parse one file and admit its tests under `model`; diagnostics go to stderr.
 pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
     let tests = litmus::parse_file(path).map_err(|e| {

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::Exit;
-use super::common::{load, worst};
+use super::common::{load, load_all, worst};
 use crate::hw::compare::{self, Comparison};
 use crate::hw::generate::{self, GenOptions};
 use crate::hw::histogram::Histogram;
 use crate::hw::sass::{self, Functions};
-use crate::litmus;
+use crate::ir::Program;
 use crate::model::Model;
 
 /// Arguments of `ptxmc hw`.
@@ -87,21 +87,11 @@ pub fn run(args: &HwArgs) -> Exit {
 }
 
 fn generate_cmd(args: &GenArgs) -> Exit {
-    let files = match litmus::collect_files(&args.paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: cannot read a directory: {e}");
-            return Exit::BadInput;
-        }
-    };
-    let mut exit = Exit::Success;
-    let mut tests = Vec::new();
-    for f in files {
-        match load(&f, Model::Ptx75) {
-            Ok(ts) => tests.extend(ts.into_iter().map(|t| (t.display_path(), t.program))),
-            Err(e) => exit = worst(exit, e),
-        }
-    }
+    let (loaded, exit) = load_all(&args.paths, Model::Ptx75);
+    let tests: Vec<(String, Program)> = loaded
+        .into_iter()
+        .map(|t| (t.display_path(), t.program))
+        .collect();
     let g = generate::generate(
         &tests,
         &GenOptions {

@@ -7,9 +7,8 @@ use std::path::PathBuf;
 use super::Exit;
 use rayon::prelude::*;
 
-use super::common::{EngineArgs, init_pool, load, worst};
+use super::common::{EngineArgs, init_pool, load_all, worst};
 use crate::engine;
-use crate::litmus;
 use crate::report::{self, TestReport};
 
 /// Report formats.
@@ -40,21 +39,7 @@ pub struct RunArgs {
 
 /// Run `ptxmc run`.
 pub fn run(args: &RunArgs) -> Exit {
-    let files = match litmus::collect_files(&args.paths) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("error: cannot read a directory: {e}");
-            return Exit::BadInput;
-        }
-    };
-    let mut exit = Exit::Success;
-    let mut tests = Vec::new();
-    for f in files {
-        match load(&f, args.engine.model) {
-            Ok(t) => tests.extend(t),
-            Err(e) => exit = worst(exit, e),
-        }
-    }
+    let (tests, mut exit) = load_all(&args.paths, args.engine.model);
     let opts = args.engine.options(tests.len());
     init_pool(args.engine.jobs());
     // Tests run side by side; reports come out in file order.
