@@ -397,3 +397,57 @@ fn recorded_h100_histograms_compare_cleanly() {
                 && o["count"].as_u64().unwrap() > 0)
     );
 }
+
+/// The second, cluster-scope run: `.cta` scope really is too narrow across
+/// the CTAs of a cluster on the H100, as the model says.
+#[test]
+fn recorded_cluster_scope_histograms_compare_cleanly() {
+    let dir = "tests/data/hw/h100-cluster";
+    let mut args: Vec<String> = (0..6)
+        .map(|k| format!("{dir}/histograms/t{k:04}.json"))
+        .collect();
+    args.extend([
+        "--sass".into(),
+        format!("{dir}/roles.sass"),
+        "--format".into(),
+        "json".into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["hw", "compare"])
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen = |name: &str, values: serde_json::Value| -> u64 {
+        let c = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap();
+        assert!(c["forbidden_observed"].as_array().unwrap().is_empty());
+        assert_eq!(c["sass"]["compiler_altered"], false);
+        c["allowed_observed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["values"] == values)
+            .map(|o| o["count"].as_u64().unwrap())
+            .sum()
+    };
+    assert!(
+        seen(
+            "MP+rel+acq.cta-same-cluster",
+            serde_json::json!([1, 0, 1, 1])
+        ) > 0
+    );
+    assert!(
+        seen(
+            "SB+fence.sc.cta-same-cluster",
+            serde_json::json!([0, 0, 1, 1])
+        ) > 0
+    );
+}
