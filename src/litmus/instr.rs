@@ -322,31 +322,26 @@ fn mem_mods(
                 format!("a second one, `.{part}`"),
             )
         };
+        // Each kind of modifier may be given once.
+        fn once<T>(
+            slot: &mut Option<(T, Span)>,
+            v: T,
+            span: Span,
+            dup: Diagnostic,
+        ) -> Result<(), Diagnostic> {
+            match slot {
+                Some(_) => Err(dup),
+                None => {
+                    *slot = Some((v, span));
+                    Ok(())
+                }
+            }
+        }
         match classify(opcode, part) {
-            Some(Modifier::Sem(s)) => {
-                if m.sem.is_some() {
-                    return Err(dup("semantics qualifier"));
-                }
-                m.sem = Some((s, span))
-            }
-            Some(Modifier::Scope(s)) => {
-                if m.scope.is_some() {
-                    return Err(dup("scope"));
-                }
-                m.scope = Some((s, span))
-            }
-            Some(Modifier::Rmw(op)) if rmw_allowed => {
-                if m.rmw.is_some() {
-                    return Err(dup("operation"));
-                }
-                m.rmw = Some((op, span))
-            }
-            Some(Modifier::Space(s)) => {
-                if m.space.is_some() {
-                    return Err(dup("state space"));
-                }
-                m.space = Some((s, span))
-            }
+            Some(Modifier::Sem(s)) => once(&mut m.sem, s, span, dup("semantics qualifier"))?,
+            Some(Modifier::Scope(s)) => once(&mut m.scope, s, span, dup("scope"))?,
+            Some(Modifier::Rmw(op)) if rmw_allowed => once(&mut m.rmw, op, span, dup("operation"))?,
+            Some(Modifier::Space(s)) => once(&mut m.space, s, span, dup("state space"))?,
             Some(Modifier::Type) | Some(Modifier::Cache) => {}
             _ => return Err(mod_error(opcode, part, span, allowed)),
         }
