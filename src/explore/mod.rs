@@ -20,9 +20,8 @@
 //! instead and has no such risk, at several hundred bytes per state.
 
 use dashmap::DashSet;
-use fxhash::{FxBuildHasher, FxHasher};
+use fxhash::FxBuildHasher;
 use serde::Serialize;
-use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -107,11 +106,9 @@ pub struct Explored {
     pub stats: ExploreStats,
 }
 
-/// A 64-bit fingerprint of a state (FxHash of its full contents).
+/// A 64-bit fingerprint of a state ([`State::fingerprint`]).
 pub fn fingerprint(st: &State) -> u64 {
-    let mut h = FxHasher::default();
-    st.hash(&mut h);
-    h.finish()
+    st.fingerprint()
 }
 
 /// The seen-set: fingerprints, or full states in `--exact` mode.

@@ -1,10 +1,13 @@
 //! The machine state: memory as versions in a coherence DAG at the L2
 //! reconvergence point, per-thread views (what each thread's path to memory
 //! is guaranteed to show), release snapshots, and each thread's progress.
-//! Everything is plain data, hashed whole for deduplication.
+//! Everything is plain data, fingerprinted whole for deduplication
+//! ([`State::fingerprint`]: its canonical bytes through XXH3).
 
 use smallvec::SmallVec;
 use std::sync::Arc;
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::ax::rel::{Set, bit};
 use crate::ir::Value;
@@ -26,7 +29,7 @@ pub enum Stage {
 /// (an alias fence ran after it reached L2); `line[c][q][σ]` — CTA `c`'s
 /// non-generic cache for proxy `q` was invalidated after the event reached
 /// stage σ, so that cache can no longer hold anything older.
-#[derive(Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct View {
     /// ⟨X⟩raw tokens.
     pub raw: Set,
@@ -59,9 +62,9 @@ pub struct Snapshot(Arc<(u64, View)>);
 impl Snapshot {
     /// Publish `view`.
     pub fn new(view: View) -> Snapshot {
-        let mut h = fxhash::FxHasher::default();
-        std::hash::Hash::hash(&view, &mut h);
-        Snapshot(Arc::new((std::hash::Hasher::finish(&h), view)))
+        let mut bytes = Bytes::new();
+        view.encode(&mut bytes);
+        Snapshot(Arc::new((xxh3_64(&bytes), view)))
     }
 }
 
@@ -80,9 +83,10 @@ impl PartialEq for Snapshot {
 
 impl Eq for Snapshot {}
 
-impl std::hash::Hash for Snapshot {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u64(self.0.0)
+impl Snapshot {
+    /// The published view's 64-bit hash (computed once, at publication).
+    pub fn hash64(&self) -> u64 {
+        self.0.0
     }
 }
 
@@ -122,6 +126,11 @@ impl View {
             line: self.line.iter().map(|s| s & mask).collect(),
         }
     }
+    /// Append the view's canonical bytes.
+    fn encode(&self, out: &mut Bytes) {
+        out.extend_from_slice(bytemuck::bytes_of(&[self.raw, self.gen_, self.anyva]));
+        out.extend_from_slice(bytemuck::cast_slice(&self.line));
+    }
     /// Every event with any token.
     pub fn known(&self) -> Set {
         self.line
@@ -131,7 +140,7 @@ impl View {
 }
 
 /// A barrier arrival, for matching waits to phases.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arrival {
     /// CTA index.
     pub cta: usize,
@@ -148,7 +157,7 @@ pub struct Arrival {
 }
 
 /// Progress of one thread.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct ThreadState {
     /// Next instruction to retire (= code length when finished).
     pub pc: usize,
@@ -194,10 +203,12 @@ impl ThreadState {
 pub const NONE: u8 = u8::MAX;
 
 /// The whole machine state.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct State {
-    /// Per thread.
-    pub threads: SmallVec<[ThreadState; 4]>,
+    /// Per thread. Shared between states until a step changes the thread
+    /// ([`State::thread_mut`]): a step changes one thread, so a successor
+    /// copies one thread's state instead of all of them.
+    pub threads: SmallVec<[Arc<ThreadState>; 8]>,
     /// Issued writes: the versions in memory (initial versions included).
     pub versions: Set,
     /// Issued reads (bound to a version).
@@ -205,17 +216,17 @@ pub struct State {
     /// Retired slots.
     pub retired: Set,
     /// Coherence: `co[v]` = versions known to be coherence-after `v` (closed).
-    pub co: SmallVec<[Set; 16]>,
+    pub co: SmallVec<[Set; 32]>,
     /// Reads-from: the version each bound read returned.
-    pub rf: SmallVec<[u8; 16]>,
+    pub rf: SmallVec<[u8; 32]>,
     /// Obligations: `never_below[v]` = versions `v` must never be coherence-before.
-    pub never_below: SmallVec<[Set; 16]>,
+    pub never_below: SmallVec<[Set; 32]>,
     /// The value each version holds.
-    pub value: SmallVec<[Value; 16]>,
+    pub value: SmallVec<[Value; 32]>,
     /// Program-order position of each issued or retired slot in its thread.
-    pub seq: SmallVec<[u16; 16]>,
+    pub seq: SmallVec<[u16; 32]>,
     /// Release snapshots, fence.sc snapshots and barrier arrival snapshots.
-    pub snapshots: SmallVec<[Option<Snapshot>; 16]>,
+    pub snapshots: SmallVec<[Option<Snapshot>; 32]>,
     /// Barrier arrivals so far.
     pub arrivals: SmallVec<[Arrival; 2]>,
 }
@@ -238,9 +249,90 @@ impl Clone for State {
     }
 }
 
+/// A buffer for a state's canonical bytes.
+type Bytes = Vec<u8>;
+
+thread_local! {
+    /// Reused between fingerprints, so computing one allocates nothing.
+    static BYTES: std::cell::RefCell<Bytes> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl State {
+    /// A 64-bit fingerprint: XXH3 of the state's canonical bytes.
+    ///
+    /// Canonical: equal states have equal bytes (every per-slot and
+    /// per-thread array has a length fixed by the program, and the one
+    /// variable-length part, the arrivals, is preceded by its length).
+    // Hot (once per successor): the state is laid down as bytes in one buffer
+    // and hashed in bulk, which is several times faster than feeding a
+    // `Hasher` field by field.
+    pub fn fingerprint(&self) -> u64 {
+        BYTES.with_borrow_mut(|b| {
+            b.clear();
+            self.encode(b);
+            xxh3_64(b)
+        })
+    }
+
+    /// Append the state's canonical bytes.
+    fn encode(&self, b: &mut Bytes) {
+        b.extend_from_slice(bytemuck::bytes_of(&[
+            self.versions,
+            self.bound,
+            self.retired,
+        ]));
+        b.extend_from_slice(bytemuck::cast_slice(&self.co));
+        b.extend_from_slice(bytemuck::cast_slice(&self.never_below));
+        b.extend_from_slice(bytemuck::cast_slice(&self.value));
+        b.extend_from_slice(bytemuck::cast_slice(&self.seq));
+        b.extend_from_slice(&self.rf);
+        for s in &self.snapshots {
+            let h = s.as_ref().map_or(0, |s| s.hash64() | 1);
+            b.extend_from_slice(&h.to_le_bytes());
+        }
+        for t in &self.threads {
+            let head = [
+                t.pc as u64,
+                t.seq as u64 | (t.cut as u64) << 16 | (t.arrived as u64) << 17,
+            ];
+            b.extend_from_slice(bytemuck::bytes_of(&head));
+            b.extend_from_slice(bytemuck::cast_slice(&t.regs));
+            b.extend_from_slice(&t.execs);
+            b.extend_from_slice(&t.back_taken);
+            t.view.encode(b);
+        }
+        b.extend_from_slice(&(self.arrivals.len() as u64).to_le_bytes());
+        for a in &self.arrivals {
+            let count = a.count.map_or([0, 0], |c| [1, c]);
+            let head: [i64; 7] = [
+                a.cta as i64,
+                a.thread as i64,
+                a.phase as i64,
+                a.slot as i64,
+                count[0],
+                count[1],
+                a.id.len() as i64,
+            ];
+            b.extend_from_slice(bytemuck::bytes_of(&head));
+            b.extend_from_slice(bytemuck::cast_slice(&a.id));
+        }
+    }
+
+    /// Thread `t`'s state, to change (copied first if another state shares it).
+    pub fn thread_mut(&mut self, t: usize) -> &mut ThreadState {
+        Arc::make_mut(&mut self.threads[t])
+    }
+
     /// Whether `a` is coherence-before `b`.
     pub fn co_before(&self, a: usize, b: usize) -> bool {
         self.co[a] & bit(b) != 0
+    }
+}
+
+// Hashing a state (for the `--exact` seen-set) goes through its fingerprint,
+// which equal states share.
+impl std::hash::Hash for State {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.fingerprint())
     }
 }

@@ -119,7 +119,7 @@ enum Retire {
 
 impl Machine<'_> {
     /// Every successor of `st`, in a deterministic order.
-    pub fn successors(&self, st: &State) -> Vec<(Step, State)> {
+    pub fn successors(&self, st: &State) -> Vec<(Step, Box<State>)> {
         let windows = Windows::new(self, st);
         if self.por {
             if let Some(out) = self.eager(st, &windows) {
@@ -157,9 +157,7 @@ impl Machine<'_> {
         if self.por && self.is_ready(st) {
             f.pruned += unfinished(st).saturating_sub(1);
         }
-        'next: for (_, cur) in self.successors(st) {
-            // Boxed once: the explorer moves states around by pointer.
-            let mut cur = Box::new(cur);
+        'next: for (_, mut cur) in self.successors(st) {
             while self.por && !self.is_final(&cur) {
                 let windows = Windows::new(self, &cur);
                 let Some((t, e, plan)) = self.first_ready(&cur, &windows) else {
@@ -198,13 +196,13 @@ impl Machine<'_> {
     }
 
     /// R1: the first thread that can retire without a choice goes alone.
-    fn eager(&self, st: &State, windows: &Windows) -> Option<Vec<(Step, State)>> {
+    fn eager(&self, st: &State, windows: &Windows) -> Option<Vec<(Step, Box<State>)>> {
         let (t, e, plan) = self.first_ready(st, windows)?;
         Some(self.apply(st, t, &e, plan))
     }
 
     /// The choices of a state where no thread can retire without one.
-    fn choices(&self, st: &State, windows: &Windows) -> Vec<(Step, State)> {
+    fn choices(&self, st: &State, windows: &Windows) -> Vec<(Step, Box<State>)> {
         let nt = st.threads.len();
         let mut out = Vec::new();
         for t in 0..nt {
@@ -229,7 +227,7 @@ impl Machine<'_> {
                     sem: FenceSem::Sc, ..
                 } if self.sc_partner_pending(st, t, e0.slot.unwrap()) => {
                     if let Some(k) = self.propagate_in(st, t, e0.slot.unwrap(), windows) {
-                        let mut s = st.clone();
+                        let mut s = Box::new(st.clone());
                         if self.finish_retire(&mut s, t, e0, k) {
                             out.push((
                                 Step {
@@ -425,7 +423,7 @@ impl Machine<'_> {
     /// Carry out a retirement plan on a copy of `st`: every resulting state
     /// (several when a store's coherence orientations are a choice; none if a
     /// check fails).
-    fn apply(&self, st: &State, t: usize, e: &Entry, plan: Plan) -> Vec<(Step, State)> {
+    fn apply(&self, st: &State, t: usize, e: &Entry, plan: Plan) -> Vec<(Step, Box<State>)> {
         let step = |kind| Step {
             thread: t,
             pc: e.pc,
@@ -442,7 +440,7 @@ impl Machine<'_> {
                 .map(|s| (step(StepKind::Retire), s))
                 .collect(),
             plan => {
-                let mut s = st.clone();
+                let mut s = Box::new(st.clone());
                 match self.apply_in_place(&mut s, t, e, plan) {
                     InPlace::Done(kind) => vec![(step(kind), s)],
                     InPlace::Dead => Vec::new(),
@@ -459,13 +457,13 @@ impl Machine<'_> {
         match plan {
             Plan::Advance(target, back) => {
                 if let Some(i) = back {
-                    s.threads[t].back_taken[i] += 1;
+                    s.thread_mut(t).back_taken[i] += 1;
                 }
                 self.advance(s, t, e, target);
                 InPlace::Done(StepKind::Retire)
             }
             Plan::Cut => {
-                s.threads[t].cut = true;
+                s.thread_mut(t).cut = true;
                 InPlace::Done(StepKind::Cut)
             }
             Plan::Die => InPlace::Dead,
@@ -492,8 +490,8 @@ impl Machine<'_> {
             }
             Plan::Arrive => InPlace::Done(self.arrive_in(s, t, e)),
             Plan::Pass(k) => {
-                s.threads[t].view = k;
-                s.threads[t].arrived = false;
+                s.thread_mut(t).view = k;
+                s.thread_mut(t).arrived = false;
                 self.advance(s, t, e, None);
                 InPlace::Done(StepKind::Pass)
             }
@@ -501,8 +499,8 @@ impl Machine<'_> {
     }
 
     /// Thread `t` arrives at the barrier of entry `e` (on a copy of `st`).
-    fn arrive(&self, st: &State, t: usize, e: &Entry) -> (Step, State) {
-        let mut s = st.clone();
+    fn arrive(&self, st: &State, t: usize, e: &Entry) -> (Step, Box<State>) {
+        let mut s = Box::new(st.clone());
         let kind = self.arrive_in(&mut s, t, e);
         (
             Step {
@@ -543,14 +541,14 @@ impl Machine<'_> {
             self.advance(s, t, e, None);
             return StepKind::Retire;
         }
-        s.threads[t].arrived = true;
+        s.thread_mut(t).arrived = true;
         StepKind::Arrive
     }
 
     /// Advance thread `t` past entry `e` (to `target` for a taken branch).
     fn advance(&self, s: &mut State, t: usize, e: &Entry, target: Option<usize>) {
         let instr = &self.program.threads[t].code[e.pc];
-        let ts = &mut s.threads[t];
+        let ts = s.thread_mut(t);
         let regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
         match instr {
             Instr::Mov { dst, src } => ts.regs[*dst] = operand(&regs, src).unwrap(),
@@ -813,19 +811,19 @@ impl Machine<'_> {
         match instr {
             Instr::Load { dst, .. } | Instr::Rmw { dst: Some(dst), .. } => {
                 let v = self.read_value(s, slot);
-                s.threads[t].regs[*dst] = v;
+                s.thread_mut(t).regs[*dst] = v;
             }
             Instr::MbarWait { dst: Some(dst), .. } => {
                 let done = self
                     .wait_succeeds(s, t, slot)
                     .expect("operands known at retirement");
-                s.threads[t].regs[*dst] = done as Value;
+                s.thread_mut(t).regs[*dst] = done as Value;
             }
             _ => {}
         }
         s.retired |= bit(slot);
         s.seq[slot] = e.seq;
-        s.threads[t].view = k;
+        s.thread_mut(t).view = k;
         self.advance(s, t, e, None);
         true
     }
@@ -853,7 +851,7 @@ impl Machine<'_> {
         t: usize,
         e: &Entry,
         windows: &Windows,
-        out: &mut Vec<(Step, State)>,
+        out: &mut Vec<(Step, Box<State>)>,
     ) {
         let mut found = Vec::new();
         self.binds(st, t, e, windows, 3, 0, &mut SmallVec::new(), &mut found);
@@ -887,7 +885,7 @@ impl Machine<'_> {
         depth: u32,
         busy: Set,
         fw: &mut SmallVec<[usize; 2]>,
-        out: &mut Vec<(SmallVec<[usize; 2]>, State)>,
+        out: &mut Vec<(SmallVec<[usize; 2]>, Box<State>)>,
     ) {
         let l = &self.layout;
         let r = e.slot.unwrap();
@@ -897,7 +895,7 @@ impl Machine<'_> {
         let dependent = matches!(&self.program.threads[t].code[e.pc], Instr::Rmw { op, .. } if op.write_depends_on_read());
         let busy = if dependent { busy | bit(r) } else { busy };
         let loc = l.slots[r].loc;
-        let mut bound_states: Vec<(SmallVec<[usize; 2]>, State)> = Vec::new();
+        let mut bound_states: Vec<(SmallVec<[usize; 2]>, Box<State>)> = Vec::new();
         for v in members(st.versions & l.loc_slots[loc] & !bit(r)) {
             if let Some(s) = self.bind(st, t, r, v, e.seq) {
                 bound_states.push((fw.clone(), s));
@@ -921,7 +919,7 @@ impl Machine<'_> {
                             continue;
                         };
                         for s1 in self.issue_write(st, ws, val, we.seq) {
-                            if let Some(s2) = self.bind(&s1, t, r, ws, e.seq) {
+                            if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
                                 let mut f = fw.clone();
                                 f.push(ws);
                                 bound_states.push((f, s2));
@@ -935,7 +933,7 @@ impl Machine<'_> {
                             continue;
                         };
                         for s1 in self.issue_write(st, ws, val, we.seq) {
-                            if let Some(s2) = self.bind(&s1, t, r, ws, e.seq) {
+                            if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
                                 let mut f = fw.clone();
                                 f.push(ws);
                                 bound_states.push((f, s2));
@@ -951,7 +949,7 @@ impl Machine<'_> {
                         self.binds(st, u, we, windows, depth - 1, busy, fw, &mut inner);
                         fw.pop();
                         for (f, s1) in inner {
-                            if let Some(s2) = self.bind(&s1, t, r, ws, e.seq) {
+                            if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
                                 bound_states.push((f, s2));
                             }
                         }
@@ -982,7 +980,7 @@ impl Machine<'_> {
                         continue;
                     }
                     let old = self.read_value(&s, r);
-                    for s2 in self.issue_write(&s, r, op.apply(old, &argv), e.seq) {
+                    for s2 in self.issue_write_owned(s, r, op.apply(old, &argv), e.seq) {
                         out.push((f.clone(), s2));
                     }
                 }

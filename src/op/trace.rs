@@ -100,7 +100,7 @@ impl Machine<'_> {
                 let f = fingerprint(&s);
                 if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(f) {
                     e.insert((fp, i));
-                    queue.push_back(s);
+                    queue.push_back(*s);
                 }
             }
             if parent.len() as u64 > max_states {
@@ -125,7 +125,7 @@ impl Machine<'_> {
             }
             let (step, next) = succ.swap_remove(c);
             steps.push(self.describe(i + 1, c, &st, &step, &next));
-            st = next;
+            st = *next;
         }
         let final_state = (self.is_final(&st) && !self.is_cut(&st)).then(|| {
             self.outcomes(&st)
