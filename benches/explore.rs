@@ -3,8 +3,9 @@
 //! (n-reader IRIW, message passing along a chain of n CTAs, n writers to one
 //! location), with and without partial-order reduction, on 1 and 2 workers.
 //!
-//! `cargo bench --bench explore`; each benchmark's throughput is in distinct
-//! states, so criterion reports states per second.
+//! `cargo bench --bench explore`; each exploration benchmark's throughput is
+//! in distinct states, so criterion reports states per second. The `state`
+//! group times the per-successor bookkeeping (copy, fingerprint).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::path::Path;
@@ -140,6 +141,35 @@ fn hot_loop(c: &mut Criterion) {
     g.finish();
 }
 
+/// The bookkeeping every generated successor pays whatever the semantics:
+/// copying a state and fingerprinting it (on the initial state of each test;
+/// later states have the same size).
+fn state_ops(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    let inputs: Vec<(String, Program)> = vec![
+        (
+            "random-4x4".into(),
+            litmus::parse_file(&dir.join("random-4x4.litmus"))
+                .unwrap()
+                .remove(0)
+                .program,
+        ),
+        ("IRIW-7-readers".into(), parse(&iriw(7))),
+    ];
+    let mut g = c.benchmark_group("state");
+    for (name, p) in &inputs {
+        let m = Machine::new(p, 2).unwrap();
+        let st = m.initial();
+        g.bench_function(format!("{name}/clone"), |b| {
+            b.iter(|| Box::new(std::hint::black_box(&st).clone()))
+        });
+        g.bench_function(format!("{name}/fingerprint"), |b| {
+            b.iter(|| std::hint::black_box(&st).fingerprint())
+        });
+    }
+    g.finish();
+}
+
 fn suites(c: &mut Criterion) {
     let dat3m = load_dir("../shared/peers/dat3m/litmus/PTX", "/CADP/");
     let mut g = c.benchmark_group("suite");
@@ -191,6 +221,6 @@ fn scaling(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, suites, scaling
+    targets = hot_loop, state_ops, suites, scaling
 }
 criterion_main!(benches);
