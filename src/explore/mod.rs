@@ -13,11 +13,11 @@
 //! stopped by a limit is the exception: which states it reached depends on
 //! the schedule, and it is reported as incomplete.)
 //!
-//! **Fingerprints.** By default a state is remembered by a 64-bit FxHash of
-//! its full contents. Two distinct states collide with probability about
-//! n²/2⁶⁵ for n states (n = 10⁶: 3·10⁻⁸; n = 10⁸: 3·10⁻⁴); a collision would
-//! skip a state and could lose outcomes. `--exact` stores full states
-//! instead and has no such risk, at several hundred bytes per state.
+//! **Fingerprints.** By default a state is remembered by a 64-bit XXH3 hash
+//! of its canonical bytes ([`State::fingerprint`]). Two distinct states
+//! collide with probability about n²/2⁶⁵ for n states (n = 10⁶: 3·10⁻⁸;
+//! n = 10⁸: 3·10⁻⁴); a collision would skip a state and could lose outcomes. `--exact` stores full states
+//! instead and has no such risk, at a few kilobytes per state.
 
 use dashmap::DashSet;
 use fxhash::FxBuildHasher;
