@@ -24,6 +24,12 @@ fn parse(text: &str) -> Program {
         .program
 }
 
+/// The slowest random program the differential generator produced for the machine.
+fn random_4x4() -> Program {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/random-4x4.litmus");
+    litmus::parse_file(&file).unwrap().remove(0).program
+}
+
 fn load_dir(dir: &str, skip: &str) -> Vec<Program> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     litmus::collect_files(&[root])
@@ -120,15 +126,8 @@ fn explore_states(p: &Program, por: bool, jobs: usize) -> u64 {
 }
 
 fn hot_loop(c: &mut Criterion) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
     let mut inputs: Vec<(String, Program)> = vec![
-        (
-            "random-4x4".into(),
-            litmus::parse_file(&dir.join("random-4x4.litmus"))
-                .unwrap()
-                .remove(0)
-                .program,
-        ),
+        ("random-4x4".into(), random_4x4()),
         ("IRIW-4-readers".into(), parse(&iriw(4))),
         ("MP-chain-6".into(), parse(&mp_chain(6))),
     ];
@@ -145,15 +144,8 @@ fn hot_loop(c: &mut Criterion) {
 /// copying a state and fingerprinting it (on the initial state of each test;
 /// later states have the same size).
 fn state_ops(c: &mut Criterion) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
     let inputs: Vec<(String, Program)> = vec![
-        (
-            "random-4x4".into(),
-            litmus::parse_file(&dir.join("random-4x4.litmus"))
-                .unwrap()
-                .remove(0)
-                .program,
-        ),
+        ("random-4x4".into(), random_4x4()),
         ("IRIW-7-readers".into(), parse(&iriw(7))),
     ];
     let mut g = c.benchmark_group("state");
