@@ -913,33 +913,29 @@ impl Machine<'_> {
                 {
                     continue;
                 }
-                match &self.program.threads[u].code[we.pc] {
-                    Instr::Store { src, .. } => {
-                        let Some(val) = operand(&we.regs, src) else {
-                            continue;
-                        };
-                        for s1 in self.issue_write(st, ws, val, we.seq) {
-                            if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
-                                let mut f = fw.clone();
-                                f.push(ws);
-                                bound_states.push((f, s2));
-                            }
+                let ins = &self.program.threads[u].code[we.pc];
+                // The value a store writes; an exch's write does not depend on
+                // its read (digest §3.1), so it may be issued before the read
+                // binds (which happens later).
+                let independent = match ins {
+                    Instr::Store { src, .. } => Some(src),
+                    Instr::Rmw { op, args, .. } if !op.write_depends_on_read() => Some(&args[0]),
+                    _ => None,
+                };
+                if let Some(src) = independent {
+                    let Some(val) = operand(&we.regs, src) else {
+                        continue;
+                    };
+                    for s1 in self.issue_write(st, ws, val, we.seq) {
+                        if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
+                            let mut f = fw.clone();
+                            f.push(ws);
+                            bound_states.push((f, s2));
                         }
                     }
-                    Instr::Rmw { op, args, .. } if !op.write_depends_on_read() => {
-                        // An exch's write does not depend on its read (digest §3.1):
-                        // it may be issued before the read binds (which happens later).
-                        let Some(val) = operand(&we.regs, &args[0]) else {
-                            continue;
-                        };
-                        for s1 in self.issue_write(st, ws, val, we.seq) {
-                            if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
-                                let mut f = fw.clone();
-                                f.push(ws);
-                                bound_states.push((f, s2));
-                            }
-                        }
-                    }
+                    continue;
+                }
+                match ins {
                     Instr::Rmw { args, .. } if depth > 0 && st.bound & bit(ws) == 0 => {
                         if args.iter().any(|a| operand(&we.regs, a).is_none()) {
                             continue;
