@@ -163,7 +163,7 @@ fn state_ops(c: &mut Criterion) {
 }
 
 fn suites(c: &mut Criterion) {
-    let dat3m = load_dir("../shared/peers/dat3m/litmus/PTX", "/CADP/");
+    let dat3m = load_dir("tests/peers/dat3m/litmus/PTX", "/CADP/");
     let mut g = c.benchmark_group("suite");
     for (label, engine) in [
         ("op", EngineChoice::Op),

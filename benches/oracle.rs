@@ -21,7 +21,7 @@ fn load(dir: &str, skip: &str) -> Vec<Program> {
 }
 
 fn suites(c: &mut Criterion) {
-    let dat3m = load("../shared/peers/dat3m/litmus/PTX", "/CADP/");
+    let dat3m = load("tests/peers/dat3m/litmus/PTX", "/CADP/");
     let library = load("litmus", "\u{0}");
     let opts = AxOptions::default();
     let mut g = c.benchmark_group("oracle");

@@ -33,7 +33,7 @@ fn parse_json_expands_mixedproxy_templates() {
         "parse",
         "--format",
         "json",
-        "../shared/peers/mixedproxy/tests/MP_gpu.test",
+        "tests/peers/mixedproxy/tests/MP_gpu.test",
     ]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
@@ -99,7 +99,7 @@ fn run_prints_herd_summary() {
 fn run_exits_1_when_a_mixedproxy_expectation_fails() {
     let (code, out, _) = ptxmc(&[
         "run",
-        "../shared/peers/mixedproxy/tests/Release_acquire_pattern.test",
+        "tests/peers/mixedproxy/tests/Release_acquire_pattern.test",
     ]);
     assert_eq!(code, 1);
     assert!(
@@ -193,4 +193,11 @@ fn restricted_acquire_fence_warns_about_its_modelling() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let (code, out, err) = ptxmc(&["--version"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("ptxmc {}\n", env!("CARGO_PKG_VERSION")));
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ptxmc::litmus::{self, print};
 
 fn peers() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/peers")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {

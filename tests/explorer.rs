@@ -15,8 +15,8 @@ fn root() -> PathBuf {
 
 fn public_suite() -> Vec<litmus::LitmusTest> {
     let dirs = [
-        root().join("../shared/peers/dat3m/litmus/PTX"),
-        root().join("../shared/peers/mixedproxy/tests"),
+        root().join("tests/peers/dat3m/litmus/PTX"),
+        root().join("tests/peers/mixedproxy/tests"),
         root().join("litmus"),
     ];
     litmus::collect_files(&dirs)

@@ -55,14 +55,14 @@ fn herd_iriw_acq_rel_fences() {
 
 #[test]
 fn herd_mixedproxy_instance_with_expectation() {
-    insta::assert_snapshot!(run("../shared/peers/mixedproxy/tests/MP_gpu_synonym.test", 18).0);
+    insta::assert_snapshot!(run("tests/peers/mixedproxy/tests/MP_gpu_synonym.test", 18).0);
 }
 
 #[test]
 fn herd_loop_bound_reached() {
     insta::assert_snapshot!(
         run(
-            "../shared/peers/dat3m/litmus/PTX/Manual/MICRO24-Fig4b.litmus",
+            "tests/peers/dat3m/litmus/PTX/Manual/MICRO24-Fig4b.litmus",
             0
         )
         .0
@@ -73,7 +73,7 @@ fn herd_loop_bound_reached() {
 fn herd_forall_condition() {
     insta::assert_snapshot!(
         run(
-            "../shared/peers/dat3m/litmus/PTX/Manual/SB+bar-const-equal.litmus",
+            "tests/peers/dat3m/litmus/PTX/Manual/SB+bar-const-equal.litmus",
             0
         )
         .0

@@ -120,9 +120,9 @@ fn refusals_are_exact() {
             "litmus/async/MP+barrier.cluster.litmus: P0 uses `barrier.cluster`; the harness places every location in global memory and does not generate shared memory, mbarriers, async-proxy copies or cluster barriers yet (docs/hardware.md)",
         ),
         (
-            "../shared/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus",
+            "tests/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus",
             "barrier-deadlock",
-            "../shared/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus: threads of CTA 0 deadlock: some wait at barrier (0) forever, so the model has no final state and the GPU would hang",
+            "tests/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus: threads of CTA 0 deadlock: some wait at barrier (0) forever, so the model has no final state and the GPU would hang",
         ),
     ];
     for (path, key, message) in cases.into_iter().chain(more) {

@@ -12,10 +12,10 @@ fn corpus() -> &'static Vec<(String, String)> {
     CORPUS.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let dirs: Vec<PathBuf> = vec![
-            root.join("../shared/peers/dat3m/litmus/PTX/Manual"),
-            root.join("../shared/peers/dat3m/litmus/PTX/Nvidia"),
-            root.join("../shared/peers/dat3m/litmus/PTX/Barrier"),
-            root.join("../shared/peers/mixedproxy/tests"),
+            root.join("tests/peers/dat3m/litmus/PTX/Manual"),
+            root.join("tests/peers/dat3m/litmus/PTX/Nvidia"),
+            root.join("tests/peers/dat3m/litmus/PTX/Barrier"),
+            root.join("tests/peers/mixedproxy/tests"),
         ];
         litmus::collect_files(&dirs)
             .expect("peer suites are readable")

@@ -55,7 +55,7 @@ fn check_csv(csv: &Path, base: &Path, model: Model) -> (usize, Vec<String>) {
 
 #[test]
 fn dat3m_ptx75_expected_verdicts() {
-    let base = root().join("../shared/peers/dat3m");
+    let base = root().join("tests/peers/dat3m");
     let (rows, bad) = check_csv(
         &base.join("dartagnan/src/test/resources/PTXv7_5-expected.csv"),
         &base,
@@ -67,7 +67,7 @@ fn dat3m_ptx75_expected_verdicts() {
 
 #[test]
 fn dat3m_ptx60_expected_verdicts() {
-    let base = root().join("../shared/peers/dat3m");
+    let base = root().join("tests/peers/dat3m");
     let (rows, bad) = check_csv(
         &base.join("dartagnan/src/test/resources/PTXv6_0-expected.csv"),
         &base,
@@ -91,7 +91,7 @@ fn project_litmus_library_expected_verdicts() {
 
 #[test]
 fn mixedproxy_expectations() {
-    let files = litmus::collect_files(&[root().join("../shared/peers/mixedproxy/tests")]).unwrap();
+    let files = litmus::collect_files(&[root().join("tests/peers/mixedproxy/tests")]).unwrap();
     let mut met = 0;
     for f in files {
         for t in litmus::parse_file(&f).unwrap() {
@@ -137,7 +137,7 @@ fn ptx60_rejects_proxies_with_a_positioned_error() {
 fn engines_agree_on_the_whole_dat3m_suite_including_loops() {
     // CADP tests are liveness tests with loops: the outcome sets and the
     // loop-bound flags of the two engines must match too.
-    let files = litmus::collect_files(&[root().join("../shared/peers/dat3m/litmus/PTX")]).unwrap();
+    let files = litmus::collect_files(&[root().join("tests/peers/dat3m/litmus/PTX")]).unwrap();
     assert_eq!(files.len(), 655);
     for f in files {
         let t = &litmus::parse_file(&f).unwrap()[0];

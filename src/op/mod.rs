@@ -1,4 +1,4 @@
-//! The operational machine ("M2" of `../shared/docs/machine-m2.md`,
+//! The operational machine ("M2" of `docs/reference/machine-m2.md`,
 //! described in `docs/machine.md`): memory as write versions in a per-location
 //! coherence DAG at the L2 reconvergence point; each thread's view of the
 //! per-CTA, per-proxy, per-address cache lines kept as frontier tokens;
