@@ -180,7 +180,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
                 Err(TooManySlots(n)) => {
                     incomplete = Some(format!(
                         "operational engine: the program needs {n} event slots (at most {})",
-                        crate::ax::rel::MAX_EVENTS
+                        crate::rel::MAX_EVENTS
                     ));
                     (Outcomes::new(), false)
                 }

@@ -4,9 +4,15 @@
 //! Layers, each depending only on those above it:
 //! 1. [`litmus`] — reading litmus files (Dat3M `.litmus`, mixedproxy `.test`)
 //!    into the program IR, and printing it back;
-//! 2. [`ir`] — the program IR every engine reads;
-//! 3. engines (added as they land);
-//! 4. [`cli`] — the command-line front end.
+//! 2. [`ir`] — the program IR every engine reads, and [`model`] — what the
+//!    engines share about the model (admission, loops, lowering of async
+//!    operations);
+//! 3. engines: the operational machine [`op`], explored by [`explore`], and
+//!    the axiomatic oracle [`ax`]; both keep sets of events in [`rel`];
+//! 4. results: [`engine`] runs them and [`outcome`] holds final states and
+//!    verdicts;
+//! 5. [`report`] — herd text, JSON and traces; [`hw`] — hardware conformance;
+//! 6. [`cli`] — the command-line front end.
 //!
 //! See `ARCHITECTURE.md` for the codemap and the invariants of each module.
 
@@ -22,4 +28,5 @@ pub mod litmus;
 pub mod model;
 pub mod op;
 pub mod outcome;
+pub mod rel;
 pub mod report;

@@ -93,8 +93,8 @@ fn trace(rel: &str, outcome: &str) -> String {
     let choices = m.shortest_run(&want, 1_000_000).expect("reachable");
     let tr = m.replay(&choices).unwrap();
     // Replaying the printed choices gives the same run.
-    assert_eq!(m.replay(&tr.choices).unwrap().final_state, tr.final_state);
-    report::trace::text(&t.program.name, Some(outcome), &tr, Path::new(rel))
+    assert_eq!(m.replay(&tr.choices).unwrap().final_states, tr.final_states);
+    report::trace::text(&m.program, &m.columns, Some(outcome), &tr, Path::new(rel))
 }
 
 #[test]

@@ -7,8 +7,8 @@ use crate::ir::{
 };
 use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
 
-use super::rel::{Rel, Set, bit};
 use super::unfold::{Constraint, Expr, Path, PathEventKind};
+use crate::rel::{Rel, Set, bit};
 
 /// What an event is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,7 +181,7 @@ impl<'p> Graph<'p> {
             truncated |= path.truncated;
             for pe in &path.events {
                 let idx = events.len();
-                for r in super::rel::members(pe.deps) {
+                for r in crate::rel::members(pe.deps) {
                     dep_pairs.push((base + r, idx));
                 }
                 let placement = placement_of(program, t, pe.pc);

@@ -10,7 +10,6 @@
 //! makes, with the tests that pin it.
 
 pub mod graph;
-pub mod rel;
 pub mod search;
 pub mod unfold;
 
@@ -18,6 +17,7 @@ use serde::Serialize;
 
 use crate::ir::Program;
 use crate::outcome::{Columns, Outcomes};
+use crate::rel;
 
 pub use search::AxStats;
 

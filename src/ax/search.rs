@@ -25,7 +25,7 @@ use crate::ir::{Proxy, Value};
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
-use super::rel::{Rel, Set, bit, members};
+use crate::rel::{Rel, Set, bit, members};
 
 /// Counters of the search, one per step and per reason for rejection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

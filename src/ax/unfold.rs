@@ -14,7 +14,7 @@ use crate::ir::{
 };
 use crate::model::loops::LoopInfo;
 
-use super::rel::{MAX_EVENTS, Set, bit};
+use crate::rel::{MAX_EVENTS, Set, bit};
 
 /// A value computed from the reads of one path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -31,13 +31,20 @@ pub enum Expr {
     Done(mbar::Test, Box<Expr>, Box<Expr>),
 }
 
-impl Expr {
+/// Symbolic values: constants fold, anything over a read stays an expression.
+impl crate::ir::eval::Domain for Expr {
+    fn constant(v: Value) -> Self {
+        Expr::Const(v)
+    }
     fn arith(op: ArithOp, a: Expr, b: Expr) -> Expr {
         match (&a, &b) {
             (Expr::Const(x), Expr::Const(y)) => Expr::Const(op.apply(*x, *y)),
             _ => Expr::Arith(op, Box::new(a), Box::new(b)),
         }
     }
+}
+
+impl Expr {
     /// The reads this expression depends on.
     pub fn reads(&self) -> Set {
         match self {
@@ -206,10 +213,7 @@ pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, Unf
                 break;
             };
             let pc = s.pc;
-            let val = |s: &State, o: &Operand| match o {
-                Operand::Reg(r) => s.regs[*r].clone(),
-                Operand::Imm(v) => Expr::Const(*v),
-            };
+            let val = |s: &State, o: &Operand| crate::ir::eval::operand(&s.regs, o);
             match instr {
                 Instr::Load { dst, access } => {
                     let i = s.events.len();
@@ -388,10 +392,9 @@ pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, Unf
                         });
                     }
                 }
-                Instr::Mov { dst, src } => s.regs[*dst] = val(&s, src),
-                Instr::Arith { op, dst, a, b } => {
-                    let (x, y) = (val(&s, a), val(&s, b));
-                    s.regs[*dst] = Expr::arith(*op, x, y);
+                Instr::Mov { .. } | Instr::Arith { .. } => {
+                    let (dst, v) = instr.local_effect(&s.regs).expect("a register instruction");
+                    s.regs[dst] = v;
                 }
                 Instr::Branch { cond, target } => {
                     let taken_ok = |s: &mut State| -> Option<bool> {

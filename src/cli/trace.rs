@@ -117,7 +117,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     match args.format {
         TraceFormat::Text => print!(
             "{}",
-            crate::report::trace::text(&p.name, goal.as_deref(), &trace, &args.file)
+            crate::report::trace::text(&m.program, &m.columns, goal.as_deref(), &trace, &args.file)
         ),
         TraceFormat::Json => println!(
             "{}",
@@ -127,7 +127,7 @@ pub fn run(args: &TraceArgs) -> Exit {
                 "outcome": goal,
                 "steps": trace.steps,
                 "choices": trace.choices,
-                "final_state": trace.final_state,
+                "final_state": crate::report::trace::final_states(&m.program, &m.columns, &trace),
             }))
             .unwrap_or_default()
         ),

@@ -22,6 +22,7 @@
 //! 6. Names of locations, addresses and registers are unique in their scope.
 
 mod cond;
+pub mod eval;
 mod instr;
 pub mod mbar;
 mod validate;

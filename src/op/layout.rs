@@ -8,12 +8,12 @@
 //! inside `depth` nested bounded loops. The k-th execution of instruction
 //! `pc` by thread `t` uses slot `base[t][pc] + k`.
 
-use crate::ax::rel::{MAX_EVENTS, Set, bit};
 use crate::ir::{
     FenceSem, Instr, LocId, Placement, Program, Proxy, ProxyFenceKind, Scope, Sem, ThreadId, mbar,
 };
 use crate::model::loops::LoopInfo;
 use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
+use crate::rel::{MAX_EVENTS, Set, bit};
 
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,10 +24,10 @@ pub mod window;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 
-use crate::ax::rel::{Set, bit, members};
 use crate::ir::{Instr, Program, Proxy, Value};
 use crate::model::lower;
 use crate::outcome::{Columns, State as Outcome};
+use crate::rel::{Set, bit, members};
 
 use layout::{Layout, SlotKind};
 use state::{NONE, State, ThreadState, View};

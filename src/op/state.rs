@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::ax::rel::{Set, bit};
 use crate::ir::Value;
+use crate::rel::{Set, bit};
 
 /// Which stage of propagation a line token records (machine-m2.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

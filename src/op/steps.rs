@@ -20,8 +20,8 @@
 
 use smallvec::SmallVec;
 
-use crate::ax::rel::{Set, bit, members};
 use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value, WaitPhase, mbar};
+use crate::rel::{Set, bit, members};
 
 use super::Machine;
 use super::layout::SlotKind;
@@ -549,13 +549,8 @@ impl Machine<'_> {
     fn advance(&self, s: &mut State, t: usize, e: &Entry, target: Option<usize>) {
         let instr = &self.program.threads[t].code[e.pc];
         let ts = s.thread_mut(t);
-        let regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
-        match instr {
-            Instr::Mov { dst, src } => ts.regs[*dst] = operand(&regs, src).unwrap(),
-            Instr::Arith { op, dst, a, b } => {
-                ts.regs[*dst] = op.apply(operand(&regs, a).unwrap(), operand(&regs, b).unwrap())
-            }
-            _ => {}
+        if let Some((dst, v)) = instr.local_effect::<Value>(&ts.regs) {
+            ts.regs[dst] = v;
         }
         ts.execs[e.pc] = ts.execs[e.pc].saturating_add(1);
         ts.seq += 1;

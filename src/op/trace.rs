@@ -10,10 +10,10 @@ use fxhash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-use crate::ax::rel::{Set, bit, members};
-use crate::explore::fingerprint;
 use crate::ir::{Prop, Term};
 use crate::litmus::print;
+use crate::outcome::State as Outcome;
+use crate::rel::{Set, bit, members};
 
 use super::layout::SlotKind;
 use super::state::{Stage, State};
@@ -45,8 +45,10 @@ pub struct Trace {
     pub steps: Vec<TraceStep>,
     /// The choice at each step (what `--follow` takes).
     pub choices: Vec<usize>,
-    /// The final state reached, herd-style, if the run ends in one.
-    pub final_state: Option<String>,
+    /// The final states the run ends in (several when a location has several
+    /// coherence-maximal versions), or `None` if it does not end in a final
+    /// state. Formatting them is the reports' job.
+    pub final_states: Option<Vec<Outcome>>,
 }
 
 /// Why a run could not be found or replayed.
@@ -72,11 +74,11 @@ impl Machine<'_> {
     pub fn shortest_run(&self, want: &Prop, max_states: u64) -> Result<Vec<usize>, TraceError> {
         let init = self.initial();
         let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
-        let root = fingerprint(&init);
+        let root = init.fingerprint();
         parent.insert(root, (root, usize::MAX));
         let mut queue = VecDeque::from([init]);
         while let Some(st) = queue.pop_front() {
-            let fp = fingerprint(&st);
+            let fp = st.fingerprint();
             if self.is_final(&st) {
                 if !self.is_cut(&st)
                     && self
@@ -97,7 +99,7 @@ impl Machine<'_> {
                 continue;
             }
             for (i, (_, s)) in self.successors(&st).into_iter().enumerate() {
-                let f = fingerprint(&s);
+                let f = s.fingerprint();
                 if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(f) {
                     e.insert((fp, i));
                     queue.push_back(*s);
@@ -127,17 +129,11 @@ impl Machine<'_> {
             steps.push(self.describe(i + 1, c, &st, &step, &next));
             st = *next;
         }
-        let final_state = (self.is_final(&st) && !self.is_cut(&st)).then(|| {
-            self.outcomes(&st)
-                .iter()
-                .map(|s| crate::report::herd::state(&self.program, &self.columns, s))
-                .collect::<Vec<_>>()
-                .join("  or  ")
-        });
+        let final_states = (self.is_final(&st) && !self.is_cut(&st)).then(|| self.outcomes(&st));
         Ok(Trace {
             steps,
             choices: choices.to_vec(),
-            final_state,
+            final_states,
         })
     }
 

@@ -53,10 +53,7 @@ const HORIZON: usize = 64;
 
 /// The value of an operand, given register values.
 pub fn operand(regs: &[Option<Value>], o: &Operand) -> Option<Value> {
-    match o {
-        Operand::Reg(r) => regs[*r],
-        Operand::Imm(v) => Some(*v),
-    }
+    crate::ir::eval::operand(regs, o)
 }
 
 impl Machine<'_> {
@@ -109,11 +106,9 @@ impl Machine<'_> {
                         .map(|(v, a)| crate::ir::mbar::done(test, v, a) as Value)
                 }
                 Instr::Rmw { dst: Some(d), .. } => regs[*d] = bound_value(slot),
-                Instr::Mov { dst, src } => regs[*dst] = operand(&regs, src),
-                Instr::Arith { op, dst, a, b } => {
-                    regs[*dst] = operand(&regs, a)
-                        .zip(operand(&regs, b))
-                        .map(|(x, y)| op.apply(x, y))
+                Instr::Mov { .. } | Instr::Arith { .. } => {
+                    let (dst, v) = instr.local_effect(&regs).expect("a register instruction");
+                    regs[dst] = v;
                 }
                 Instr::Branch { cond, target } => {
                     let taken = match cond {

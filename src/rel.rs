@@ -1,6 +1,8 @@
-//! Binary relations over the events of one candidate execution, as bit
-//! matrices: row `i` is the set of `j` with `(i, j)` in the relation.
-//! A litmus test has tens of events; 128 fit in one `u128` per row.
+//! Sets of events and binary relations over them, as bit sets and bit
+//! matrices, shared by both engines: the oracle's events of one candidate
+//! execution and the machine's event slots. Row `i` of a relation is the set
+//! of `j` with `(i, j)` in it. A litmus test has tens of events; 128 fit in
+//! one `u128` per row.
 
 /// The most events a candidate execution may have.
 pub const MAX_EVENTS: usize = 128;
