@@ -21,6 +21,7 @@
 pub mod ax;
 pub mod cli;
 pub mod engine;
+pub mod explain;
 pub mod explore;
 pub mod hw;
 pub mod ir;
