@@ -3,6 +3,7 @@
 
 mod check;
 mod common;
+mod explain;
 mod hw;
 mod parse;
 mod run;
@@ -79,6 +80,14 @@ pub enum Command {
     /// Exit status 1 if the outcome is not reachable.
     #[command(after_help = EXIT_CODES)]
     Trace(trace::TraceArgs),
+    /// Why the model allows or forbids an outcome: a witness execution, or every
+    /// candidate with the axiom and the cycle that rejects it; and the machine's side.
+    ///
+    /// The outcome defaults to the test's condition (for a `forall` test, its
+    /// negation). `--format dot` or `svg` draws the witness or one picture per
+    /// group of rejected candidates (`-o DIR` writes them all).
+    #[command(after_help = EXIT_CODES)]
+    Explain(explain::ExplainArgs),
     /// Hardware conformance: generate CUDA harnesses, compare GPU histograms with the model.
     ///
     /// `ptxmc hw gen PATH... -o DIR` writes the harness (build it with
@@ -109,6 +118,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::Hw(args) => hw::run(&args),
     };
     exit.into()
