@@ -23,6 +23,7 @@ pub mod cli;
 pub mod engine;
 pub mod explain;
 pub mod explore;
+pub mod fix;
 pub mod hw;
 pub mod ir;
 pub mod litmus;

@@ -4,6 +4,7 @@
 mod check;
 mod common;
 mod explain;
+mod fix;
 mod hw;
 mod parse;
 mod run;
@@ -88,6 +89,15 @@ pub enum Command {
     /// group of rejected candidates (`-o DIR` writes them all).
     #[command(after_help = EXIT_CODES)]
     Explain(explain::ExplainArgs),
+    /// The cheapest changes that make an allowed outcome forbidden (fences,
+    /// stronger semantics, wider scopes), each verified by both engines.
+    ///
+    /// Lists every minimal fix with at most `--bound` changes, cheapest first
+    /// (costs: docs/fix.md). `--weaken` asks the opposite: which fences can go
+    /// and which annotations can be weakened while a forbidden outcome stays
+    /// forbidden. `--emit DIR` writes each changed test.
+    #[command(after_help = EXIT_CODES)]
+    Fix(fix::FixArgs),
     /// Hardware conformance: generate CUDA harnesses, compare GPU histograms with the model.
     ///
     /// `ptxmc hw gen PATH... -o DIR` writes the harness (build it with
@@ -119,6 +129,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Fix(args) => fix::run(&args),
         Command::Hw(args) => hw::run(&args),
     };
     exit.into()

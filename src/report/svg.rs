@@ -35,7 +35,7 @@ pub fn render(title: &str, x: &Execution) -> String {
             }
         }
     }
-    threads.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    threads.sort_by_key(|a| (a.0, a.1, a.2));
     let mut col_x = Vec::new();
     let mut xpos = 60.0 + COL / 2.0;
     for (i, t) in threads.iter().enumerate() {
@@ -115,7 +115,7 @@ pub fn render(title: &str, x: &Execution) -> String {
     }
     writeln!(out, "</defs>").unwrap();
     // Boxes: GPU ⊃ cluster ⊃ CTA ⊃ thread, outermost first.
-    let span = |pred: &dyn Fn(&(u32, u32, u32, String)) -> bool| {
+    let span = |pred: &dyn Fn(&Column) -> bool| {
         let xs: Vec<f64> = threads
             .iter()
             .zip(&col_x)
@@ -273,6 +273,9 @@ pub fn render(title: &str, x: &Execution) -> String {
     writeln!(out, "</svg>").unwrap();
     out
 }
+
+/// A thread's column: (gpu, cluster, cta, thread name).
+type Column = (u32, u32, u32, String);
 
 fn marker_id(c: &str) -> String {
     c.trim_start_matches('#').to_string()
