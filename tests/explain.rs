@@ -203,3 +203,190 @@ proptest::proptest! {
         proptest::prop_assert_eq!(oracle.outcomes, mine, "{}", text);
     }
 }
+
+// ---- explanations of the classic shapes ---------------------------------------
+
+use ptxmc::explain::Explanation;
+use ptxmc::explain::axiomatic::{AxVerdict, Caps};
+use ptxmc::explain::operational::OpExplanation;
+
+fn load(path: &str) -> LitmusTest {
+    litmus::parse_file(&root().join(path))
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+        .remove(0)
+}
+
+fn explain_file(path: &str) -> Explanation {
+    let t = load(path);
+    let want = t.program.condition.prop.clone();
+    explain_prop(&t, &want)
+}
+
+fn explain_prop(t: &LitmusTest, want: &ptxmc::ir::Prop) -> Explanation {
+    ptxmc::cli::explain_outcome(
+        &t.program,
+        &t.display_path(),
+        want,
+        &Limits::default(),
+        Caps::default(),
+        2_000_000,
+    )
+}
+
+/// The reasons of a forbidden explanation, and its summary.
+fn forbidden(x: &Explanation) -> (Vec<String>, String) {
+    match &x.ax.verdict {
+        AxVerdict::Forbidden {
+            groups, summary, ..
+        } => (
+            groups
+                .iter()
+                .flat_map(|g| g.reasons.iter().map(|r| r.text.clone()))
+                .collect(),
+            summary.clone(),
+        ),
+        other => panic!("{}: expected forbidden, got {other:?}", x.name),
+    }
+}
+
+#[test]
+fn mp_release_acquire_is_forbidden_by_causality_through_the_pair_on_f() {
+    let x = explain_file("litmus/mp/MP+rel+acq.gpu.litmus");
+    let (reasons, summary) = forbidden(&x);
+    assert_eq!(
+        reasons,
+        vec![
+            "Causality: P0 st.release.gpu f=1 —rf→ P1 ld.acquire.gpu f=1 —po→ P1 ld x=0 —fr→ P0 st x=1 —po→ P0 st.release.gpu f=1"
+        ]
+    );
+    assert_eq!(
+        summary,
+        "every execution that gives this outcome violates Causality (A6) through the release/acquire pair on f"
+    );
+    match &x.op {
+        Some(OpExplanation::Blocked { blocked, .. }) => assert!(
+            blocked[0].starts_with("P1 ld.weak r1, x may not read x=0 (initial): Causality: P1's view already guarantees P0 `st.weak x, 1`"),
+            "{blocked:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn classic_shapes_name_their_axiom() {
+    for (path, axiom) in [
+        ("litmus/lb/LB+data.litmus", "No-Thin-Air: "),
+        (
+            "litmus/coherence/CoWW+weak-single-thread.litmus",
+            "Coherence: P0 st x=1 —po→ P0 st x=2 —co→ P0 st x=1",
+        ),
+        (
+            "litmus/2+2w/2+2W+fence.sc.gpu.litmus",
+            "Coherence: P0 st x=1 —po→ P0 fence.sc.gpu —sc→ P1 fence.sc.gpu —po→ P1 st x=2",
+        ),
+        ("litmus/coherence/CoRR+rlx.sys.litmus", "SC-per-location: "),
+        ("litmus/sb/SB+fence.sc.gpu.litmus", "Causality: "),
+        ("litmus/rmw/ATOM+inc.sys.litmus", "Atomicity: "),
+    ] {
+        let x = explain_file(path);
+        let (reasons, _) = forbidden(&x);
+        assert!(
+            reasons.iter().any(|r| r.starts_with(axiom)),
+            "{path}: {reasons:#?}"
+        );
+        assert!(
+            matches!(x.op, Some(OpExplanation::Blocked { .. })),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn allowed_outcomes_have_a_witness_and_a_replayable_run() {
+    let x = explain_file("litmus/sb/SB+rlx.gpu.litmus");
+    let AxVerdict::Allowed { witness } = &x.ax.verdict else {
+        panic!("{:?}", x.ax.verdict)
+    };
+    let texts: Vec<&str> = witness.events.iter().map(|e| e.text.as_str()).collect();
+    assert!(
+        texts.contains(&"ld.relaxed.gpu y=0") && texts.contains(&"ld.relaxed.gpu x=0"),
+        "{texts:?}"
+    );
+    match &x.op {
+        Some(OpExplanation::Reached { replay }) => {
+            assert!(
+                replay.ends_with("litmus/sb/SB+rlx.gpu.litmus --follow 0,0,0,0,0,0"),
+                "{replay}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn proxy_and_async_explanations_name_the_fence_on_the_cycle() {
+    let x = explain_file("litmus/proxy/MP-const+rel+acq-fence.proxy.constant.gpu.litmus");
+    let (reasons, _) = forbidden(&x);
+    assert!(
+        reasons[0].contains("—po→ P1 fence.proxy.constant —po→ P1 cold c=0 —fr→ P0 st x=42"),
+        "{reasons:?}"
+    );
+    let x = explain_file("litmus/async/Y1+fence.proxy.async+tma-store.litmus");
+    let (reasons, _) = forbidden(&x);
+    assert!(
+        reasons.iter().any(|r| r.contains("P0 st.shared::cta s=1 —po→ P0 fence.proxy.async.shared::cta —po→")),
+        "{reasons:?}"
+    );
+}
+
+/// The axioms' explanation agrees with the oracle on every public test, and
+/// a forbidden outcome has the machine's explanation too (both engines
+/// explain it). Also measures the time of each explanation.
+#[test]
+fn explanations_agree_with_the_oracle_on_every_public_test() {
+    let mut times = Vec::new();
+    let mut bad = Vec::new();
+    for t in public_tests() {
+        let want = ptxmc::cli::default_outcome(&t.program);
+        let start = std::time::Instant::now();
+        let x = explain_prop(&t, &want);
+        times.push((start.elapsed().as_secs_f64(), t.display_path()));
+        let oracle = ax::run(&t.program, &AxOptions::default()).unwrap();
+        let cols = ptxmc::outcome::Columns::of(&t.program);
+        let allowed = oracle
+            .outcomes
+            .iter()
+            .any(|s| want.eval(&|term: &ptxmc::ir::Term| cols.term(s, term)));
+        let ok = match (&x.ax.verdict, &x.op) {
+            (AxVerdict::Allowed { .. }, Some(OpExplanation::Reached { .. })) => allowed,
+            (AxVerdict::Forbidden { groups, .. }, Some(OpExplanation::Blocked { .. })) => {
+                !allowed && (groups.iter().all(|g| !g.reasons.is_empty()))
+            }
+            // Outcomes no combination of writes can produce: no candidate at all.
+            (
+                AxVerdict::Forbidden {
+                    total_groups: 0, ..
+                },
+                Some(OpExplanation::Blocked { .. }),
+            ) => !allowed,
+            _ => false,
+        };
+        if !ok {
+            bad.push(format!(
+                "{}: {:?} / {:?}",
+                t.display_path(),
+                x.ax.verdict,
+                x.op
+            ));
+        }
+    }
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    eprintln!(
+        "explain: {} tests, median {:.4} s, max {:.4} s ({})",
+        times.len(),
+        times[times.len() / 2].0,
+        times.last().unwrap().0,
+        times.last().unwrap().1
+    );
+    assert!(bad.is_empty(), "{} wrong:\n{}", bad.len(), bad.join("\n"));
+}

@@ -4,6 +4,8 @@
 mod check;
 mod common;
 mod explain;
+
+pub use explain::{default_outcome, explain as explain_outcome};
 mod fix;
 mod hw;
 mod parse;
