@@ -200,11 +200,14 @@ pub fn useful_scopes(p: &Program) -> Vec<Scope> {
 /// The proxy fences the test's accesses could need.
 fn useful_proxy_fences(p: &Program) -> Vec<ProxyFenceKind> {
     let mut out = Vec::new();
-    let aliased = p
-        .addresses
-        .iter()
-        .enumerate()
-        .any(|(i, a)| a.kind == crate::ir::AddressKind::Generic && a.va != i);
+    // Two generic virtual addresses of one location are aliases.
+    let generic = |a: &&crate::ir::Address| a.kind == crate::ir::AddressKind::Generic;
+    let aliased = p.addresses.iter().filter(generic).any(|a| {
+        p.addresses
+            .iter()
+            .filter(generic)
+            .any(|b| b.loc == a.loc && b.va != a.va)
+    });
     if aliased {
         out.push(ProxyFenceKind::Alias);
     }
@@ -297,8 +300,18 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                 variants: vs,
                 weakening: false,
             });
-            if !proxy_fences.is_empty() {
-                let vs = proxy_fences
+            // One site per proxy, so that each site's variants form a chain
+            // whose last is the strongest (the async space-limited fences are
+            // both weaker than the full one).
+            let mut kinds: Vec<Vec<ProxyFenceKind>> = Vec::new();
+            for &k in &proxy_fences {
+                match kinds.iter_mut().find(|g| g[0].proxy() == k.proxy()) {
+                    Some(g) => g.push(k),
+                    None => kinds.push(vec![k]),
+                }
+            }
+            for group in kinds {
+                let vs = group
                     .iter()
                     .map(|&k| {
                         let instr = Instr::ProxyFence { kind: k };
