@@ -5,8 +5,10 @@ mod check;
 mod common;
 mod explain;
 
-pub use explain::{default_outcome, explain as explain_outcome};
+pub use explain::{default_outcome, explain as explain_outcome, pictures as explain_pictures};
+pub use fix::text as fix_text;
 mod fix;
+mod graphs;
 mod hw;
 mod parse;
 mod run;

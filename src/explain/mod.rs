@@ -51,3 +51,4 @@ impl Explanation {
             || matches!(self.op, Some(OpExplanation::Incomplete { .. }))
     }
 }
+pub mod lints;
