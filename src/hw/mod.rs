@@ -18,8 +18,10 @@
 //! `docs/hardware.md` describes the harness, the JSON schema and every
 //! refusal.
 
+pub mod async_plan;
 pub mod compare;
 // `gen` is a reserved word in Rust 2024; the file keeps the short name.
+mod gen_shared;
 #[path = "gen.rs"]
 pub mod generate;
 pub mod histogram;
