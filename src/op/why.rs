@@ -98,8 +98,8 @@ impl Machine<'_> {
                 self.program.threads[t].name.clone()
             });
             format!(
-                "{t} (CTA {}, cluster {})",
-                s.placement.cta, s.placement.cluster
+                "{t} (GPU {}, cluster {}, CTA {})",
+                s.placement.gpu, s.placement.cluster, s.placement.cta
             )
         };
         if sa.thread != sb.thread {
