@@ -2,6 +2,7 @@
 //! in force ([`Model`]), what a program may use under it, and the static
 //! analyses both engines must agree on (loops, [`loops`]).
 
+pub mod describe;
 pub mod loops;
 pub mod lower;
 pub mod sync;
