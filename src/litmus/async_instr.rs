@@ -4,7 +4,7 @@
 //! modifiers against what PTX allows and names anything ptxmc does not model.
 
 use super::diag::{Diagnostic, Span};
-use super::instr::{
+use super::raw::{
     Modifier, RawInstr, RawOperand, Resolver, address, classify, expect_operands, mod_error,
     register, value,
 };

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use super::SourceMap;
 use super::diag::{Diagnostic, Span};
-use super::instr::{RawInstr, Resolver, decode};
+use super::instr::decode;
+use super::raw::{RawInstr, Resolver};
 use crate::ir::{
     AddrId, Address, AddressKind, Condition, Expectation, Instr, Label, LocKind, Location,
     Placement, Program, Prop, Quantifier, RegId, Register, Space, SpaceQual, Thread, Value,

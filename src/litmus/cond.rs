@@ -2,7 +2,7 @@
 //! herd's `/\ \/ ~` (and mixedproxy's `&& || !`).
 
 use super::diag::{Diagnostic, Span};
-use super::instr::parse_int;
+use super::raw::parse_int;
 use super::lexer::{Cursor, Tok, Token};
 use crate::ir::{CmpOp, Prop, Quantifier, Term};
 

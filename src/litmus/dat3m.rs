@@ -17,7 +17,7 @@ use super::SourceMap;
 use super::builder::{AddrDecl, Builder};
 use super::cond::{TermResolver, parse_prop, parse_quantifier, thread_index};
 use super::diag::{Diagnostic, Span, plural};
-use super::instr::{parse_int, parse_raw};
+use super::raw::{parse_int, parse_raw};
 use super::lexer::{Cursor, Tok, Token, tokenize};
 use crate::ir::{AddressKind, ExpectKind, Expectation, LocKind, Placement, Program, Space, Term};
 

@@ -24,7 +24,7 @@ use super::SourceMap;
 use super::builder::{AddrDecl, Builder};
 use super::cond::{TermResolver, parse_prop};
 use super::diag::{Diagnostic, Span, plural};
-use super::instr::{RawInstr, parse_int, parse_raw};
+use super::raw::{RawInstr, parse_int, parse_raw};
 use super::lexer::{Cursor, Tok, Token, tokenize};
 use crate::ir::{
     AddressKind, CmpOp, ExpectKind, Expectation, Instr, Placement, Program, Prop, Quantifier, Term,

@@ -19,6 +19,7 @@ pub mod instr;
 pub mod lexer;
 pub mod mixedproxy;
 pub mod print;
+pub mod raw;
 
 pub use diag::{Diagnostic, LitmusError, Span};
 
