@@ -9,8 +9,8 @@ use smallvec::{SmallVec, smallvec};
 
 use super::diag::{Diagnostic, Span};
 use super::raw::{
-    Modifier, RawInstr, RawOperand, Resolver, Space, address, classify, expect_operands,
-    mod_error, register, value,
+    Modifier, RawInstr, RawOperand, Resolver, Space, address, classify, expect_operands, mod_error,
+    register, value,
 };
 use crate::ir::{
     Access, ArithOp, BarrierKind, BranchCmp, FenceSem, Instr, Proxy, ProxyFenceKind, Restrict,
@@ -240,7 +240,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             expect_operands(raw, &[2], "dst, addr")?;
             let dst = register(r, &ops[0])?;
             let space = qual(m.space);
-            let addr = address(r, &ops[1], proxy, opcode, space, false)?;
+            let addr = address(r, &ops[1], space, false)?;
             plain(Instr::Load {
                 dst,
                 access: Access {
@@ -275,7 +275,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             let (sem, scope) = sem_scope(&m, &allowed, (Sem::Weak, None), mn_span, "a store")?;
             expect_operands(raw, &[2], "addr, value")?;
             let space = qual(m.space);
-            let addr = address(r, &ops[0], proxy, opcode, space, false)?;
+            let addr = address(r, &ops[0], space, false)?;
             let src = value(r, &ops[1])?;
             plain(Instr::Store {
                 src,
@@ -347,7 +347,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                 (Some(register(r, &ops[0])?), &ops[1..])
             };
             let space = qual(m.space);
-            let addr = address(r, &rest[0], proxy, opcode, space, false)?;
+            let addr = address(r, &rest[0], space, false)?;
             let args = rest[1..]
                 .iter()
                 .map(|o| value(r, o))
@@ -702,14 +702,7 @@ fn decode_uni_proxy_fence(
     }
     let operand = if to == UniProxy::Tensormap && acquire {
         expect_operands(raw, &[2], "[addr], size")?;
-        let addr = address(
-            r,
-            &raw.operands[0],
-            Proxy::Generic,
-            "fence.proxy.tensormap",
-            None,
-            false,
-        )?;
+        let addr = address(r, &raw.operands[0], None, false)?;
         let RawOperand::Int(size, _) = raw.operands[1] else {
             return Err(Diagnostic::expected(
                 raw.operands[1].span(),

@@ -9,7 +9,7 @@
 
 use super::diag::{Diagnostic, Span};
 use super::lexer::{Cursor, Tok};
-use crate::ir::{AddrId, AddressKind, Operand, Proxy, RegId, RmwOp, Scope, Sem, SpaceQual, Value};
+use crate::ir::{AddrId, Operand, RegId, RmwOp, Scope, Sem, SpaceQual, Value};
 
 /// One operand as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,24 +53,49 @@ pub struct RawInstr {
 }
 
 /// Parse an integer literal (decimal or hex, optionally negative).
+/// Decimal literals are signed 64-bit values (`-9223372036854775808` is
+/// the smallest); hex literals are 64-bit patterns (`0xffffffffffffffff` is
+/// -1), so every value the printer writes in decimal reads back.
 pub fn parse_int(text: &str, span: Span) -> Result<Value, Diagnostic> {
     let (neg, digits) = match text.strip_prefix('-') {
         Some(d) => (true, d),
         None => (false, text),
     };
-    let v = if let Some(hex) = digits
+    let hex = digits
         .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        u64::from_str_radix(hex, 16).ok().map(|v| v as i64)
-    } else {
-        digits.parse::<i64>().ok()
+        .or_else(|| digits.strip_prefix("0X"));
+    let magnitude = match hex {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => digits.parse::<u64>().ok(),
+    };
+    let v = match magnitude {
+        Some(m) if hex.is_some() => Some(m as i64),
+        Some(m) if m <= i64::MAX as u64 => Some(m as i64),
+        Some(m) if neg && m == 1 << 63 => Some(i64::MIN),
+        _ => None,
     };
     match v {
         Some(v) => Ok(if neg { v.wrapping_neg() } else { v }),
         None => Err(Diagnostic::expected(
             span,
             "an integer that fits in 64 bits",
+            format!("`{text}`"),
+        )),
+    }
+}
+
+/// The largest CTA, cluster or GPU number a test may use. Tests use small
+/// numbers; the bound keeps every table indexed by them small and every
+/// "next free number" computation far from overflow.
+pub const MAX_PLACEMENT: u32 = 65535;
+
+/// A CTA, cluster or GPU number (`0..=MAX_PLACEMENT`).
+pub fn placement_number(text: &str, span: Span) -> Result<u32, Diagnostic> {
+    match text.parse::<u32>() {
+        Ok(n) if n <= MAX_PLACEMENT && !text.starts_with('+') => Ok(n),
+        _ => Err(Diagnostic::expected(
+            span,
+            format!("a number between 0 and {MAX_PLACEMENT}"),
             format!("`{text}`"),
         )),
     }
@@ -150,8 +175,6 @@ pub trait Resolver {
     fn address(&self, name: &str) -> Option<AddrId>;
     /// Declare-on-use policy for unknown address names.
     fn unknown_address(&mut self, name: &str, span: Span) -> Result<AddrId, Diagnostic>;
-    /// The kind of an address.
-    fn address_kind(&self, addr: AddrId) -> AddressKind;
     /// Check that this thread may access `addr` with state-space qualifier
     /// `qual` (`None`: generic addressing), and that mbarrier objects are used
     /// by mbarrier operations only (`mbarrier` says which this is).
@@ -163,7 +186,6 @@ pub trait Resolver {
         span: Span,
     ) -> Result<(), Diagnostic>;
 }
-
 
 /// A modifier after the opcode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +296,6 @@ pub(super) fn mod_error(opcode: &str, part: &str, span: Span, allowed: &str) -> 
         .with_label(format!("not a modifier of `{opcode}`"))
 }
 
-
 pub(super) fn expect_operands(raw: &RawInstr, n: &[usize], shape: &str) -> Result<(), Diagnostic> {
     if n.contains(&raw.operands.len()) {
         return Ok(());
@@ -325,13 +346,14 @@ pub(super) fn value(r: &mut dyn Resolver, op: &RawOperand) -> Result<Operand, Di
     }
 }
 
-/// Resolve an address operand used through `proxy` with state-space
-/// qualifier `space` (`mbarrier`: by an mbarrier operation).
+/// Resolve an address operand with state-space qualifier `space`
+/// (`mbarrier`: by an mbarrier operation). The proxy of the access comes
+/// from the instruction (`tld` reads through the texture proxy whatever the
+/// name); the name says which virtual address, and so which physical
+/// location, the access reaches (Dat3M's reading; `docs/litmus-format.md`).
 pub(super) fn address(
     r: &mut dyn Resolver,
     op: &RawOperand,
-    proxy: Proxy,
-    opcode: &str,
     space: Option<SpaceQual>,
     mbarrier: bool,
 ) -> Result<AddrId, Diagnostic> {
@@ -349,27 +371,6 @@ pub(super) fn address(
         Some(id) => id,
         None => r.unknown_address(name, span)?,
     };
-    let kind = r.address_kind(id);
-    // The async proxy reaches memory through ordinary (generic) addresses.
-    let path = if proxy == Proxy::Async {
-        Proxy::Generic
-    } else {
-        proxy
-    };
-    if kind.proxy() != path {
-        let expected = match proxy {
-            Proxy::Generic => format!("a generic address for `{opcode}`"),
-            p => format!(
-                "a {p} reference for `{opcode}` (declare one with `NAME @ {p} aliases {name};`)"
-            ),
-        };
-        let found = match kind {
-            AddressKind::Generic => format!("generic address `{name}`"),
-            k => format!("{} reference `{name}`", k.as_str()),
-        };
-        return Err(Diagnostic::expected(span, expected, found));
-    }
     r.check_space(id, space, mbarrier, span)?;
     Ok(id)
 }
-
