@@ -157,12 +157,18 @@ pub fn tokenize(text: &str, offset: usize) -> Result<Vec<Token<'_>>, Diagnostic>
                         format!("character `{shown}`"),
                     )
                 };
-                let end = span.start + first.map_or(1, char::len_utf8);
-                return Err(Diagnostic::expected(
-                    Span::new(span.start, end),
-                    expected,
-                    found,
-                ));
+                // An invisible character gets an empty span: the caret is
+                // then drawn where it lies (a span over a zero-width
+                // character draws none).
+                let end = match first {
+                    Some(c) if c.is_control() => span.start,
+                    c => span.start + c.map_or(1, char::len_utf8),
+                };
+                let d = Diagnostic::expected(Span::new(span.start, end), expected, found);
+                return Err(match first {
+                    Some(c) if c.is_control() => d.with_label("an invisible control character"),
+                    _ => d,
+                });
             }
         }
     }

@@ -34,9 +34,9 @@ use crate::ir::{
 /// The largest text one template row may expand to: the peer suite's
 /// instances are below 1 KiB, and expansion multiplies (every placeholder
 /// receives its cell), so a small file could otherwise ask for gigabytes.
-pub const MAX_INSTANCE_BYTES: usize = 1 << 20;
+pub const MAX_INSTANCE_BYTES: usize = 256 << 10;
 /// The most text all the rows of one file may expand to together.
-pub const MAX_EXPANDED_BYTES: usize = 64 << 20;
+pub const MAX_EXPANDED_BYTES: usize = 4 << 20;
 /// The most template rows (instances) one file may have.
 pub const MAX_INSTANCES: usize = 4096;
 
@@ -80,8 +80,8 @@ pub fn parse(
             ExpandError::TooLarge if budget < MAX_INSTANCE_BYTES => Diagnostic::expected(
                 row_span,
                 format!(
-                    "template rows that expand to at most {} MiB together",
-                    MAX_EXPANDED_BYTES >> 20
+                    "template rows that expand to at most {} KiB together",
+                    MAX_EXPANDED_BYTES >> 10
                 ),
                 format!("more by row {k}"),
             )
@@ -89,8 +89,8 @@ pub fn parse(
             ExpandError::TooLarge => Diagnostic::expected(
                 row_span,
                 format!(
-                    "a template row that expands to at most {} MiB",
-                    MAX_INSTANCE_BYTES >> 20
+                    "a template row that expands to at most {} KiB",
+                    MAX_INSTANCE_BYTES >> 10
                 ),
                 format!("row {k}, which expands to more"),
             )

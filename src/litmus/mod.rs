@@ -170,7 +170,7 @@ pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusErr
 /// The largest test file ptxmc reads. Litmus tests are a few kilobytes;
 /// the bound keeps a mistaken argument (a device, a huge log) from filling
 /// memory.
-pub const MAX_FILE_BYTES: u64 = 16 << 20;
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
 
 /// Read and parse one file.
 pub fn parse_file(path: &Path) -> Result<Vec<LitmusTest>, LitmusError> {
