@@ -75,6 +75,11 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     let init_text = &src[open + 1..open + close_rel];
     let init_items = parse_init(init_text, open + 1)?;
     s.pos = open + close_rel + 1;
+    // Dat3M allows a `;` after the initial state.
+    s.skip_blank()?;
+    if s.rest().starts_with(';') {
+        s.pos += 1;
+    }
 
     let decls: Vec<AddrDecl> = init_items
         .iter()
