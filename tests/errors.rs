@@ -761,16 +761,16 @@ fn nesting_limit_parentheses() {
         "deep_parens.litmus",
         &format!(
             "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists\n{}x == 1{}\n",
-            "(\n".repeat(257),
-            ")".repeat(257)
+            "(\n".repeat(513),
+            ")".repeat(513)
         ),
-        r#"error: expected a proposition at most 256 levels deep, found deeper nesting
-    --> deep_parens.litmus:262:1
+        r#"error: expected at most 512 nested parentheses and negations, found more
+    --> deep_parens.litmus:518:1
     |
-262 | (
+518 | (
     | ^ the nesting limit is reached here
     |
-    = every `~`, `!`, `not`, `/\`, `\/`, `&&`, `||` and pair of parentheses on the way to a comparison counts one level; ptxmc bounds the depth so that no condition can exhaust the stack
+    = ptxmc bounds the nesting so that no condition can exhaust the stack
 
 "#,
     );
@@ -784,13 +784,33 @@ fn nesting_limit_negations() {
             "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists\n{}x == 1\n",
             "~\n".repeat(257)
         ),
-        r#"error: expected a proposition at most 256 levels deep, found deeper nesting
-    --> deep_negations.litmus:262:1
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
+  --> deep_negations.litmus:6:1
+  |
+6 | ~
+  | ^ the depth limit is reached here
+  |
+  = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+#[test]
+fn nesting_limit_many_negations() {
+    check(
+        "many_negations.litmus",
+        &format!(
+            "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists\n{}x == 1\n",
+            "~\n".repeat(513)
+        ),
+        r#"error: expected at most 512 nested parentheses and negations, found more
+    --> many_negations.litmus:518:1
     |
-262 | ~
+518 | ~
     | ^ the nesting limit is reached here
     |
-    = every `~`, `!`, `not`, `/\`, `\/`, `&&`, `||` and pair of parentheses on the way to a comparison counts one level; ptxmc bounds the depth so that no condition can exhaust the stack
+    = ptxmc bounds the nesting so that no condition can exhaust the stack
 
 "#,
     );
@@ -804,13 +824,13 @@ fn nesting_limit_conjunction_chain() {
             "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists (x == 1\n{})\n",
             "/\\ x == 1\n".repeat(257)
         ),
-        r#"error: expected a proposition at most 256 levels deep, found deeper nesting
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
     --> long_conjunction.litmus:262:1
     |
 262 | /\ x == 1
-    | ^^ the nesting limit is reached here
+    | ^^ the depth limit is reached here
     |
-    = every `~`, `!`, `not`, `/\`, `\/`, `&&`, `||` and pair of parentheses on the way to a comparison counts one level; ptxmc bounds the depth so that no condition can exhaust the stack
+    = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
 
 "#,
     );
@@ -825,13 +845,13 @@ fn mp_nesting_limit() {
             "!(\n".repeat(257),
             ")".repeat(257)
         ),
-        r#"error: expected a proposition at most 256 levels deep, found deeper nesting
-    --> deep_permit.test:133:2
+        r#"error: expected at most 512 nested parentheses and negations, found more
+    --> deep_permit.test:261:2
     |
-133 | !(
+261 | !(
     |  ^ the nesting limit is reached here
     |
-    = every `~`, `!`, `not`, `/\`, `\/`, `&&`, `||` and pair of parentheses on the way to a comparison counts one level; ptxmc bounds the depth so that no condition can exhaust the stack
+    = ptxmc bounds the nesting so that no condition can exhaust the stack
 
 "#,
     );
@@ -847,13 +867,13 @@ fn mp_preconditions_count_toward_the_limit() {
                 .map(|i| format!("  ld r{i}, [x] == 0;\n"))
                 .collect::<String>()
         ),
-        r#"error: expected a proposition at most 256 levels deep, found deeper nesting
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
     --> many_preconditions.test:261:1
     |
 261 | permit(x == 0) as t;
     | ^^^^^^^^^^^^^^^^^^^ 257 preconditions make this condition too deep
     |
-    = every `~`, `!`, `not`, `/\`, `\/`, `&&`, `||` and pair of parentheses on the way to a comparison counts one level; ptxmc bounds the depth so that no condition can exhaust the stack
+    = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
 
 "#,
     );

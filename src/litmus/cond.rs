@@ -36,12 +36,17 @@ pub fn parse_quantifier(cur: &mut Cursor<'_, '_>) -> Result<Quantifier, Diagnost
     }
 }
 
+/// How many parentheses and negations may enclose a comparison. Twice the
+/// tree's bound: the canonical printer writes a negation as `~(...)`, so
+/// every proposition within [`MAX_PROP_DEPTH`] reads back.
+pub const MAX_NESTING: usize = 2 * MAX_PROP_DEPTH;
+
 /// Parse a proposition; stops at the first token that cannot continue it.
 ///
-/// Nesting is bounded ([`MAX_PROP_DEPTH`]): parentheses and negations
-/// deeper than the bound, or a tree deeper than it (a chain of `/\` counts
-/// one level per operand), are refused with a positioned error, so neither
-/// this parser nor any later walk of the tree can exhaust the stack.
+/// Both the text's nesting ([`MAX_NESTING`] parentheses and negations) and
+/// the tree's depth ([`MAX_PROP_DEPTH`]; a chain of `/\` counts one level
+/// per operand) are bounded, with positioned errors, so neither this parser
+/// nor any later walk of the tree can exhaust the stack.
 pub fn parse_prop(cur: &mut Cursor<'_, '_>, r: &mut dyn TermResolver) -> Result<Prop, Diagnostic> {
     parse_or(cur, r, 0).map(|(p, _)| p)
 }
@@ -51,13 +56,25 @@ pub fn too_deep(span: Span) -> Diagnostic {
     Diagnostic::expected(
         span,
         format!("a proposition at most {MAX_PROP_DEPTH} levels deep"),
-        "deeper nesting",
+        "a deeper one",
+    )
+    .with_label("the depth limit is reached here")
+    .with_note(
+        "every negation and every `/\\`, `\\/`, `&&` or `||` above a comparison counts one level \
+         (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can \
+         exhaust the stack",
+    )
+}
+
+/// "expected at most N nested parentheses and negations" at `span`.
+fn too_nested(span: Span) -> Diagnostic {
+    Diagnostic::expected(
+        span,
+        format!("at most {MAX_NESTING} nested parentheses and negations"),
+        "more",
     )
     .with_label("the nesting limit is reached here")
-    .with_note(
-        "every `~`, `!`, `not`, `/\\`, `\\/`, `&&`, `||` and pair of parentheses on the way to a \
-         comparison counts one level; ptxmc bounds the depth so that no condition can exhaust the stack",
-    )
+    .with_note("ptxmc bounds the nesting so that no condition can exhaust the stack")
 }
 
 /// A disjunction at parenthesis/negation `level`; returns it with its depth.
@@ -104,16 +121,19 @@ fn parse_unary(
         matches!(t.tok, Tok::Tilde | Tok::Bang) || (t.tok == Tok::Word && t.text == "not")
     });
     if let Some(t) = negation {
-        if level >= MAX_PROP_DEPTH {
-            return Err(too_deep(t.span));
+        if level >= MAX_NESTING {
+            return Err(too_nested(t.span));
         }
         cur.bump();
         let (p, d) = parse_unary(cur, r, level + 1)?;
+        if d + 1 > MAX_PROP_DEPTH {
+            return Err(too_deep(t.span));
+        }
         return Ok((Prop::Not(Box::new(p)), d + 1));
     }
     if let Some(t) = cur.peek().filter(|t| t.tok == Tok::LParen) {
-        if level >= MAX_PROP_DEPTH {
-            return Err(too_deep(t.span));
+        if level >= MAX_NESTING {
+            return Err(too_nested(t.span));
         }
         cur.bump();
         let p = parse_or(cur, r, level + 1)?;
