@@ -36,9 +36,11 @@ pub fn parse_quantifier(cur: &mut Cursor<'_, '_>) -> Result<Quantifier, Diagnost
     }
 }
 
-/// How many parentheses and negations may enclose a comparison. Twice the
-/// tree's bound: the canonical printer writes a negation as `~(...)`, so
-/// every proposition within [`MAX_PROP_DEPTH`] reads back.
+/// How many parentheses and negations may enclose a comparison: twice the
+/// tree's bound, so that reading stays bounded while every proposition
+/// within [`MAX_PROP_DEPTH`] reads back from its canonical text (which
+/// nests at most one level deeper than the tree, plus the condition's own
+/// parentheses).
 pub const MAX_NESTING: usize = 2 * MAX_PROP_DEPTH;
 
 /// Parse a proposition; stops at the first token that cannot continue it.

@@ -362,9 +362,12 @@ fn parse_instance(
         }
         // A precondition speaks about the value the load returned; that is the
         // final register value only if nothing writes the register again.
+        let mut writes = vec![0usize; b.threads[t].regs.len()];
+        for r in b.threads[t].code.iter().filter_map(|i| i.def()) {
+            writes[r] += 1;
+        }
         for &(pt, reg, _) in pre.iter().filter(|p| p.0 == t) {
-            let code = &b.threads[pt].code;
-            let defs = code.iter().filter(|i| i.def() == Some(reg)).count();
+            let defs = writes[reg];
             if defs > 1 {
                 let rname = b.threads[pt].regs[reg].name.clone();
                 return Err(remap_d(Diagnostic::expected(

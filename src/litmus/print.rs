@@ -482,6 +482,10 @@ pub fn prop(p: &Program, q: &Prop) -> String {
             };
             format!("{} {o} {}", term(p, a), term(p, b))
         }
+        // `~~(...)` rather than `~(~(...))`: the text nests no deeper than
+        // the tree, so every proposition the parser accepts prints as text
+        // it accepts again (`cond::MAX_NESTING`).
+        Prop::Not(x) if matches!(**x, Prop::Not(_)) => format!("~{}", prop(p, x)),
         Prop::Not(x) => format!("~({})", prop(p, x)),
         Prop::And(a, b) => {
             let l = match **a {
