@@ -333,3 +333,56 @@ fn notes_in_mixedproxy_instances_point_into_the_template() {
     );
     assert!(plain.notes().is_empty());
 }
+
+/// The hardware harness places memory by the names' declarations, so it
+/// refuses an access whose proxy is not its name's (rather than emit a
+/// generic load for `cold r, x`).
+#[test]
+fn the_harness_refuses_a_proxy_through_another_name() {
+    let t = parse(
+        "PTX t\n{ x=0; c @ constant aliases x; }\n P0@cta 0,gpu 0 ;\n cold.weak r0, x ;\nexists (P0:r0 == 0)\n",
+    );
+    let refusal = ptxmc::hw::plan::plan(&t.program, "t").unwrap_err();
+    assert_eq!(refusal.reason.key(), "proxy-other-name");
+    assert_eq!(
+        refusal.to_string(),
+        "t: P0 makes a constant-proxy access through `x`, declared for another proxy; the harness places memory by the names' declarations"
+    );
+    let declared = parse(
+        "PTX t\n{ x=0; c @ constant aliases x; }\n P0@cta 0,gpu 0 ;\n cold.weak r0, c ;\nexists (P0:r0 == 0)\n",
+    );
+    assert!(ptxmc::hw::plan::plan(&declared.program, "t").is_ok());
+}
+
+fn library(rel: &str) -> Program {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    litmus::parse_file(&path)
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+        .remove(0)
+        .program
+}
+
+/// `litmus/dialect/`: each test has the verdict its doc string gives, and
+/// the same outcomes as the test it restates in the older style.
+#[test]
+fn the_dialect_examples_of_the_library() {
+    let p = library("litmus/dialect/SB+filter.gpu.litmus");
+    let r = engine::run(&p, &RunOptions::default());
+    assert!(r.verdict.holds && r.disagreement.is_none());
+    assert_eq!((r.outcomes.len(), r.filtered_out.len()), (2, 2));
+    for (new, old) in [
+        (
+            "litmus/dialect/MP+rel+acq.gpu-undeclared.litmus",
+            "litmus/mp/MP+rel+acq.gpu.litmus",
+        ),
+        (
+            "litmus/dialect/CoWR-tex-via-generic-name-single-thread.litmus",
+            "litmus/proxy/CoWR-tex-single-thread.litmus",
+        ),
+    ] {
+        let (a, b) = (library(new), library(old));
+        assert_eq!(outcomes(&a), outcomes(&b), "{new}");
+        let verdict = |p: &Program| engine::run(p, &RunOptions::default()).verdict.holds;
+        assert_eq!(verdict(&a), verdict(&b), "{new}");
+    }
+}

@@ -1006,6 +1006,49 @@ exists (x == 1)
     );
 }
 
+#[test]
+fn locations_without_brackets() {
+    check(
+        "locations_brackets.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak x, 1 ;
+locations x;
+exists (x == 1)
+"#,
+        r#"error: expected `[` and the registers and locations to show, found `x`
+  --> locations_brackets.litmus:5:11
+  |
+5 | locations x;
+  |           ^
+
+"#,
+    );
+}
+
+#[test]
+fn mp_preconditions_and_condition_too_deep_together() {
+    check(
+        "pre_and_cond.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n{}}}\nassert(x == 0) as t;\n",
+            (0..256)
+                .map(|i| format!("  ld r{i}, [x] == 0;\n"))
+                .collect::<String>()
+        ),
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
+    --> pre_and_cond.test:260:1
+    |
+260 | assert(x == 0) as t;
+    | ^^^^^^^^^^^^^^^^^^^ with its 256 precondition(s) this condition is 257 levels deep
+    |
+    = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
 /// A file in a fresh directory, for errors about files as such; the
 /// directory's path is replaced by `DIR` in the rendered message.
 fn check_file(name: &str, write: impl FnOnce(&std::path::Path), expected: &str) {
@@ -1226,6 +1269,65 @@ fn histogram_unknown_test_path() {
   --> DIR/h.json:2:3
   |
 2 |   "test": "litmus/mp/nope.litmus",
+  |   ^^^^^^
+
+"#
+    );
+}
+
+#[test]
+fn histogram_schema() {
+    check_histogram(
+        &HISTOGRAM.replace("{\n", "{\n  \"schema\": \"ptxmc-hw-histogram/9\",\n"),
+        r#"error: expected the schema `ptxmc-hw-histogram/1`, found `ptxmc-hw-histogram/9`
+  --> h.json:2:3
+  |
+2 |   "schema": "ptxmc-hw-histogram/9",
+  |   ^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_unreadable() {
+    let err = ptxmc::hw::histogram::Histogram::read(std::path::Path::new("no/such/h.json"))
+        .expect_err("there is no such file");
+    assert_eq!(
+        err,
+        "error: expected a readable histogram, found an I/O error: No such file or directory (os error 2)\n --> no/such/h.json:1:1\n"
+    );
+}
+
+/// A `path[row]` whose row the file does not have.
+#[test]
+fn histogram_unknown_test_row() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-errors-{}-row", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.json");
+    std::fs::write(
+        &path,
+        HISTOGRAM.replace(
+            "litmus/mp/MP+rel+acq.gpu.litmus",
+            "tests/peers/mixedproxy/tests/MP_gpu.test[99]",
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["hw", "compare"])
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr).replace(&dir.display().to_string(), "DIR");
+    assert_eq!(
+        stderr,
+        r#"error: expected a test file (`path` or `path[row]`, relative to the current directory), found `tests/peers/mixedproxy/tests/MP_gpu.test[99]`, which names no test of the file
+  --> DIR/h.json:2:3
+  |
+2 |   "test": "tests/peers/mixedproxy/tests/MP_gpu.test[99]",
   |   ^^^^^^
 
 "#

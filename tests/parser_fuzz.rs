@@ -15,7 +15,8 @@
 //!
 //! (`PTXMC_MUTATION_SEED` changes the campaign, `PTXMC_MUTATION_START`
 //! starts it at an input, `PTXMC_MUTATION_LOG=FILE` writes each input's
-//! index before running it, to find the one that killed a process.)
+//! index before running it, to find the one that killed a process, and
+//! `PTXMC_MUTATION_DUMP=DIR` writes each input to `DIR/INDEX-FILE`.)
 
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -602,6 +603,7 @@ fn campaign_mutation(text: &str, rng: &mut Mix) -> String {
 /// Figures of one campaign.
 struct Figures {
     inputs: usize,
+    too_large: usize,
     panics: Vec<(usize, String)>,
     slow: Vec<(usize, std::time::Duration)>,
     times: Vec<std::time::Duration>,
@@ -615,6 +617,7 @@ fn run_campaign(seed: u64, start: usize, count: usize, log: Option<&Path>) -> Fi
     let corpus = campaign_corpus();
     let mut f = Figures {
         inputs: 0,
+        too_large: 0,
         panics: Vec::new(),
         slow: Vec::new(),
         times: Vec::new(),
@@ -629,15 +632,25 @@ fn run_campaign(seed: u64, start: usize, count: usize, log: Option<&Path>) -> Fi
         for _ in 0..=rng.below(3) {
             mutated = campaign_mutation(&mutated, &mut rng);
         }
+        if let Some(dir) = std::env::var_os("PTXMC_MUTATION_DUMP") {
+            let name = Path::new(path).file_name().unwrap().to_string_lossy();
+            let _ = std::fs::write(Path::new(&dir).join(format!("{k}-{name}")), &mutated);
+        }
         if let Some(l) = log.as_mut() {
             use std::io::Write;
             let _ = writeln!(l, "{k}");
             let _ = l.flush();
         }
+        f.inputs += 1;
+        if mutated.len() as u64 > litmus::MAX_FILE_BYTES {
+            // Compounded blow-ups: the file reader refuses these unread
+            // (`tests/errors.rs` pins that message).
+            f.too_large += 1;
+            continue;
+        }
         let t0 = std::time::Instant::now();
         let r = std::panic::catch_unwind(|| check_contract(path, &mutated));
         let took = t0.elapsed();
-        f.inputs += 1;
         f.times.push(took);
         if let Err(p) = r {
             let msg = p
@@ -645,10 +658,12 @@ fn run_campaign(seed: u64, start: usize, count: usize, log: Option<&Path>) -> Fi
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            f.panics
-                .push((k, format!("{path}: {}", msg.lines().next().unwrap_or(""))));
+            let what = format!("{path}: {}", msg.lines().next().unwrap_or(""));
+            eprintln!("panic at input {k}: {what}");
+            f.panics.push((k, what));
         }
         if took > std::time::Duration::from_secs(10) {
+            eprintln!("slow input {k}: {path}: {took:?}");
             f.slow.push((k, took));
         }
     }
@@ -661,8 +676,9 @@ fn report(f: &mut Figures) -> String {
     let median = f.times.get(f.times.len() / 2).copied().unwrap_or_default();
     let max = f.times.last().copied().unwrap_or_default();
     format!(
-        "mutation campaign: {} inputs, {} panics, {} over 10 s; per input median {:.3} ms, max {:.1} ms",
+        "mutation campaign: {} inputs ({} over the file size limit, refused unread), {} panics, {} over 10 s; per parsed input median {:.3} ms, max {:.1} ms",
         f.inputs,
+        f.too_large,
         f.panics.len(),
         f.slow.len(),
         median.as_secs_f64() * 1e3,

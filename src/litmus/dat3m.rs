@@ -3,13 +3,19 @@
 //!
 //! ```text
 //! PTX NAME
-//! "doc string"                       (any number, may span lines)
+//! "doc string"                       (free text until `{` is skipped; "..." are docs)
 //! { x=0; P1:r0=0; y @ generic aliases x; t @ texture aliases x; }
 //!  P0@cta 0,cluster 0,gpu 0 | P1@cta 1,gpu 0 ;
 //!  st.weak x, 1             | ld.acquire.gpu r0, y ;
+//! locations [x; P1:r0;]              (herd, optional)
+//! filter (P1:r0 == 1)                (herd, optional)
 //! exists (P1:r0 == 1 /\ P1:r1 == 0)
 //! expect permit as NAME             (optional, ptxmc extension)
 //! ```
+//!
+//! As in herd and Dat3M, a location used but not declared starts at 0; a
+//! register named by the condition must be written by its thread or set by
+//! the initial state (`cond::condition_register`).
 
 use std::collections::HashMap;
 

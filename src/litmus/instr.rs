@@ -1,7 +1,7 @@
 //! Decoding instructions written in either dialect into [`Instr`]: a mnemonic
 //! with dotted modifiers and comma-separated operands ([`RawInstr`]).
 //!
-//! Decoding is table-driven: [`classify`] names every modifier ptxmc knows,
+//! Decoding is table-driven: `raw::classify` names every modifier ptxmc knows,
 //! and each opcode says which kinds of modifiers it takes. Adding an
 //! instruction means adding an arm to [`decode`] and, if needed, a modifier.
 

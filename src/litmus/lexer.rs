@@ -226,7 +226,7 @@ impl<'t, 's> Cursor<'t, 's> {
             other => Err(self.error_at(other, what)),
         }
     }
-    /// "expected `what`, found <next token>".
+    /// "expected `what`, found" the next token.
     pub fn error(&self, what: &str) -> Diagnostic {
         self.error_at(self.peek(), what)
     }

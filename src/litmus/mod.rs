@@ -125,6 +125,9 @@ pub fn format_of(path: &str, text: &str) -> Option<Format> {
 }
 
 /// Parse a test file's text. `path` is used for messages and to pick the format.
+/// (The size of files is bounded when they are read, [`parse_file`]; a text
+/// in memory, such as a canonical text printed by ptxmc, is parsed whatever
+/// its size, in time linear in it.)
 pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusError> {
     let source: std::sync::Arc<str> = text.into();
     match format_of(path, text) {
@@ -172,6 +175,14 @@ pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusErr
 /// memory.
 pub const MAX_FILE_BYTES: u64 = 4 << 20;
 
+fn too_large(path: &str) -> LitmusError {
+    LitmusError::whole_file(
+        path,
+        &format!("a test file of at most {} MiB", MAX_FILE_BYTES >> 20),
+        "a larger file".to_string(),
+    )
+}
+
 /// Read and parse one file.
 pub fn parse_file(path: &Path) -> Result<Vec<LitmusTest>, LitmusError> {
     let shown = path.display().to_string();
@@ -201,11 +212,7 @@ pub fn parse_file(path: &Path) -> Result<Vec<LitmusTest>, LitmusError> {
     )
     .map_err(io)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(LitmusError::whole_file(
-            &shown,
-            &format!("a test file of at most {} MiB", MAX_FILE_BYTES >> 20),
-            "a larger file".to_string(),
-        ));
+        return Err(too_large(&shown));
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,

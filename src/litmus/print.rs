@@ -73,6 +73,10 @@ pub fn to_litmus(p: &Program) -> String {
             )
         })
         .collect();
+    // Columns are aligned up to a width; a longer cell (a very long name)
+    // is written as it is rather than widening every row of its column,
+    // so the text stays linear in the size of the program.
+    const ALIGN: usize = 100;
     let widths: Vec<usize> = headers
         .iter()
         .zip(&columns)
@@ -80,6 +84,7 @@ pub fn to_litmus(p: &Program) -> String {
             c.iter()
                 .map(String::len)
                 .chain([h.len()])
+                .filter(|&w| w <= ALIGN)
                 .max()
                 .unwrap_or(0)
         })

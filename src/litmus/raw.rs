@@ -1,6 +1,6 @@
 //! Instructions as written, shared by every instruction decoder: the raw
 //! mnemonic and operands ([`RawInstr`], [`parse_raw`]), the classification
-//! of dotted modifiers ([`classify`]), and the operand helpers that resolve
+//! of dotted modifiers (`classify`), and the operand helpers that resolve
 //! registers, values and addresses through a dialect's [`Resolver`].
 //!
 //! Imports flow one way: `raw` ← `instr` (the generic decoder) → `async_instr`
