@@ -981,7 +981,7 @@ permit (x == 1) as t;
 fn nul_character() {
     check(
         "nul.litmus",
-        &"PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1\0 ;\nexists (x == 1)\n".to_string(),
+        "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1\0 ;\nexists (x == 1)\n",
         "error: expected a name, an integer or punctuation, found character `\\0`\n  --> nul.litmus:4:14\n  |\n4 |  st.weak x, 1\0 ;\n  |               an invisible control character\n\n",
     );
 }

@@ -688,7 +688,7 @@ fn report(f: &mut Figures) -> String {
 
 fn campaign(count: usize) {
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
-    let seed = env("PTXMC_MUTATION_SEED").unwrap_or(0x7074_786d_63);
+    let seed = env("PTXMC_MUTATION_SEED").unwrap_or(0x0070_7478_6d63);
     let start = env("PTXMC_MUTATION_START").unwrap_or(0) as usize;
     let log = std::env::var("PTXMC_MUTATION_LOG").ok().map(PathBuf::from);
     // On a thread with std's default stack: no input may need more.
