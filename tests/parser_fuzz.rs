@@ -632,7 +632,7 @@ fn run_campaign(seed: u64, start: usize, count: usize, log: Option<&Path>) -> Fi
         for _ in 0..=rng.below(3) {
             mutated = campaign_mutation(&mutated, &mut rng);
         }
-        if let Some(dir) = std::env::var_os("PTXMC_MUTATION_DUMP") {
+        if let Some(dir) = std::env::var_os("PTXMC_MUTATION_DUMP").filter(|d| !d.is_empty()) {
             let name = Path::new(path).file_name().unwrap().to_string_lossy();
             let _ = std::fs::write(Path::new(&dir).join(format!("{k}-{name}")), &mutated);
         }
