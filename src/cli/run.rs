@@ -59,6 +59,7 @@ pub fn run(args: &RunArgs) -> Exit {
             file: t.display_path(),
             model: opts.model,
             result,
+            notes: t.notes(),
         };
         if result.disagreement.is_some() {
             exit = worst(exit, Exit::Disagreement);

@@ -74,7 +74,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     };
     let (choices, goal) = match (&args.outcome, &args.follow) {
         (Some(text), _) => {
-            let want = match cond::parse_outcome(p, text) {
+            let want = match cond::parse_outcome(p, &t.spans, text) {
                 Ok(w) => w,
                 Err(d) => {
                     eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
