@@ -5,7 +5,7 @@ mod check;
 mod common;
 mod explain;
 
-pub use explain::{default_outcome, explain as explain_outcome, pictures as explain_pictures};
+pub use explain::{explain as explain_outcome, pictures as explain_pictures};
 pub use fix::text as fix_text;
 mod fix;
 mod graphs;

@@ -157,6 +157,16 @@ pub struct Condition {
 }
 
 impl Condition {
+    /// The outcome the condition asks about: its proposition for `exists` and
+    /// `~exists` (a state that proves or refutes it), the negation for
+    /// `forall` (a state that refutes it). What `trace`, `explain` and `fix`
+    /// target when no `--outcome` is given.
+    pub fn target(&self) -> Prop {
+        match self.quantifier {
+            Quantifier::Forall => Prop::Not(Box::new(self.prop.clone())),
+            Quantifier::Exists | Quantifier::NotExists => self.prop.clone(),
+        }
+    }
     /// Whether the condition holds given the number of final states that
     /// satisfy (`positive`) and do not satisfy (`negative`) the proposition.
     pub fn holds(&self, positive: usize, negative: usize) -> bool {

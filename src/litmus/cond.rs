@@ -293,8 +293,9 @@ pub fn condition_register(
     )
 }
 
-/// Parse an outcome such as `P1:r0=1 /\ x=2` against a test (for
-/// `ptxmc trace --outcome`). Registers follow the rule of conditions
+/// Parse an outcome such as `P1:r0=1 /\ x=2`, or a final-state line copied
+/// from `ptxmc run` (`1:r0=0; 1:r1=1; x=1;`), against a test (for
+/// `--outcome`). Registers follow the rule of conditions
 /// ([`condition_register`]); locations must exist.
 pub fn parse_outcome(
     p: &crate::ir::Program,
@@ -321,11 +322,25 @@ pub fn parse_outcome(
     }
     let toks = super::lexer::tokenize(text, 0)?;
     let mut cur = Cursor::new(&toks, Span::new(text.len(), text.len()));
-    let prop = parse_prop(&mut cur, &mut Names(p, spans))?;
+    let mut names = Names(p, spans);
+    let (mut prop, mut depth) = parse_or(&mut cur, &mut names, 0)?;
+    // A final-state line copied from `ptxmc run` (`1:r0=0; 1:r1=1; x=1;`):
+    // the `;`-separated items are a conjunction.
+    while let Some(semi) = cur.eat(Tok::Semi) {
+        if cur.peek().is_none() {
+            break;
+        }
+        let (rhs, d) = parse_or(&mut cur, &mut names, 0)?;
+        depth = 1 + depth.max(d);
+        if depth > MAX_PROP_DEPTH {
+            return Err(too_deep(semi.span));
+        }
+        prop = Prop::And(Box::new(prop), Box::new(rhs));
+    }
     if let Some(t) = cur.peek() {
         return Err(Diagnostic::expected(
             t.span,
-            "the end of the outcome",
+            "the end of the outcome (or `;` and another item of a state line)",
             t.quoted(),
         ));
     }
