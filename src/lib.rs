@@ -16,6 +16,9 @@ pub mod ax;
 pub mod cli;
 pub mod engine;
 pub mod explore;
+// `gen` is a reserved word in Rust 2024; the directory keeps the short name.
+#[path = "gen/mod.rs"]
+pub mod generate;
 pub mod hw;
 pub mod ir;
 pub mod litmus;

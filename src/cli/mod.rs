@@ -3,6 +3,9 @@
 
 mod check;
 mod common;
+// `gen` is a reserved word in Rust 2024; the file keeps the short name.
+#[path = "gen.rs"]
+mod generate;
 mod hw;
 mod parse;
 mod run;
@@ -88,6 +91,15 @@ pub enum Command {
     /// check does not explain).
     #[command(after_help = EXIT_CODES)]
     Hw(hw::HwArgs),
+    /// Generate litmus tests from the critical cycles of a vocabulary of edges (diy-style).
+    ///
+    /// Every cycle of up to `--size` edges becomes a test whose `exists`
+    /// condition is the cycle's outcome; both engines classify each one.
+    /// `-o DIR` receives `NAME.litmus` files and `expected.csv`;
+    /// `--shard K/N` keeps a deterministic part of the set. Exit status 3 if
+    /// the engines disagree on a test, 4 if one was stopped by a limit.
+    #[command(after_help = EXIT_CODES)]
+    Gen(generate::GenArgs),
 }
 
 /// Entry point of the binary.
@@ -110,6 +122,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Hw(args) => hw::run(&args),
+        Command::Gen(args) => generate::run(&args),
     };
     exit.into()
 }
