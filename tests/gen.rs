@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ptxmc::engine::{self, RunOptions};
-use ptxmc::generate::{self, Shard, vocab};
+use ptxmc::generate::{self, GenOptions, Shard, vocab};
 use ptxmc::ir::{CmpOp, Instr, Program, Prop, Term};
 use rayon::prelude::*;
 
@@ -186,7 +186,7 @@ const CLASSICS: &[(&str, &str)] = &[
 #[test]
 fn classic_shapes_come_out_with_the_pinned_verdicts() {
     let v = vocab::builtin("default").unwrap();
-    let plan = generate::plan(&v, 6, Shard::ALL).unwrap();
+    let plan = generate::plan(&v, &GenOptions::all(6)).unwrap();
     let pins = pinned();
     let opts = RunOptions::default();
     for (name, file) in CLASSICS {
@@ -207,7 +207,7 @@ fn classic_shapes_come_out_with_the_pinned_verdicts() {
 #[test]
 fn message_passing_is_written_as_expected() {
     let v = vocab::builtin("default").unwrap();
-    let plan = generate::plan(&v, 4, Shard::ALL).unwrap();
+    let plan = generate::plan(&v, &GenOptions::all(4)).unwrap();
     let (_, c) = plan
         .cycles
         .iter()
@@ -236,7 +236,7 @@ fn message_passing_is_written_as_expected() {
 #[test]
 fn coherence_and_isolated_writes_are_written_as_expected() {
     let v = vocab::builtin("default").unwrap();
-    let plan = generate::plan(&v, 6, Shard::ALL).unwrap();
+    let plan = generate::plan(&v, &GenOptions::all(6)).unwrap();
     let text = |name: &str| {
         let (_, c) = plan.cycles.iter().find(|(n, _)| n == name).unwrap();
         generate::build::build(c).unwrap().text
@@ -276,7 +276,7 @@ fn coherence_and_isolated_writes_are_written_as_expected() {
 fn every_builtin_vocabulary_yields_tests_that_print_back_identically() {
     for (name, _, _) in vocab::BUILTIN {
         let v = vocab::builtin(name).unwrap();
-        let g = generate::generate(&v, 5, Shard::ALL).unwrap();
+        let g = generate::generate(&v, &GenOptions::all(5)).unwrap();
         assert!(!g.tests.is_empty(), "{name}");
         g.tests.par_iter().for_each(|t| {
             let file = generate::file_name(&t.name);
@@ -431,7 +431,7 @@ fn no_two_generated_tests_are_isomorphic() {
     // register arithmetic), every test up to 6 edges.
     for (name, size) in [("default", 6), ("alias", 6), ("proxy", 6)] {
         let v = vocab::builtin(name).unwrap();
-        let g = generate::generate(&v, size, Shard::ALL).unwrap();
+        let g = generate::generate(&v, &GenOptions::all(size)).unwrap();
         let forms: Vec<String> = g
             .tests
             .par_iter()
@@ -481,7 +481,7 @@ fn generation_follows_the_critical_cycle_rules() {
     )
     .unwrap();
     let names = |size| -> Vec<String> {
-        generate::plan(&v, size, Shard::ALL)
+        generate::plan(&v, &GenOptions::all(size))
             .unwrap()
             .cycles
             .into_iter()
@@ -520,7 +520,7 @@ fn generation_follows_the_critical_cycle_rules() {
 #[test]
 fn shards_partition_the_set() {
     let v = vocab::builtin("default").unwrap();
-    let all: Vec<String> = generate::plan(&v, 5, Shard::ALL)
+    let all: Vec<String> = generate::plan(&v, &GenOptions::all(5))
         .unwrap()
         .cycles
         .into_iter()
@@ -528,7 +528,14 @@ fn shards_partition_the_set() {
         .collect();
     let mut union = Vec::new();
     for k in 1..=5 {
-        let part = generate::plan(&v, 5, Shard { index: k, count: 5 }).unwrap();
+        let part = generate::plan(
+            &v,
+            &GenOptions {
+                shard: Shard { index: k, count: 5 },
+                ..GenOptions::all(5)
+            },
+        )
+        .unwrap();
         assert_eq!(part.total, all.len());
         assert!(!part.cycles.is_empty());
         union.extend(part.cycles.into_iter().map(|(n, _)| n));
@@ -726,6 +733,27 @@ fn cli_reports_limits_with_exit_4_and_writes_no_verdicts() {
     assert!(err.contains("is incomplete: operational engine:"), "{err}");
     assert!(
         err.ends_with("test(s) incomplete; no verdicts written\n"),
+        "{err}"
+    );
+    assert!(!d.join("expected.csv").exists());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn cli_stops_generation_at_the_memory_limit_with_exit_4() {
+    let d = scratch("memory");
+    let (code, out, err) = ptxmc(&[
+        "gen",
+        "--size",
+        "6",
+        "-o",
+        d.to_str().unwrap(),
+        "--max-memory",
+        "1",
+    ]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        err.starts_with("error: generation stopped: the memory limit (1 MiB) was reached after "),
         "{err}"
     );
     assert!(!d.join("expected.csv").exists());

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::Exit;
 use super::common::{EngineArgs, init_pool};
 use crate::engine::RunResult;
-use crate::generate::{self, GenTest, Shard, Vocabulary, output, vocab};
+use crate::generate::{self, GenError, GenOptions, GenTest, Shard, Vocabulary, output, vocab};
 
 /// Output formats of `ptxmc gen`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -78,9 +78,14 @@ pub fn run(args: &GenArgs) -> Exit {
     init_pool(args.engine.jobs());
 
     let start = Instant::now();
-    let plan = match generate::plan(&vocab, args.size, shard) {
+    let gen_opts = GenOptions {
+        size: args.size,
+        shard,
+        max_memory: args.engine.options(1).limits.max_memory,
+    };
+    let plan = match generate::plan(&vocab, &gen_opts) {
         Ok(p) => p,
-        Err(e) => return defect(&e),
+        Err(e) => return gen_error(&e),
     };
     if let Some(dir) = &args.out {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -103,7 +108,7 @@ pub fn run(args: &GenArgs) -> Exit {
         let t0 = Instant::now();
         let tests = match generate::build_all(chunk) {
             Ok(t) => t,
-            Err(e) => return defect(&e),
+            Err(e) => return gen_error(&e),
         };
         if let Err(e) = admit(&tests, &vocab, args) {
             return e;
@@ -159,6 +164,12 @@ pub fn run(args: &GenArgs) -> Exit {
         "Generated {n} tests (shard {shard} of {} cycles) from vocabulary `{}`, up to {} edges, in {gen_secs:.2} s",
         plan.total, vocab.name, args.size
     );
+    let skipped = plan.stats.shapes_needing_observers;
+    if skipped > 0 {
+        summary.push_str(&format!(
+            " ({skipped} cycle shapes left out: more than two stores to one location need observers)"
+        ));
+    }
     if !args.no_classify {
         summary.push_str(&format!(
             "; classified by {} in {class_secs:.2} s: {allowed} allowed, {} forbidden",
@@ -182,9 +193,12 @@ pub fn run(args: &GenArgs) -> Exit {
 /// Tests built and classified per chunk.
 const CHUNK: usize = 4096;
 
-fn defect(e: &str) -> Exit {
-    eprintln!("error: {e}\n(a defect of ptxmc gen: please report it)");
-    Exit::BadInput
+fn gen_error(e: &GenError) -> Exit {
+    eprintln!("error: {e}");
+    match e {
+        GenError::Limit(_) => Exit::Incomplete,
+        GenError::Defect(_) => Exit::BadInput,
+    }
 }
 
 /// Every test must be admitted by the chosen model (`--model ptx6.0` has no

@@ -71,7 +71,15 @@ fn pair_ok(a: Shape, b: Shape) -> bool {
 }
 
 /// Enumerate every canonical cycle of at most `size` edges over `v`.
-pub fn enumerate(v: &Vocabulary, size: usize) -> Enumeration {
+///
+/// # Errors
+/// Why the enumeration stopped early: the resident memory exceeded
+/// `max_memory` bytes (checked every few thousand cycles).
+pub fn enumerate(
+    v: &Vocabulary,
+    size: usize,
+    max_memory: Option<u64>,
+) -> Result<Enumeration, String> {
     // Intern edges so that comparing ids compares edges.
     let table: Vec<Edge> = v
         .edges
@@ -109,10 +117,15 @@ pub fn enumerate(v: &Vocabulary, size: usize) -> Enumeration {
         by_shape: &by_shape,
         keys: BTreeSet::new(),
         stats: EnumStats::default(),
+        max_memory,
+        halted: None,
     };
     for n in 2..=size {
         let mut seq = Vec::with_capacity(n);
         shapes(&alphabet, n, &mut seq, &mut |s: &[Shape]| ctx.shape(s));
+    }
+    if let Some(why) = ctx.halted {
+        return Err(why);
     }
     let cycles = ctx
         .keys
@@ -125,10 +138,10 @@ pub fn enumerate(v: &Vocabulary, size: usize) -> Enumeration {
                 .collect(),
         })
         .collect();
-    Enumeration {
+    Ok(Enumeration {
         cycles,
         stats: ctx.stats,
-    }
+    })
 }
 
 /// A vocabulary edge, as the second stage sees it.
@@ -149,6 +162,16 @@ struct Ctx<'a> {
     by_shape: &'a BTreeMap<Shape, Vec<Choice>>,
     keys: BTreeSet<Key>,
     stats: EnumStats,
+    max_memory: Option<u64>,
+    /// Why the enumeration stopped, once it has.
+    halted: Option<String>,
+}
+
+/// Current resident set size in bytes (Linux), if known.
+fn current_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
 }
 
 /// Call `f` on every shape sequence of length `n` that is a critical cycle
@@ -215,6 +238,9 @@ fn merge(a: Option<Ann>, b: Option<Ann>) -> Result<Option<Ann>, ()> {
 impl Ctx<'_> {
     /// Second stage for one shape.
     fn shape(&mut self, seq: &[Shape]) {
+        if self.halted.is_some() {
+            return;
+        }
         if self.needs_observers(seq) {
             self.stats.shapes_needing_observers += 1;
             return;
@@ -289,9 +315,23 @@ impl Ctx<'_> {
                 .collect();
             let key = self.canonical(concrete);
             self.keys.insert(key);
+            if self.stats.choices % 4096 == 0 {
+                if let (Some(m), Some(rss)) = (self.max_memory, current_rss()) {
+                    if rss > m {
+                        self.halted = Some(format!(
+                            "the memory limit ({} MiB) was reached after {} cycles",
+                            m >> 20,
+                            self.keys.len()
+                        ));
+                    }
+                }
+            }
             return;
         }
         for c in lists[i] {
+            if self.halted.is_some() {
+                return;
+            }
             if i > 0 {
                 match merge(picked[i - 1].dst_ann, c.src_ann) {
                     Ok(a) => anns[i] = a,

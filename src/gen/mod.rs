@@ -17,6 +17,7 @@ pub mod shard;
 pub mod vocab;
 
 use rayon::prelude::*;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use build::GenTest;
@@ -25,6 +26,49 @@ pub use shard::Shard;
 pub use vocab::Vocabulary;
 
 use crate::engine::{self, RunOptions, RunResult};
+
+/// What to generate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenOptions {
+    /// Largest cycle, in edges.
+    pub size: usize,
+    /// Which part of the set.
+    pub shard: Shard,
+    /// Stop when the resident memory exceeds this many bytes.
+    pub max_memory: Option<u64>,
+}
+
+impl GenOptions {
+    /// Every cycle of at most `size` edges, no memory limit.
+    pub fn all(size: usize) -> GenOptions {
+        GenOptions {
+            size,
+            shard: Shard::ALL,
+            max_memory: None,
+        }
+    }
+}
+
+/// Why generation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GenError {
+    /// A limit stopped the enumeration (the set is incomplete).
+    Limit(String),
+    /// The generator contradicted itself (two cycles with one name, a test
+    /// its own parser rejects): a defect, reported rather than hidden.
+    Defect(String),
+}
+
+impl fmt::Display for GenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenError::Limit(why) => write!(f, "generation stopped: {why}"),
+            GenError::Defect(what) => {
+                write!(f, "{what}\n(a defect of ptxmc gen: please report it)")
+            }
+        }
+    }
+}
 
 /// The cycles of one shard of a vocabulary, named, in name order.
 #[derive(Clone, Debug)]
@@ -53,13 +97,14 @@ pub fn file_name(test_name: &str) -> String {
     format!("{test_name}.litmus")
 }
 
-/// Name every cycle of at most `size` edges of `v` and keep those of `shard`.
+/// Name every cycle of `v` that `opts` asks for and keep those of its shard.
 ///
 /// # Errors
-/// A message if two cycles get one name: a defect of the generator,
-/// reported rather than hidden.
-pub fn plan(v: &Vocabulary, size: usize, shard: Shard) -> Result<Plan, String> {
-    let e = enumerate::enumerate(v, size);
+/// [`GenError::Limit`] if the memory limit stopped the enumeration;
+/// [`GenError::Defect`] if two cycles got one name.
+pub fn plan(v: &Vocabulary, opts: &GenOptions) -> Result<Plan, GenError> {
+    let shard = opts.shard;
+    let e = enumerate::enumerate(v, opts.size, opts.max_memory).map_err(GenError::Limit)?;
     let total = e.cycles.len();
     let mut cycles: Vec<(String, cycle::Cycle)> = e
         .cycles
@@ -69,12 +114,12 @@ pub fn plan(v: &Vocabulary, size: usize, shard: Shard) -> Result<Plan, String> {
         .collect();
     cycles.par_sort_by(|a, b| a.0.cmp(&b.0));
     if let Some(w) = cycles.windows(2).find(|w| w[0].0 == w[1].0) {
-        return Err(format!(
+        return Err(GenError::Defect(format!(
             "ptxmc gen named two cycles `{}`:\n  {}\n  {}",
             w[0].0,
             build::cycle_text(&w[0].1),
             build::cycle_text(&w[1].1)
-        ));
+        )));
     }
     Ok(Plan {
         cycles,
@@ -86,18 +131,21 @@ pub fn plan(v: &Vocabulary, size: usize, shard: Shard) -> Result<Plan, String> {
 /// Build the tests of some planned cycles, side by side, in order.
 ///
 /// # Errors
-/// A message if the generator wrote a test its own parser rejects.
-pub fn build_all(cycles: &[(String, cycle::Cycle)]) -> Result<Vec<GenTest>, String> {
-    cycles.par_iter().map(|(_, c)| build::build(c)).collect()
+/// [`GenError::Defect`] if the generator wrote a test its own parser rejects.
+pub fn build_all(cycles: &[(String, cycle::Cycle)]) -> Result<Vec<GenTest>, GenError> {
+    cycles
+        .par_iter()
+        .map(|(_, c)| build::build(c).map_err(GenError::Defect))
+        .collect()
 }
 
-/// Generate the tests of `shard` for every cycle of at most `size` edges of
-/// `v`, all at once (`ptxmc gen` builds them in chunks instead).
+/// Generate the tests `opts` asks for, all at once (`ptxmc gen` builds them
+/// in chunks instead).
 ///
 /// # Errors
 /// As [`plan`] and [`build_all`].
-pub fn generate(v: &Vocabulary, size: usize, shard: Shard) -> Result<Generated, String> {
-    let p = plan(v, size, shard)?;
+pub fn generate(v: &Vocabulary, opts: &GenOptions) -> Result<Generated, GenError> {
+    let p = plan(v, opts)?;
     Ok(Generated {
         tests: build_all(&p.cycles)?,
         total: p.total,
