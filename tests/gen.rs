@@ -692,6 +692,12 @@ fn cli_jsonl_shards_merge_with_cat() {
     assert_eq!(mp["engine"], "both");
     assert_eq!(mp["outcomes"], 3);
     assert_eq!(mp["positive"], 0);
+    assert_eq!(mp["negative"], 3);
+    assert_eq!(mp["complete"], true);
+    assert_eq!(
+        mp["cycle"],
+        "[weak] PodWW [rel.gpu] Rfe.cluster [acq.gpu] PodRR [weak] Fre.cluster"
+    );
     assert!(
         mp["litmus"]
             .as_str()
@@ -719,6 +725,8 @@ fn cli_jsonl_shards_merge_with_cat() {
 #[test]
 fn cli_reports_limits_with_exit_4_and_writes_no_verdicts() {
     let d = scratch("limit");
+    // An earlier run's verdicts do not survive a failed run.
+    std::fs::write(d.join("expected.csv"), "stale.litmus,1\n").unwrap();
     let (code, out, err) = ptxmc(&[
         "gen",
         "--size",

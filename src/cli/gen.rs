@@ -88,7 +88,14 @@ pub fn run(args: &GenArgs) -> Exit {
         Err(e) => return gen_error(&e),
     };
     if let Some(dir) = &args.out {
-        if let Err(e) = std::fs::create_dir_all(dir) {
+        // A failed run must not leave an earlier run's verdicts looking current.
+        let stale = dir.join("expected.csv");
+        let prepared =
+            std::fs::create_dir_all(dir).and_then(|()| match std::fs::remove_file(&stale) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            });
+        if let Err(e) = prepared {
             eprintln!(
                 "error: expected a writable directory, found an I/O error: {e}\n --> {}",
                 dir.display()

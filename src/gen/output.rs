@@ -14,7 +14,8 @@ pub fn csv_row(t: &GenTest, r: &RunResult) -> String {
 }
 
 /// The JSON line of a test (no trailing newline); the verdict fields are
-/// `null` when it was not classified (`--no-classify`).
+/// `null` when it was not classified (`--no-classify`). `complete` is false
+/// when a limit stopped an engine: the verdict is then not established.
 pub fn jsonl_line(t: &GenTest, r: Option<&RunResult>) -> String {
     json!({
         "name": t.name,
@@ -28,6 +29,7 @@ pub fn jsonl_line(t: &GenTest, r: Option<&RunResult>) -> String {
         "outcomes": r.map(|r| r.outcomes.len()),
         "positive": r.map(|r| r.verdict.positive),
         "negative": r.map(|r| r.verdict.negative),
+        "complete": r.map(|r| r.incomplete.is_none() && r.verdict_is_definitive(&t.program)),
         "time_s": r.map(|r| r.seconds),
         "litmus": t.text,
     })
