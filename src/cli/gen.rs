@@ -2,6 +2,7 @@
 //! cycles of a vocabulary, classified by both engines (`docs/gen.md`).
 
 use clap::{Args, ValueEnum};
+use rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -293,11 +294,12 @@ fn load_vocab(arg: &str) -> Result<Vocabulary, Exit> {
     })
 }
 
+/// Write the tests' files side by side (file creation, not the text, is what
+/// costs on a busy disk).
 fn write_tests(dir: &Path, tests: &[GenTest]) -> std::io::Result<()> {
-    for t in tests {
-        std::fs::write(dir.join(generate::file_name(&t.name)), &t.text)?;
-    }
-    Ok(())
+    tests
+        .par_iter()
+        .try_for_each(|t| std::fs::write(dir.join(generate::file_name(&t.name)), &t.text))
 }
 
 /// A progress bar on stderr, only when stderr is a terminal.
