@@ -2,8 +2,8 @@
 //! cycles of a vocabulary, classified by both engines (`docs/gen.md`).
 
 use clap::{Args, ValueEnum};
-use rayon::prelude::*;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
