@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use super::common::{EngineArgs, init_pool, load, worst};
 use crate::engine::{self, RunOptions};
+use crate::generate::Shard;
 use crate::litmus::LitmusTest;
 
 /// Arguments of `ptxmc check`.
@@ -20,6 +21,10 @@ pub struct CheckArgs {
     /// Directory the CSV's paths are relative to.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
+    /// Check only the K-th of N deterministic parts of the rows (1 <= K <= N),
+    /// chosen by the row's path as `ptxmc gen --shard K/N` chooses tests.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -57,7 +62,9 @@ pub fn run(args: &CheckArgs) -> Exit {
             );
             return Exit::BadInput;
         };
-        rows.push((path.to_string(), want));
+        if args.shard.is_none_or(|s| s.contains(path)) {
+            rows.push((path.to_string(), want));
+        }
     }
     let opts = args.engine.options(rows.len());
     init_pool(args.engine.jobs());
