@@ -22,6 +22,7 @@
 use serde::Serialize;
 
 use crate::ir::{Proxy, Value};
+use crate::limits::{Budget, Exceeded, Poll};
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
@@ -87,10 +88,12 @@ pub struct Search<'a, 'p> {
     pub stats: AxStats,
     /// Record outcomes (false for a skeleton cut at the loop bound).
     record: bool,
-    /// Give up at this instant.
-    deadline: Option<std::time::Instant>,
-    /// The deadline passed: results are partial.
-    pub timed_out: bool,
+    /// The run's budget, polled at every node and in every loop that can grow.
+    poll: Poll<'a>,
+    /// Search nodes of the run before this search (the state limit counts all).
+    nodes_before: u64,
+    /// A limit of the run was reached: results are partial.
+    pub stopped: Option<Exceeded>,
     found: bool,
     out: &'a mut Outcomes,
 }
@@ -115,8 +118,16 @@ struct Closures {
 }
 
 impl<'a, 'p> Search<'a, 'p> {
-    /// Prepare the search of `g`; outcomes go to `out`.
-    pub fn new(g: &'a Graph<'p>, cols: &'a Columns, out: &'a mut Outcomes) -> Self {
+    /// Prepare the search of `g`; outcomes go to `out`. The search stops
+    /// when `budget` is exceeded, its state limit counting `nodes_before`
+    /// plus this search's nodes.
+    pub fn new(
+        g: &'a Graph<'p>,
+        cols: &'a Columns,
+        out: &'a mut Outcomes,
+        budget: &'a Budget,
+        nodes_before: u64,
+    ) -> Self {
         let n = g.len();
         let mut cta_of = vec![0; n];
         for (i, row) in cta_of.iter_mut().enumerate() {
@@ -181,27 +192,32 @@ impl<'a, 'p> Search<'a, 'p> {
             ws_pairs,
             stats: AxStats::default(),
             record: !g.truncated,
-            deadline: None,
-            timed_out: false,
+            poll: Poll::new(budget),
+            nodes_before,
+            stopped: None,
             found: false,
             out,
         }
     }
 
-    /// Stop searching at `deadline`.
-    pub fn with_deadline(mut self, deadline: Option<std::time::Instant>) -> Self {
-        self.deadline = deadline;
-        self
-    }
-
-    /// Count a node; look at the clock now and then.
+    /// Count a node and poll the budget.
     fn tick(&mut self) {
         self.stats.nodes += 1;
-        if self.stats.nodes % 1024 == 0 {
-            if let Some(d) = self.deadline {
-                self.timed_out |= std::time::Instant::now() > d;
-            }
+        if self.stopped.is_none() {
+            self.stopped = self.poll.step().or_else(|| {
+                self.poll
+                    .budget()
+                    .states_exceeded(self.nodes_before + self.stats.nodes)
+            });
         }
+    }
+
+    /// Poll the budget from a loop inside one node; true if the search must stop.
+    fn poll(&mut self) -> bool {
+        if self.stopped.is_none() {
+            self.stopped = self.poll.step();
+        }
+        self.stopped.is_some()
     }
 
     /// Run the whole search. For a skeleton cut at the loop bound, stop at
@@ -213,7 +229,7 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn stop(&self) -> bool {
-        self.timed_out || (self.found && !self.record)
+        self.stopped.is_some() || (self.found && !self.record)
     }
 
     // ---- step 1: reads-from ----------------------------------------------
@@ -519,7 +535,7 @@ impl<'a, 'p> Search<'a, 'p> {
 
     /// Every way the barrier arrivals can form completed instances, as
     /// synchronisation edges; `None` if some waiting thread never gets through.
-    fn barrier_choices(&self) -> Option<Vec<Rel>> {
+    fn barrier_choices(&mut self) -> Option<Vec<Rel>> {
         let g = self.g;
         let n = g.len();
         // Group arrivals by (gpu, cta, id values), per thread in program order.
@@ -583,6 +599,10 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
                 let mut phase_choices = Vec::new();
                 for s in subsets(part.len(), needed) {
+                    // Choices are exponential in the participants: poll.
+                    if self.poll() {
+                        return Some(Vec::new());
+                    }
                     let mut r = Rel::empty(n);
                     for (i, &bi) in part.iter().enumerate() {
                         if s & (1 << i) == 0 {
@@ -601,6 +621,9 @@ impl<'a, 'p> Search<'a, 'p> {
                 let mut next = Vec::new();
                 for c in &choices {
                     for p in &phase_choices {
+                        if self.poll() {
+                            return Some(Vec::new());
+                        }
                         let mut x = c.clone();
                         x.union_with(p);
                         next.push(x);
@@ -770,28 +793,46 @@ impl<'a, 'p> Search<'a, 'p> {
                 vals
             })
             .collect();
-        let mut combos = vec![state];
-        for (l, vals) in finals.iter().enumerate() {
-            let Some(col) = self.cols.loc(l) else {
-                continue;
-            };
-            let mut next = Vec::with_capacity(combos.len() * vals.len());
-            for s in &combos {
-                for &v in vals {
-                    let mut s2 = s.clone();
-                    s2[col] = v;
-                    next.push(s2);
-                }
-            }
-            combos = next;
+        // One final state per choice of a value for each location: walk the
+        // product with an odometer, inserting as we go, so that memory holds
+        // only the outcome set and the budget sees each new outcome.
+        let cols: Vec<(usize, &[Value])> = finals
+            .iter()
+            .enumerate()
+            .filter_map(|(l, vals)| Some((self.cols.loc(l)?, vals.as_slice())))
+            .collect();
+        if cols.iter().any(|(_, vals)| vals.is_empty()) {
+            return;
         }
-        self.out.extend(combos);
+        let width = self.cols.len() as u64;
+        let mut pick = vec![0usize; cols.len()];
+        loop {
+            for (&(col, vals), &k) in cols.iter().zip(&pick) {
+                state[col] = vals[k];
+            }
+            if self.out.insert(state.clone()) {
+                self.poll.budget().reserve_output(width);
+            }
+            if self.poll() {
+                return;
+            }
+            let mut i = 0;
+            loop {
+                let Some(&(_, vals)) = cols.get(i) else {
+                    return;
+                };
+                pick[i] += 1;
+                if pick[i] < vals.len() {
+                    break;
+                }
+                pick[i] = 0;
+                i += 1;
+            }
+        }
     }
 }
 
-/// All subsets of `0..n` with exactly `k` members, as bit masks.
-fn subsets(n: usize, k: usize) -> Vec<u64> {
-    (0u64..(1u64 << n))
-        .filter(|s| s.count_ones() as usize == k)
-        .collect()
+/// All subsets of `0..n` (n < 64) with exactly `k` members, as bit masks.
+fn subsets(n: usize, k: usize) -> impl Iterator<Item = u64> {
+    (0u64..(1u64 << n)).filter(move |s| s.count_ones() as usize == k)
 }
