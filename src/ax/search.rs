@@ -80,10 +80,18 @@ pub struct Search<'a, 'p> {
     dst_cand: Vec<Set>,
     /// Program order and signal → await edges: the static part of base causality.
     base: Rel,
+    /// When every access is generic and each location has one address (no
+    /// proxies, no aliases): per memory event of a thread, the memory events
+    /// of its location. Proxy-preserved causality is then base causality
+    /// restricted to these pairs, which saves the per-pair proxy rules.
+    plain_same_loc: Option<Vec<Set>>,
+    /// Some event depends on a read (`dep` is not empty).
+    has_deps: bool,
     /// Morally strong pairs of `fence.sc`.
     sc_pairs: Vec<(usize, usize)>,
-    /// Morally strong pairs of same-location writes (initial writes excluded).
-    ws_pairs: Vec<(usize, usize)>,
+    /// Morally strong pairs of same-location writes (initial writes
+    /// excluded), per location.
+    ws_pairs_of: Vec<Vec<(usize, usize)>>,
     /// Counters.
     pub stats: AxStats,
     /// Record outcomes (false for a skeleton cut at the loop bound).
@@ -170,26 +178,52 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
             }
         }
-        let mut ws_pairs = Vec::new();
-        for &ws in &g.writes_of {
-            for a in members(ws & !g.inits) {
-                for b in members(ws & !g.inits) {
-                    if a < b && g.ms.has(a, b) {
-                        ws_pairs.push((a, b));
+        let ws_pairs_of = g
+            .writes_of
+            .iter()
+            .map(|&ws| {
+                let mut pairs = Vec::new();
+                for a in members(ws & !g.inits) {
+                    for b in members(ws & !g.inits) {
+                        if a < b && g.ms.has(a, b) {
+                            pairs.push((a, b));
+                        }
                     }
                 }
-            }
-        }
+                pairs
+            })
+            .collect();
+        let plain = (0..n).all(|x| {
+            let e = &g.events[x];
+            !e.is_mem()
+                || (e.proxy == Proxy::Generic
+                    && (0..n).all(|y| {
+                        let f = &g.events[y];
+                        !f.is_mem() || f.loc != e.loc || f.va == e.va
+                    }))
+        });
+        let plain_same_loc = plain.then(|| {
+            (0..n)
+                .map(|x| {
+                    let e = &g.events[x];
+                    (0..n)
+                        .filter(|&y| e.is_mem() && g.events[y].is_mem() && g.events[y].loc == e.loc)
+                        .fold(0, |m, y| m | bit(y))
+                })
+                .collect()
+        });
         Search {
             g,
             cols,
+            plain_same_loc,
+            has_deps: g.dep.pairs().next().is_some(),
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
             src_cand,
             dst_cand,
             base,
             sc_pairs,
-            ws_pairs,
+            ws_pairs_of,
             stats: AxStats::default(),
             record: !g.truncated,
             poll: Poll::new(budget),
@@ -273,7 +307,8 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         let mut rd = self.rf_rel.clone();
         rd.union_with(&self.g.dep);
-        if rd.has_cycle() {
+        // rf alone (write → read) has no cycle: only dependencies can close one.
+        if self.has_deps && rd.has_cycle() {
             self.stats.pruned_thin_air += 1;
             return false;
         }
@@ -289,7 +324,13 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_causality += 1;
             return false;
         }
-        true
+        // The coherence every completion must contain already breaks A3, A5
+        // or A6 for the reads bound so far: no completion can repair it.
+        let Some(co) = self.min_co(&cause) else {
+            self.stats.pruned_coherence += 1;
+            return false;
+        };
+        self.co_consistent(&co, &cause)
     }
 
     /// Atomicity, decided by reads-from alone: two RMWs that read the same
@@ -343,6 +384,9 @@ impl<'a, 'p> Search<'a, 'p> {
     /// Observation: `(ms ∩ rf) ; (rmw ; (ms ∩ rf))*`.
     fn obs(&self) -> Rel {
         let msrf = self.g.ms.intersect(&self.rf_rel);
+        if self.g.rmw.pairs().next().is_none() {
+            return msrf; // no RMW to chain through
+        }
         let step = self.g.rmw.compose(&msrf).closure();
         let mut obs = msrf.compose(&step);
         obs.union_with(&msrf);
@@ -442,6 +486,16 @@ impl<'a, 'p> Search<'a, 'p> {
         let n = g.len();
         let cl = self.closures(cb, sw_ra, extra);
         let mut ppcb = Rel::empty(n);
+        if let (Some(same), [c]) = (&self.plain_same_loc, cl.by_sig.as_slice()) {
+            for (x, &m) in same.iter().enumerate() {
+                if g.events[x].thread.is_some() {
+                    ppcb.set_row(x, c.row(x) & m);
+                }
+            }
+            let mut cause = obs.compose(&ppcb);
+            cause.union_with(&ppcb);
+            return cause;
+        }
         for x in 0..n {
             let a = &g.events[x];
             if !a.is_mem() || a.thread.is_none() {
@@ -670,6 +724,39 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_causality += 1;
             return;
         }
+        let Some(co) = self.min_co(&cause) else {
+            self.stats.pruned_coherence += 1;
+            return;
+        };
+        if !self.co_consistent(&co, &cause) {
+            return;
+        }
+        // Given reads-from and causality, the axioms constrain the coherence
+        // of each location apart from the others (A1, A3, A5 and the
+        // from-read part of A6 each relate events of one location), so the
+        // final values are a product over locations of the writes that can
+        // end their location's coherence: search each location alone, for
+        // each candidate last write, stopping at the first coherence that
+        // works. (Orienting every pair of every location together, as one
+        // product, costs the product of the locations' orders.)
+        let g = self.g;
+        let mut finals: Vec<Vec<Value>> = Vec::with_capacity(g.writes_of.len());
+        for l in 0..g.writes_of.len() {
+            let ws = g.writes_of[l];
+            let pairs = std::mem::take(&mut self.ws_pairs_of[l]);
+            let vals = self.co_finals(&co, &cause, ws, &pairs);
+            self.ws_pairs_of[l] = pairs;
+            match vals {
+                Some(v) if !v.is_empty() => finals.push(v),
+                _ => return,
+            }
+        }
+        self.leaf(&finals);
+    }
+
+    /// The least coherence: initial writes first, and the causality order
+    /// between same-location writes (A1); `None` if it is cyclic.
+    fn min_co(&self, cause: &Rel) -> Option<Rel> {
         let g = self.g;
         let mut co = Rel::empty(g.len());
         for &ws in &g.writes_of {
@@ -686,39 +773,114 @@ impl<'a, 'p> Search<'a, 'p> {
             }
         }
         co.close();
-        if !co.closed_is_acyclic() {
-            self.stats.pruned_coherence += 1;
-            return;
-        }
-        self.co_step(0, co, &cause);
+        co.closed_is_acyclic().then_some(co)
     }
 
-    fn co_step(&mut self, i: usize, co: Rel, cause: &Rel) {
-        self.tick();
-        if self.stop() {
-            return;
-        }
-        if !self.co_consistent(&co, cause) {
-            return;
-        }
-        let mut i = i;
-        while let Some(&(a, b)) = self.ws_pairs.get(i) {
-            if !(co.has(a, b) || co.has(b, a)) {
-                break;
+    /// The values of the writes of one location (`ws`, its morally strong
+    /// pairs `pairs`) that end some consistent coherence of it extending
+    /// `co`; for a skeleton that records nothing, only whether one exists
+    /// (a one-element list). `None` when the search was stopped.
+    fn co_finals(
+        &mut self,
+        co: &Rel,
+        cause: &Rel,
+        ws: crate::rel::Set,
+        pairs: &[(usize, usize)],
+    ) -> Option<Vec<Value>> {
+        if !self.record {
+            let any = self.co_exists(co, cause, pairs, None);
+            if self.stopped.is_some() {
+                return None;
             }
-            i += 1;
+            return Some(if any { vec![0] } else { Vec::new() });
         }
-        let Some(&(a, b)) = self.ws_pairs.get(i) else {
-            return self.leaf(&co);
+        let g = self.g;
+        let mut vals = Vec::new();
+        for w in members(ws) {
+            if co.row(w) & ws != 0 {
+                continue; // something already follows it
+            }
+            // Every write morally strong with w goes before it.
+            let mut c = co.clone();
+            for w2 in members(ws & g.ms.row(w)) {
+                if !c.has(w2, w) {
+                    c.add_closed(w2, w);
+                }
+            }
+            if !c.closed_is_acyclic() || c.row(w) & ws != 0 {
+                self.stats.pruned_coherence += 1;
+                continue;
+            }
+            let v = self.write_value(w);
+            if vals.contains(&v) {
+                continue; // this final value is known possible already
+            }
+            if self.co_exists(&c, cause, pairs, Some((w, ws))) {
+                vals.push(v);
+            }
+            if self.stopped.is_some() {
+                return None;
+            }
+        }
+        vals.sort_unstable();
+        Some(vals)
+    }
+
+    /// Whether orienting the rest of `pairs` can extend `co` (closed) into a
+    /// coherence satisfying A3, A5 and A6, with `last` (a write and its
+    /// location's writes) kept coherence-maximal.
+    fn co_exists(
+        &mut self,
+        co: &Rel,
+        cause: &Rel,
+        pairs: &[(usize, usize)],
+        last: Option<(usize, crate::rel::Set)>,
+    ) -> bool {
+        self.tick();
+        if self.stopped.is_some() {
+            return false;
+        }
+        if !self.co_consistent(co, cause) {
+            return false;
+        }
+        if let Some((w, ws)) = last {
+            if co.row(w) & ws != 0 {
+                return false;
+            }
+        }
+        let Some(k) = pairs
+            .iter()
+            .position(|&(a, b)| !(co.has(a, b) || co.has(b, a)))
+        else {
+            return true;
         };
+        let (a, b) = pairs[k];
         for (x, y) in [(a, b), (b, a)] {
             let mut c = co.clone();
             c.add_closed(x, y);
-            self.co_step(i + 1, c, cause);
-            if self.stop() {
-                return;
+            if !c.closed_is_acyclic() {
+                self.stats.pruned_coherence += 1;
+                continue;
+            }
+            if self.co_exists(&c, cause, &pairs[k + 1..], last) {
+                return true;
+            }
+            if self.stopped.is_some() {
+                return false;
             }
         }
+        false
+    }
+
+    /// The value write `w` writes, with every read bound.
+    fn write_value(&self, w: usize) -> Value {
+        let g = self.g;
+        let base = g.events[w].thread.map_or(0, |t| g.offset[t]);
+        g.value[w]
+            .as_ref()
+            .expect("a write has a value")
+            .eval(&mut |i| g.read_value(&self.rf, base + i))
+            .expect("all reads are bound at a leaf")
     }
 
     /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`.
@@ -726,7 +888,8 @@ impl<'a, 'p> Search<'a, 'p> {
         let g = self.g;
         // Atomicity: no morally strong write between an RMW's read and write.
         for (r, w) in g.rmw.pairs() {
-            let src = self.rf[r].unwrap();
+            // During reads-from, an RMW whose read is not bound yet has no say.
+            let Some(src) = self.rf[r] else { continue };
             for w2 in members(co.row(src)) {
                 if g.ms.has(r, w2) && g.ms.has(w2, w) && co.has(w2, w) {
                     self.stats.pruned_atomicity += 1;
@@ -754,7 +917,9 @@ impl<'a, 'p> Search<'a, 'p> {
 
     // ---- step 5: final states ---------------------------------------------
 
-    fn leaf(&mut self, co: &Rel) {
+    /// A consistent execution: record its registers with every combination
+    /// of the locations' possible final values (`finals`, per location).
+    fn leaf(&mut self, finals: &[Vec<Value>]) {
         self.stats.executions += 1;
         self.found = true;
         if !self.record {
@@ -772,27 +937,6 @@ impl<'a, 'p> Search<'a, 'p> {
                     .expect("all reads are bound at a leaf");
             }
         }
-        // Each location may end with any co-maximal write (digest §3.9.7).
-        let finals: Vec<Vec<Value>> = g
-            .writes_of
-            .iter()
-            .map(|&ws| {
-                let mut vals: Vec<Value> = members(ws)
-                    .filter(|&w| co.row(w) & ws == 0)
-                    .map(|w| {
-                        let base = g.events[w].thread.map_or(0, |t| g.offset[t]);
-                        g.value[w]
-                            .as_ref()
-                            .unwrap()
-                            .eval(&mut |i| g.read_value(&self.rf, base + i))
-                            .unwrap()
-                    })
-                    .collect();
-                vals.sort_unstable();
-                vals.dedup();
-                vals
-            })
-            .collect();
         // One final state per choice of a value for each location: walk the
         // product with an odometer, inserting as we go, so that memory holds
         // only the outcome set and the budget sees each new outcome.
