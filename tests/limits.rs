@@ -207,7 +207,7 @@ fn states(out: &str) -> Vec<&str> {
 /// With both engines, one may finish while the other is stopped: the report
 /// keeps the finished engine's complete set and says so. The state limit
 /// makes this deterministic: the machine needs 147 distinct states for the
-/// spin lock at loop bound 6, the oracle over a million search nodes.
+/// spin lock at loop bound 6, the oracle 46,075 search nodes.
 #[test]
 fn with_both_engines_the_report_says_which_engine_finished() {
     let program = file("spin-lock-2", &families::spin_lock(2));

@@ -794,6 +794,17 @@ impl<'a, 'p> Search<'a, 'p> {
             }
             return Some(if any { vec![0] } else { Vec::new() });
         }
+        if pairs.iter().all(|&(a, b)| co.has(a, b) || co.has(b, a)) {
+            // Nothing to orient: `co` (already checked) is the location's
+            // only coherence, and its maximal writes are the final values.
+            let mut vals: Vec<Value> = members(ws)
+                .filter(|&w| co.row(w) & ws == 0)
+                .map(|w| self.write_value(w))
+                .collect();
+            vals.sort_unstable();
+            vals.dedup();
+            return Some(vals);
+        }
         let g = self.g;
         let mut vals = Vec::new();
         for w in members(ws) {
