@@ -4,11 +4,11 @@
 
 use clap::ValueEnum;
 use serde::Serialize;
-use std::time::Instant;
 
 use crate::ax::{self, AxOptions, AxStats};
-use crate::explore::{self, ExploreOptions, ExploreStats, Limits};
+use crate::explore::{self, ExploreOptions, ExploreStats};
 use crate::ir::Program;
+use crate::limits::{Budget, Limits};
 use crate::model::Model;
 use crate::op::{Machine, TooManySlots};
 use crate::outcome::{Columns, Outcomes, Verdict};
@@ -46,7 +46,9 @@ pub struct RunOptions {
     pub engine: EngineChoice,
     /// How many times a (non-spin) loop may jump back.
     pub loop_bound: u32,
-    /// Limits (both engines honour the time limit; the explorer all of them).
+    /// Limits of the run: one deadline and one memory ceiling for the whole
+    /// test (both engines together); the state limit applies to each engine
+    /// on its own measure (machine states, oracle search nodes).
     pub limits: Limits,
     /// Partial-order reduction in the operational machine.
     pub por: bool,
@@ -109,7 +111,8 @@ pub struct RunResult {
     pub verdict: Verdict,
     /// A loop bound cut some execution short: final states may be missing.
     pub bound_hit: bool,
-    /// A resource limit stopped an engine (and why).
+    /// A resource limit stopped an engine: which, why, and whether the
+    /// other engine finished.
     pub incomplete: Option<String>,
     /// The outcomes shown are partial (no engine finished); otherwise they
     /// are a complete engine's set even if the other was stopped.
@@ -138,73 +141,75 @@ impl RunResult {
     }
 }
 
+/// What one engine produced.
+struct EngineRun {
+    outcomes: Outcomes,
+    bound_hit: bool,
+    /// Why it stopped early, if it did.
+    stopped: Option<String>,
+}
+
+/// Stack for the oracle's thread: its search recurses once per read and per
+/// coherence orientation, with bit matrices in each frame.
+const AX_STACK: usize = 256 << 20;
+
 /// Run the chosen engine(s) on `p`, already admitted by `opts.model`.
+///
+/// Both engines share one [`Budget`]: with `--engine both` they run side by
+/// side (the oracle on a thread of its own) against the same deadline and
+/// memory ceiling, so the whole run returns within the time limit, and the
+/// complete set of whichever engine finished is kept.
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
-    let start = Instant::now();
+    let budget = Budget::new(opts.limits);
+    let start = budget.start();
     let mut stats = EngineStats::default();
-    let mut incomplete = None;
-    let ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both).then(|| {
-        let ax_opts = AxOptions {
-            loop_bound: opts.loop_bound,
-            ..AxOptions::default()
-        };
-        match ax::run(p, &ax_opts) {
-            Ok(r) => {
-                stats.ax = Some(r.stats);
-                (r.outcomes, r.bound_hit)
-            }
-            Err(limit) => {
-                incomplete = Some(format!("axiomatic engine: {limit}"));
-                (Outcomes::new(), false)
-            }
-        }
-    });
-    let mut op_done = false;
-    let op =
-        matches!(opts.engine, EngineChoice::Op | EngineChoice::Both).then(|| {
-            match Machine::new(p, opts.loop_bound) {
-                Ok(mut m) => {
-                    m.por = opts.por;
-                    let eo = ExploreOptions {
-                        limits: opts.limits,
-                        jobs: opts.jobs,
-                        exact: opts.exact,
-                        progress: opts.progress,
-                    };
-                    let r = explore::explore(&m, &eo);
-                    stats.op = Some(r.stats);
-                    match r.incomplete {
-                        Some(why) => incomplete = Some(format!("operational engine: {why}")),
-                        None => op_done = true,
-                    }
-                    (r.outcomes, r.bound_hit)
-                }
-                Err(TooManySlots(n)) => {
-                    incomplete = Some(format!(
-                        "operational engine: the program needs {n} event slots (at most {})",
-                        crate::rel::MAX_EVENTS
-                    ));
-                    (Outcomes::new(), false)
-                }
-            }
+    let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
+    let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);
+    let (ax, op) = std::thread::scope(|s| {
+        let beside = (want_ax && want_op).then(|| {
+            std::thread::Builder::new()
+                .name("ptxmc-oracle".into())
+                .stack_size(AX_STACK)
+                .spawn_scoped(s, || run_ax(p, opts, &budget))
         });
-    // Which outcome set to show: a complete one if either engine finished.
-    let ax_done = stats.ax.is_some();
+        let op = want_op.then(|| run_op(p, opts, &budget));
+        let ax = match beside {
+            Some(Ok(handle)) => Some(
+                handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            ),
+            // No thread to be had: run the oracle after the machine, on the
+            // budget that is left.
+            Some(Err(_)) => Some(run_ax(p, opts, &budget)),
+            None => want_ax.then(|| run_ax(p, opts, &budget)),
+        };
+        (ax, op)
+    });
+    let (ax, ax_stats) = ax.map_or((None, None), |(r, s)| (Some(r), Some(s)));
+    let (op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
+    stats.ax = ax_stats;
+    stats.op = op_stats;
+    let incomplete = incompleteness(ax.as_ref(), op.as_ref());
     let (outcomes, bound_hit, disagreement, partial) = match (ax, op) {
-        (Some((a, ab)), Some((o, ob))) => {
-            let d = (a != o && incomplete.is_none()).then(|| Disagreement {
-                only_op: o.difference(&a).cloned().collect(),
-                only_ax: a.difference(&o).cloned().collect(),
+        (Some(a), Some(o)) => {
+            let d = (a.outcomes != o.outcomes && incomplete.is_none()).then(|| Disagreement {
+                only_op: o.outcomes.difference(&a.outcomes).cloned().collect(),
+                only_ax: a.outcomes.difference(&o.outcomes).cloned().collect(),
             });
-            match (ax_done, op_done) {
-                (true, _) => (a, ab || ob, d, false),
-                (false, true) => (o, ob, d, false),
-                (false, false) => (a.union(&o).cloned().collect(), ab || ob, d, true),
+            let bound_hit = a.bound_hit || o.bound_hit;
+            match (a.stopped.is_none(), o.stopped.is_none()) {
+                (true, _) => (a.outcomes, bound_hit, d, false),
+                (false, true) => (o.outcomes, o.bound_hit, d, false),
+                (false, false) => {
+                    let union = a.outcomes.union(&o.outcomes).cloned().collect();
+                    (union, bound_hit, d, true)
+                }
             }
         }
-        (Some((a, ab)), None) => (a, ab, None, !ax_done),
-        (None, Some((o, ob))) => (o, ob, None, !op_done),
+        (Some(a), None) => (a.outcomes, a.bound_hit, None, a.stopped.is_some()),
+        (None, Some(o)) => (o.outcomes, o.bound_hit, None, o.stopped.is_some()),
         (None, None) => unreachable!("some engine runs"),
     };
     // herd's `filter` applies to what is listed and judged, after the
@@ -223,5 +228,78 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         stats,
         disagreement,
         seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Which engines were stopped and why; with two engines of which one
+/// finished, also that the states shown are the finished one's.
+fn incompleteness(ax: Option<&EngineRun>, op: Option<&EngineRun>) -> Option<String> {
+    let named = |label: &str, r: Option<&EngineRun>| {
+        r.and_then(|r| r.stopped.as_ref())
+            .map(|why| format!("{label} engine: {why}"))
+    };
+    let stopped: Vec<String> = [named("axiomatic", ax), named("operational", op)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if stopped.is_empty() {
+        return None;
+    }
+    let mut why = stopped.join("; ");
+    match (ax, op) {
+        (Some(a), Some(_)) if a.stopped.is_none() => {
+            why.push_str("; the axiomatic engine finished: the states below are its complete set")
+        }
+        (Some(_), Some(o)) if o.stopped.is_none() => {
+            why.push_str("; the operational engine finished: the states below are its complete set")
+        }
+        _ => {}
+    }
+    Some(why)
+}
+
+fn run_ax(p: &Program, opts: &RunOptions, budget: &Budget) -> (EngineRun, AxStats) {
+    let ax_opts = AxOptions {
+        loop_bound: opts.loop_bound,
+        ..AxOptions::default()
+    };
+    let r = ax::run_within(p, &ax_opts, budget);
+    let run = EngineRun {
+        outcomes: r.outcomes,
+        bound_hit: r.bound_hit,
+        stopped: r.incomplete.map(|why| why.to_string()),
+    };
+    (run, r.stats)
+}
+
+fn run_op(p: &Program, opts: &RunOptions, budget: &Budget) -> (EngineRun, Option<ExploreStats>) {
+    match Machine::new(p, opts.loop_bound) {
+        Ok(mut m) => {
+            m.por = opts.por;
+            let eo = ExploreOptions {
+                limits: opts.limits,
+                jobs: opts.jobs,
+                exact: opts.exact,
+                progress: opts.progress,
+            };
+            let r = explore::explore_within(&m, &eo, budget);
+            let run = EngineRun {
+                outcomes: r.outcomes,
+                bound_hit: r.bound_hit,
+                stopped: r.incomplete.map(|why| why.to_string()),
+            };
+            (run, Some(r.stats))
+        }
+        Err(TooManySlots(n)) => {
+            let run = EngineRun {
+                outcomes: Outcomes::new(),
+                bound_hit: false,
+                stopped: Some(format!(
+                    "the program needs {n} event slots (at most {})",
+                    crate::rel::MAX_EVENTS
+                )),
+            };
+            (run, None)
+        }
     }
 }

@@ -12,6 +12,7 @@ use crate::ir::{
     Access, ArithOp, BranchCmp, FenceSem, Instr, Operand, Proxy, ProxyFenceKind, RmwOp, Scope, Sem,
     Thread, Value, mbar,
 };
+use crate::limits::{Exceeded, Poll};
 use crate::model::loops::LoopInfo;
 
 use crate::rel::{MAX_EVENTS, Set, bit};
@@ -173,6 +174,8 @@ pub enum UnfoldError {
     TooManyPaths(usize),
     /// A path with more events than the oracle can represent.
     TooManyEvents,
+    /// A limit of the run (time, memory) was reached.
+    Budget(Exceeded),
 }
 
 #[derive(Clone)]
@@ -185,8 +188,14 @@ struct State {
     iters: Vec<u32>,
 }
 
-/// All paths of `t`, with non-spin back edges taken at most `bound` times.
-pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, UnfoldError> {
+/// All paths of `t`, with non-spin back edges taken at most `bound` times;
+/// `poll` is stepped once per instruction executed.
+pub fn unfold(
+    t: &Thread,
+    bound: u32,
+    max_paths: usize,
+    poll: &mut Poll,
+) -> Result<Vec<Path>, UnfoldError> {
     let loops = LoopInfo::of(t);
     let mut out = Vec::new();
     let init = State {
@@ -200,6 +209,9 @@ pub fn unfold(t: &Thread, bound: u32, max_paths: usize) -> Result<Vec<Path>, Unf
     let mut stack = vec![init];
     while let Some(mut s) = stack.pop() {
         loop {
+            if let Some(e) = poll.step() {
+                return Err(UnfoldError::Budget(e));
+            }
             if s.events.len() + 2 > MAX_EVENTS {
                 return Err(UnfoldError::TooManyEvents);
             }
