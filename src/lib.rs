@@ -37,3 +37,4 @@ pub mod op;
 pub mod outcome;
 pub mod rel;
 pub mod report;
+pub mod step;

@@ -14,7 +14,7 @@ mod parse;
 mod run;
 mod trace;
 
-pub use explain::{explain as explain_outcome, pictures as explain_pictures};
+pub use crate::explain::{explain_outcome, pictures as explain_pictures};
 pub use fix::text as fix_text;
 
 use clap::{Parser, Subcommand};
