@@ -12,6 +12,7 @@ mod graphs;
 mod hw;
 mod parse;
 mod run;
+mod step;
 mod trace;
 
 pub use crate::explain::{explain_outcome, pictures as explain_pictures};
@@ -88,6 +89,15 @@ pub enum Command {
     /// Exit status 1 if the outcome is not reachable.
     #[command(after_help = EXIT_CODES)]
     Trace(trace::TraceArgs),
+    /// Step through the machine yourself: the state, the enabled transitions
+    /// by number, undo/redo, reachable outcomes, go to an outcome.
+    ///
+    /// Commands: a number (take it), `u`/`r` (undo/redo), `s` (restart),
+    /// `o` (outcomes still reachable), `g COND` (go to an outcome), `f` (the
+    /// `--follow` list), `e [COND]` (explain), `q`. Reads one command a line
+    /// when standard input is not a terminal.
+    #[command(after_help = EXIT_CODES)]
+    Step(step::StepArgs),
     /// Why the model allows or forbids an outcome: a witness execution, or every
     /// candidate with the axiom and the cycle that rejects it; and the machine's side.
     ///
@@ -144,6 +154,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
+        Command::Step(args) => step::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Fix(args) => fix::run(&args),
         Command::Hw(args) => hw::run(&args),

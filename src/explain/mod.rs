@@ -21,7 +21,8 @@ use axiomatic::{AxExplanation, AxVerdict, Caps, Execution};
 use enumerate::Limits;
 use operational::OpExplanation;
 
-use crate::ir::{Program, Prop};
+use crate::ir::{CmpOp, Program, Prop, Term};
+use crate::outcome::{Column, Columns};
 use crate::op::Machine;
 
 /// Both explanations of one outcome of one test.
@@ -94,4 +95,21 @@ pub fn pictures(x: &Explanation) -> Vec<(String, &Execution)> {
             .map(|(i, g)| (format!("{}-candidate{}", x.name, i + 1), &g.picture))
             .collect(),
     }
+}
+
+/// The proposition that a final state is exactly `state` (columns `cols`).
+pub fn exactly(cols: &Columns, state: &[crate::ir::Value]) -> Prop {
+    let mut prop = Prop::True;
+    for (c, v) in cols.columns.iter().zip(state) {
+        let term = match *c {
+            Column::Reg { thread, reg } => Term::Reg { thread, reg },
+            Column::Loc(l) => Term::Loc(l),
+        };
+        let cmp = Prop::Cmp(term, CmpOp::Eq, Term::Const(*v));
+        prop = match prop {
+            Prop::True => cmp,
+            other => Prop::And(Box::new(other), Box::new(cmp)),
+        };
+    }
+    prop
 }

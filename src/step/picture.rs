@@ -67,8 +67,11 @@ pub struct ThreadBox {
     pub pc: usize,
     /// Registers and their values, as `r0=1`.
     pub registers: Vec<String>,
-    /// Writes issued ahead of retirement and reads bound early, not retired yet.
+    /// Its "store buffer": writes issued ahead of their retirement (already
+    /// versions in memory, forwarded to a reader), not retired yet.
     pub store_buffer: Vec<String>,
+    /// Reads that have returned a value ahead of their retirement.
+    pub early_reads: Vec<String>,
     /// What its view guarantees each location it reads shows (`x ≥ 1 (P0 `st x, 1`)`).
     pub cache_lines: Vec<String>,
     /// Writes of other threads in its causal past.
@@ -165,22 +168,20 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
         .map(|(r, v)| format!("{}={v}", r.name))
         .collect();
     let mine = l.thread_slots[t];
-    let mut store_buffer: Vec<String> = members(st.versions & mine & !st.retired)
+    let store_buffer: Vec<String> = members(st.versions & mine & !st.retired)
         .map(|w| {
-            format!(
-                "write {} issued early (not retired yet)",
-                m.version_text(st, w)
-            )
+            format!("{} (issued early, not retired yet)", m.version_text(st, w))
         })
         .collect();
-    store_buffer.extend(members(st.bound & mine & !st.retired).map(|r| {
+    let early_reads = members(st.bound & mine & !st.retired).map(|r| {
         let si = &l.slots[r];
         format!(
-            "`{}` has read {} early (not retired yet)",
+            "`{}` returned {} (not retired yet)",
             m.instr_text(t, si.pc),
             m.version_text(st, st.rf[r] as usize)
         )
-    }));
+    });
+    let early_reads = early_reads.collect();
     let issued_by = th.agent.as_ref().map(|a| {
         let issuer = &m.source.threads[a.issuer];
         format!(
@@ -197,6 +198,7 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
         pc: ts.pc.min(th.code.len()),
         registers,
         store_buffer,
+        early_reads,
         cache_lines: cache_lines(m, st, t),
         causal_past: members(ts.view.raw & l.writes & !mine & !l.inits)
             .map(|w| m.slot_text(w))

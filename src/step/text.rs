@@ -90,6 +90,9 @@ fn thread(out: &mut String, t: &ThreadBox) {
     for w in &t.store_buffer {
         writeln!(out, "    store buffer: {w}").unwrap();
     }
+    for r in &t.early_reads {
+        writeln!(out, "    read ahead: {r}").unwrap();
+    }
     for c in &t.cache_lines {
         writeln!(out, "    sees {c}").unwrap();
     }
