@@ -12,6 +12,7 @@ mod graphs;
 mod hw;
 mod parse;
 mod run;
+mod serve;
 mod step;
 mod trace;
 
@@ -98,6 +99,14 @@ pub enum Command {
     /// when standard input is not a terminal.
     #[command(after_help = EXIT_CODES)]
     Step(step::StepArgs),
+    /// The playground: edit, run, explain and step through tests in a browser.
+    ///
+    /// Serves a page and its JSON API (docs/playground.md) on 127.0.0.1:8077
+    /// by default; everything is embedded, nothing is fetched or read from
+    /// disk. Every request runs under `--timeout` and `--max-states`; at most
+    /// `--max-running` run at once. Ctrl-C stops it.
+    #[command(after_help = EXIT_CODES)]
+    Serve(serve::ServeArgs),
     /// Why the model allows or forbids an outcome: a witness execution, or every
     /// candidate with the axiom and the cycle that rejects it; and the machine's side.
     ///
@@ -155,6 +164,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Step(args) => step::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Fix(args) => fix::run(&args),
         Command::Hw(args) => hw::run(&args),

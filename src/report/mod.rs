@@ -6,6 +6,7 @@ pub mod dot;
 pub mod explain;
 pub mod herd;
 pub mod json;
+pub mod run;
 pub mod svg;
 pub mod trace;
 
