@@ -31,7 +31,9 @@ fn main() {
         println!("cargo:rerun-if-changed={dir}");
     }
     files.sort();
-    let mut code = String::from("/// Every test file of the library: (path, text).\npub static FILES: &[(&str, &str)] = &[\n");
+    let mut code = String::from(
+        "/// Every test file of the library: (path, text).\npub static FILES: &[(&str, &str)] = &[\n",
+    );
     for f in &files {
         let rel = f.strip_prefix(&root).expect("under the root");
         let rel = rel.to_string_lossy().replace('\\', "/");

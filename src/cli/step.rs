@@ -140,13 +140,7 @@ enum Reply {
 }
 
 /// Carry out one command line.
-fn command(
-    s: &mut Session,
-    t: &LitmusTest,
-    file: &str,
-    line: &str,
-    args: &StepArgs,
-) -> Reply {
+fn command(s: &mut Session, t: &LitmusTest, file: &str, line: &str, args: &StepArgs) -> Reply {
     let (cmd, rest) = match line.split_once(char::is_whitespace) {
         Some((c, r)) => (c, r.trim()),
         None => (line, ""),

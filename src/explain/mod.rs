@@ -22,8 +22,8 @@ use enumerate::Limits;
 use operational::OpExplanation;
 
 use crate::ir::{CmpOp, Program, Prop, Term};
-use crate::outcome::{Column, Columns};
 use crate::op::Machine;
+use crate::outcome::{Column, Columns};
 
 /// Both explanations of one outcome of one test.
 #[derive(Clone, Debug, Serialize)]

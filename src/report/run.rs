@@ -33,7 +33,11 @@ pub fn notes(t: &LitmusTest, result: &RunResult) -> Vec<String> {
 /// tests under `opts.model`, run each, and return the JSON array that
 /// `ptxmc run --format json PATH` prints; or the first parse or admission
 /// error, rendered as the command line renders it.
-pub fn json_of_source(path: &str, text: &str, opts: &RunOptions) -> Result<Vec<Value>, LitmusError> {
+pub fn json_of_source(
+    path: &str,
+    text: &str,
+    opts: &RunOptions,
+) -> Result<Vec<Value>, LitmusError> {
     let tests = litmus::parse_source(path, text)?;
     for t in &tests {
         opts.model

@@ -107,7 +107,10 @@ fn asset(name: &str) -> Response {
 async fn library_file(Query(q): Query<HashMap<String, String>>) -> Response {
     match q.get("path") {
         Some(p) => json(api::library_file(p)),
-        None => json(Answer::error(400, "expected ?path=... naming a library test")),
+        None => json(Answer::error(
+            400,
+            "expected ?path=... naming a library test",
+        )),
     }
 }
 

@@ -169,9 +169,7 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
         .collect();
     let mine = l.thread_slots[t];
     let store_buffer: Vec<String> = members(st.versions & mine & !st.retired)
-        .map(|w| {
-            format!("{} (issued early, not retired yet)", m.version_text(st, w))
-        })
+        .map(|w| format!("{} (issued early, not retired yet)", m.version_text(st, w)))
         .collect();
     let early_reads = members(st.bound & mine & !st.retired).map(|r| {
         let si = &l.slots[r];
