@@ -225,16 +225,68 @@ fn prepare(req: &TestRequest, server: &ServerLimits, per_test: bool) -> Result<P
     })
 }
 
+/// What a computing endpoint does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `POST /api/run`.
+    Run,
+    /// `POST /api/explain`.
+    Explain,
+    /// `POST /api/step`.
+    Step,
+}
+
+/// A request that has been read and checked (its JSON, its options, its
+/// test parsed and admitted), ready to compute.
+pub struct Job {
+    endpoint: Endpoint,
+    req: TestRequest,
+    prepared: Prepared,
+}
+
+/// Read and check a request body: cheap (parsing is linear in the capped
+/// body), so a malformed request is answered 4xx even when the server is busy.
+pub fn check(endpoint: Endpoint, body: &[u8], server: &ServerLimits) -> Result<Job, Answer> {
+    let req = read(body)?;
+    if endpoint == Endpoint::Step && req.history.len() > server.max_history {
+        return Err(Answer::error(
+            400,
+            format!(
+                "expected a history of at most {} steps, found {}",
+                server.max_history,
+                req.history.len()
+            ),
+        ));
+    }
+    let prepared = prepare(&req, server, endpoint != Endpoint::Run)?;
+    Ok(Job {
+        endpoint,
+        req,
+        prepared,
+    })
+}
+
+impl Job {
+    /// Compute the answer, within the request's limits.
+    pub fn run(self) -> Answer {
+        match self.endpoint {
+            Endpoint::Run => run(&self.req, &self.prepared),
+            Endpoint::Explain => explain(&self.req, &self.prepared),
+            Endpoint::Step => step(&self.req, &self.prepared),
+        }
+    }
+}
+
+/// [`check`] then [`Job::run`], for callers without a notion of busy.
+pub fn answer(endpoint: Endpoint, body: &[u8], server: &ServerLimits) -> Answer {
+    match check(endpoint, body, server) {
+        Ok(job) => job.run(),
+        Err(a) => a,
+    }
+}
+
 /// `POST /api/run`: exactly what `ptxmc run --format json FILE` prints.
-pub fn run(body: &[u8], server: &ServerLimits) -> Answer {
-    let req = match read(body) {
-        Ok(r) => r,
-        Err(a) => return a,
-    };
-    let p = match prepare(&req, server, false) {
-        Ok(p) => p,
-        Err(a) => return a,
-    };
+fn run(req: &TestRequest, p: &Prepared) -> Answer {
     let opts = RunOptions {
         model: p.model,
         engine: p.engine,
@@ -264,15 +316,7 @@ fn outcome(t: &LitmusTest, text: &str) -> Result<Prop, Answer> {
 /// `POST /api/explain`: why an outcome (default: the test's condition) is
 /// allowed or forbidden, in words, with the pictures (SVG) of the witness or
 /// of each group of rejected candidates.
-pub fn explain(body: &[u8], server: &ServerLimits) -> Answer {
-    let req = match read(body) {
-        Ok(r) => r,
-        Err(a) => return a,
-    };
-    let p = match prepare(&req, server, true) {
-        Ok(p) => p,
-        Err(a) => return a,
-    };
+fn explain(req: &TestRequest, p: &Prepared) -> Answer {
     let t = p.test();
     let (want, goal) = match req.outcome.as_deref() {
         Some(text) => match outcome(t, text) {
@@ -316,25 +360,7 @@ pub fn explain(body: &[u8], server: &ServerLimits) -> Answer {
 /// enabled transitions, the run so far and its replay command; with
 /// `"reachable": true` also the outcomes reachable from here, with
 /// `"goal": COND` first extend the run by a shortest path to that outcome.
-pub fn step(body: &[u8], server: &ServerLimits) -> Answer {
-    let req = match read(body) {
-        Ok(r) => r,
-        Err(a) => return a,
-    };
-    if req.history.len() > server.max_history {
-        return Answer::error(
-            400,
-            format!(
-                "expected a history of at most {} steps, found {}",
-                server.max_history,
-                req.history.len()
-            ),
-        );
-    }
-    let p = match prepare(&req, server, true) {
-        Ok(p) => p,
-        Err(a) => return a,
-    };
+fn step(req: &TestRequest, p: &Prepared) -> Answer {
     let t = p.test();
     let options = step::Options {
         loop_bound: p.loop_bound,

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
-use api::{Answer, ServerLimits};
+use api::{Answer, Endpoint, ServerLimits};
 
 /// How the server runs.
 #[derive(Clone, Copy, Debug)]
@@ -69,9 +69,12 @@ pub fn router(config: Config) -> Router {
         .route("/style.css", get(|| async { asset("style.css") }))
         .route("/api/library", get(|| async { json(api::library()) }))
         .route("/api/library/file", get(library_file))
-        .route("/api/run", post(|s, b| compute(s, b, api::run)))
-        .route("/api/explain", post(|s, b| compute(s, b, api::explain)))
-        .route("/api/step", post(|s, b| compute(s, b, api::step)))
+        .route("/api/run", post(|s, b| compute(s, b, Endpoint::Run)))
+        .route(
+            "/api/explain",
+            post(|s, b| compute(s, b, Endpoint::Explain)),
+        )
+        .route("/api/step", post(|s, b| compute(s, b, Endpoint::Step)))
         .fallback(|| async { json(Answer::error(404, "no such page or API endpoint")) })
         .method_not_allowed_fallback(|| async {
             json(Answer::error(
@@ -114,13 +117,9 @@ async fn library_file(Query(q): Query<HashMap<String, String>>) -> Response {
     }
 }
 
-/// Read the body (capped), take a running slot or answer busy, and run `f`
-/// on a blocking thread, catching panics.
-async fn compute(
-    State(s): State<AppState>,
-    body: Body,
-    f: fn(&[u8], &ServerLimits) -> Answer,
-) -> Response {
+/// Read the body (capped) and check the request, then take a running slot
+/// or answer busy, and compute on a blocking thread, catching panics.
+async fn compute(State(s): State<AppState>, body: Body, endpoint: Endpoint) -> Response {
     let max = s.config.max_body;
     let bytes = match axum::body::to_bytes(body, max).await {
         Ok(b) => b,
@@ -131,6 +130,12 @@ async fn compute(
             ));
         }
     };
+    let limits = s.config.limits;
+    let job = match std::panic::catch_unwind(|| api::check(endpoint, &bytes, &limits)) {
+        Ok(Ok(job)) => job,
+        Ok(Err(a)) => return json(a),
+        Err(_) => return internal_error(),
+    };
     let Ok(permit) = s.running.clone().try_acquire_owned() else {
         return json(Answer::error(
             503,
@@ -140,19 +145,22 @@ async fn compute(
             ),
         ));
     };
-    let limits = s.config.limits;
     let answer = tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        std::panic::catch_unwind(|| f(&bytes, &limits))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.run()))
     })
     .await;
     match answer {
         Ok(Ok(a)) => json(a),
-        _ => json(Answer::error(
-            500,
-            "internal error: the computation failed (please report the test)",
-        )),
+        _ => internal_error(),
     }
+}
+
+fn internal_error() -> Response {
+    json(Answer::error(
+        500,
+        "internal error: the computation failed (please report the test)",
+    ))
 }
 
 /// Serve the playground on `listener` until `shutdown` completes; requests
