@@ -11,6 +11,7 @@
 
 pub mod graph;
 pub mod search;
+pub mod termination;
 pub mod unfold;
 
 use serde::Serialize;
@@ -20,6 +21,7 @@ use crate::outcome::{Columns, Outcomes};
 use crate::rel;
 
 pub use search::AxStats;
+pub use termination::{AxTermination, termination};
 
 /// Options of the oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +32,8 @@ pub struct AxOptions {
     pub max_paths: usize,
     /// Give up after this much time.
     pub timeout: Option<std::time::Duration>,
+    /// Recognise retry loops (else they are bounded like other loops).
+    pub retry_loops: bool,
 }
 
 impl Default for AxOptions {
@@ -38,6 +42,7 @@ impl Default for AxOptions {
             loop_bound: 2,
             max_paths: 4096,
             timeout: None,
+            retry_loops: true,
         }
     }
 }
@@ -97,14 +102,7 @@ pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
     let p = &lowered;
     let cols = Columns::of(p);
     let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
-    let mut paths = Vec::new();
-    for (t, th) in p.threads.iter().enumerate() {
-        let ps = unfold::unfold(th, opts.loop_bound, opts.max_paths).map_err(|e| match e {
-            unfold::UnfoldError::TooManyPaths(limit) => AxLimit::TooManyPaths { thread: t, limit },
-            unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
-        })?;
-        paths.push(ps);
-    }
+    let paths = unfold_all(p, opts, false)?;
     let mut outcomes = Outcomes::new();
     let mut stats = AxStats::default();
     let mut bound_hit = false;
@@ -155,6 +153,29 @@ pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
     }
 }
 
+/// Every thread's paths (with `stuck`, its stuck paths too).
+fn unfold_all(
+    p: &Program,
+    opts: &AxOptions,
+    stuck: bool,
+) -> Result<Vec<Vec<unfold::Path>>, AxLimit> {
+    let loops = crate::model::loops::analyse(p, opts.retry_loops);
+    let mut paths = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        let ps =
+            unfold::unfold(th, &loops[t], opts.loop_bound, opts.max_paths, stuck).map_err(|e| {
+                match e {
+                    unfold::UnfoldError::TooManyPaths(limit) => {
+                        AxLimit::TooManyPaths { thread: t, limit }
+                    }
+                    unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
+                }
+            })?;
+        paths.push(ps);
+    }
+    Ok(paths)
+}
+
 fn add_stats(a: &mut AxStats, b: &AxStats) {
     a.path_combinations += b.path_combinations;
     a.nodes += b.nodes;
@@ -168,4 +189,5 @@ fn add_stats(a: &mut AxStats, b: &AxStats) {
     a.pruned_coherence += b.pruned_coherence;
     a.pruned_atomicity += b.pruned_atomicity;
     a.pruned_sc_per_location += b.pruned_sc_per_location;
+    a.pruned_not_latest += b.pruned_not_latest;
 }

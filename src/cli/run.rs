@@ -66,6 +66,9 @@ pub fn run(args: &RunArgs) -> Exit {
         if rep.expectation_met() == Some(false) {
             exit = worst(exit, Exit::CheckFailed);
         }
+        if result.termination.hangs() {
+            exit = worst(exit, Exit::Hang);
+        }
         match args.format {
             RunFormat::Herd => {
                 let mut text = report::herd::report(&rep);

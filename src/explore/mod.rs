@@ -26,7 +26,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::model::hang::Hang;
 use crate::op::Machine;
+use crate::op::hang::Quiescence;
 use crate::op::state::State;
 use crate::outcome::Outcomes;
 
@@ -52,6 +54,8 @@ pub struct ExploreOptions {
     pub exact: bool,
     /// Show a progress line on stderr for long runs (only if it is a terminal).
     pub progress: bool,
+    /// Look for hangs: classify every state ([`Machine::quiescence`]).
+    pub termination: bool,
 }
 
 impl Default for ExploreOptions {
@@ -61,6 +65,7 @@ impl Default for ExploreOptions {
             jobs: 1,
             exact: false,
             progress: false,
+            termination: false,
         }
     }
 }
@@ -102,6 +107,12 @@ pub struct Explored {
     pub bound_hit: bool,
     /// A limit stopped the search (and which); outcomes are partial.
     pub incomplete: Option<String>,
+    /// With the termination check: the least hang witness found (the same
+    /// for any number of workers, since every state is visited once).
+    pub hang: Option<Hang>,
+    /// With the termination check: some settled state (every thread
+    /// finished or stuck) has a thread cut at the loop bound.
+    pub settled_cut: bool,
     /// Counters.
     pub stats: ExploreStats,
 }
@@ -151,6 +162,9 @@ struct Ctx<'m, 'p> {
     counters: Counters,
     outcomes: Mutex<Outcomes>,
     bound_hit: AtomicBool,
+    termination: bool,
+    hang: Mutex<Option<Hang>>,
+    settled_cut: AtomicBool,
     stop: AtomicBool,
     why: Mutex<Option<String>>,
     limits: Limits,
@@ -220,6 +234,18 @@ impl Ctx<'_, '_> {
                 }
                 continue;
             }
+            if self.termination {
+                match m.quiescence(&st) {
+                    Quiescence::Running => {}
+                    Quiescence::Cut => self.settled_cut.store(true, Ordering::Relaxed),
+                    Quiescence::Hang(h) => {
+                        let mut best = self.hang.lock().unwrap();
+                        if best.as_ref().is_none_or(|b| h < *b) {
+                            *best = Some(h);
+                        }
+                    }
+                }
+            }
             let f = m.successors_folded(&st);
             self.counters
                 .eager_steps
@@ -277,6 +303,9 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
         counters: Counters::default(),
         outcomes: Mutex::new(Outcomes::new()),
         bound_hit: AtomicBool::new(false),
+        termination: opts.termination,
+        hang: Mutex::new(None),
+        settled_cut: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         why: Mutex::new(None),
         limits: opts.limits,
@@ -330,6 +359,8 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
         outcomes: ctx.outcomes.into_inner().unwrap(),
         bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
         incomplete: ctx.why.into_inner().unwrap(),
+        hang: ctx.hang.into_inner().unwrap(),
+        settled_cut: ctx.settled_cut.load(Ordering::Relaxed),
         stats,
     }
 }

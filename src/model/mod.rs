@@ -1,7 +1,9 @@
 //! What both engines share about the memory model itself: which model is
 //! in force ([`Model`]), what a program may use under it, and the static
-//! analyses both engines must agree on (loops, [`loops`]).
+//! analyses both engines must agree on (loops, [`loops`]; what a hang is,
+//! [`hang`]).
 
+pub mod hang;
 pub mod loops;
 pub mod lower;
 pub mod sync;

@@ -2,6 +2,7 @@
 //! summary, [`json`] the machine-readable form. Both read a [`TestReport`],
 //! which ties a test to what the engines found.
 
+pub mod hang;
 pub mod herd;
 pub mod json;
 pub mod trace;
