@@ -272,9 +272,9 @@ fn body_shape(p: &Program, t: ThreadId, head: usize, back: usize) -> Option<(Opt
 }
 
 /// Whether the candidate retry loop `head..=back` with its CAS at `cas`
-/// is a retry loop: its back edge is taken only after an iteration in which
-/// the CAS did not run or failed, and every access to the CAS's location is
-/// morally strong with every other.
+/// is a retry loop: every iteration runs the CAS, the back edge is taken
+/// only after it failed, and every access to the CAS's location is morally
+/// strong with every other.
 fn is_retry(p: &Program, t: ThreadId, head: usize, back: usize, cas: usize) -> bool {
     let code = &p.threads[t].code;
     let Instr::Rmw {
@@ -287,6 +287,14 @@ fn is_retry(p: &Program, t: ThreadId, head: usize, back: usize, cas: usize) -> b
         return false;
     };
     let expected = args[0];
+    // Every iteration runs the CAS (no branch before it), so a thread is
+    // before the CAS of its iteration exactly when its pc is.
+    if code[head..cas]
+        .iter()
+        .any(|i| matches!(i, Instr::Branch { .. }))
+    {
+        return false;
+    }
     // The expected operand is the same in every iteration.
     if let Operand::Reg(e) = expected {
         if code[head..=back].iter().any(|i| i.def() == Some(e)) {

@@ -167,11 +167,12 @@ impl Machine<'_> {
             // Inside a spin or retry loop, with nothing bound ahead: whatever
             // this iteration has read so far can be left out of the prefix
             // (reads only add constraints), so the thread stands at the start
-            // of an iteration.
+            // of an iteration. Not so once a retry loop's CAS has written.
             _ => {
                 let lp = *self.layout.loops[t].loop_at(pc)?;
                 let bound = slot.is_some_and(|s| st.bound & bit(s) != 0);
-                (!bound).then_some(Standing::SpinStart(t, lp))
+                let wrote = lp.retry.is_some_and(|cas| pc > cas);
+                (!bound && !wrote).then_some(Standing::SpinStart(t, lp))
             }
         }
     }
