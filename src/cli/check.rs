@@ -136,7 +136,7 @@ fn judge_termination(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bo
         if !r.termination.checked() {
             return (
                 false,
-                format!("inconclusive: termination {why}"),
+                format!("inconclusive: termination not checked ({why})"),
                 Exit::CheckFailed,
             );
         }

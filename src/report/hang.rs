@@ -38,8 +38,19 @@ impl Names {
             }
         }
     }
-    fn loc(&self, l: usize) -> &str {
-        &self.lowered.locations[l].name
+    fn loc(&self, l: usize) -> String {
+        let loc = &self.lowered.locations[l];
+        if loc.kind == LocKind::Synthetic {
+            // The hidden mbarrier of `barrier.cluster` (model::lower).
+            if let Some((gpu, cluster)) = loc
+                .name
+                .strip_prefix("%cluster_barrier_gpu")
+                .and_then(|r| r.split_once("_cluster"))
+            {
+                return format!("the barrier of cluster {cluster} (GPU {gpu})");
+            }
+        }
+        loc.name.clone()
     }
     fn value(&self, l: usize, v: Value) -> String {
         if self.lowered.locations[l].kind == LocKind::Data {
@@ -195,12 +206,12 @@ pub fn why(p: &Program, t: &Termination) -> String {
         Termination::Terminates { trivially: false } => {
             "every execution terminates: no reachable state leaves a thread waiting or spinning forever".into()
         }
-        Termination::NotChecked(NotChecked::Off) => "not checked: turned off".into(),
+        Termination::NotChecked(NotChecked::Off) => "the check was turned off".into(),
         Termination::NotChecked(NotChecked::Incomplete) => {
-            "not checked: a limit stopped the run".into()
+            "a limit stopped the run before every state was seen".into()
         }
         Termination::NotChecked(NotChecked::LoopBound(b)) => format!(
-            "not checked: a loop that is neither a spin loop nor a retry loop reached the loop bound ({b}), and longer executions might hang"
+            "a loop that is neither a spin loop nor a retry loop reached the loop bound ({b}), so longer executions might hang"
         ),
     }
 }

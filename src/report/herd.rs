@@ -103,7 +103,7 @@ pub fn report(r: &TestReport) -> String {
         )
         .unwrap(),
         t @ Termination::NotChecked(NotChecked::LoopBound(_)) => {
-            writeln!(out, "Termination: {}", super::hang::why(p, t)).unwrap()
+            writeln!(out, "Termination: not checked — {}", super::hang::why(p, t)).unwrap()
         }
         _ => {}
     }

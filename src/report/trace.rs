@@ -83,7 +83,7 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
     .unwrap();
     steps(&mut out, &stem.steps);
     if lasso.cycle.is_empty() {
-        writeln!(out, "Then no thread can move, forever:").unwrap();
+        writeln!(out, "Then no thread can move, forever.").unwrap();
     } else {
         writeln!(
             out,
@@ -92,7 +92,9 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
         .unwrap();
         steps(&mut out, &lasso.cycle);
     }
-    for s in super::hang::threads(source, h) {
+    writeln!(out, "Stuck:").unwrap();
+    let stuck = super::hang::threads(source, h);
+    for s in &stuck {
         writeln!(out, "  {}", super::hang::clause(source, s)).unwrap();
     }
     let why = if lasso.cycle.is_empty() {
@@ -101,7 +103,8 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
         "every other thread has finished or is stuck, so no write will change what the loop reads, \
          and a read cannot keep returning an overwritten value forever (fairness)"
     };
-    writeln!(out, "Nothing can release them: {why}.").unwrap();
+    let them = if stuck.len() == 1 { "it" } else { "them" };
+    writeln!(out, "Nothing can release {them}: {why}.").unwrap();
     let list: Vec<String> = lasso.choices.iter().map(usize::to_string).collect();
     writeln!(
         out,
