@@ -21,7 +21,9 @@
 pub mod ax;
 pub mod cli;
 pub mod engine;
+pub mod explain;
 pub mod explore;
+pub mod fix;
 pub mod hw;
 pub mod ir;
 pub mod litmus;

@@ -3,6 +3,12 @@
 
 mod check;
 mod common;
+mod explain;
+
+pub use explain::{default_outcome, explain as explain_outcome, pictures as explain_pictures};
+pub use fix::text as fix_text;
+mod fix;
+mod graphs;
 mod hw;
 mod parse;
 mod run;
@@ -85,6 +91,23 @@ pub enum Command {
     /// Exit status 1 if the outcome is not reachable.
     #[command(after_help = EXIT_CODES)]
     Trace(trace::TraceArgs),
+    /// Why the model allows or forbids an outcome: a witness execution, or every
+    /// candidate with the axiom and the cycle that rejects it; and the machine's side.
+    ///
+    /// The outcome defaults to the test's condition (for a `forall` test, its
+    /// negation). `--format dot` or `svg` draws the witness or one picture per
+    /// group of rejected candidates (`-o DIR` writes them all).
+    #[command(after_help = EXIT_CODES)]
+    Explain(explain::ExplainArgs),
+    /// The cheapest changes that make an allowed outcome forbidden (fences,
+    /// stronger semantics, wider scopes), each verified by both engines.
+    ///
+    /// Lists every minimal fix with at most `--bound` changes, cheapest first
+    /// (costs: docs/fix.md). `--weaken` asks the opposite: which fences can go
+    /// and which annotations can be weakened while a forbidden outcome stays
+    /// forbidden. `--emit DIR` writes each changed test.
+    #[command(after_help = EXIT_CODES)]
+    Fix(fix::FixArgs),
     /// Hardware conformance: generate CUDA harnesses, compare GPU histograms with the model.
     ///
     /// `ptxmc hw gen PATH... -o DIR` writes the harness (build it with
@@ -115,6 +138,8 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
+        Command::Explain(args) => explain::run(&args),
+        Command::Fix(args) => fix::run(&args),
         Command::Hw(args) => hw::run(&args),
     };
     exit.into()

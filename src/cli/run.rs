@@ -35,6 +35,9 @@ pub struct RunArgs {
     /// Add the engines' counters to the herd-style report (JSON always has them).
     #[arg(long)]
     pub stats: bool,
+    /// Write one picture (Graphviz DOT) per allowed final state of each test into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub graphs: Option<PathBuf>,
 }
 
 /// Run `ptxmc run`.
@@ -69,15 +72,34 @@ pub fn run(args: &RunArgs) -> Exit {
         if result.termination.hangs() {
             exit = worst(exit, Exit::Hang);
         }
+        // The redundant-fence note reruns the oracle per fence: only for
+        // tests whose run was complete and quick.
+        let cheap = result.incomplete.is_none() && !result.bound_hit && result.seconds < 0.5;
+        let notes = crate::explain::lints::notes(&t.program, cheap);
+        if let Some(dir) = &args.graphs {
+            if let Err(e) = super::graphs::write(dir, &t.program, &result.outcomes) {
+                eprintln!("error: cannot write into {}: {e}", dir.display());
+                exit = worst(exit, Exit::BadInput);
+            }
+        }
         match args.format {
             RunFormat::Herd => {
                 let mut text = report::herd::report(&rep);
                 if args.stats {
                     text.push_str(&report::herd::stats(&rep));
                 }
+                for n in &notes {
+                    text.push_str(&format!("Note: {n}\n"));
+                }
                 let _ = writeln!(out, "{text}");
             }
-            RunFormat::Json => json.push(report::json::report(&rep)),
+            RunFormat::Json => {
+                let mut v = report::json::report(&rep);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("notes".into(), serde_json::json!(notes));
+                }
+                json.push(v)
+            }
         }
     }
     if args.format == RunFormat::Json {

@@ -239,6 +239,9 @@ pub fn text(c: &Comparison) -> String {
             } else {
                 let _ = writeln!(s, "SASS: matches the test");
             }
+            for n in check.notes() {
+                let _ = writeln!(s, "  note: {n}");
+            }
         }
     }
     if c.model_partial {
@@ -271,6 +274,7 @@ pub fn to_json(c: &Comparison) -> serde_json::Value {
             "compiler_altered": s.compiler_altered(),
             "missing": s.missing(),
             "reasons": s.reasons(),
+            "notes": s.notes(),
             "threads": s.threads,
         })),
         "model_partial": c.model_partial,

@@ -15,6 +15,7 @@
 
 use std::fmt::Write as _;
 
+use super::async_plan::{Arg, ArgForm, operands};
 use super::plan::{AddrPlace, Plan, Refusal, Region, plan};
 use super::{column_names, role_function};
 use crate::ir::{Access, Instr, Operand, Program, RmwOp, Sem, Value};
@@ -162,24 +163,67 @@ fn c_str(s: &str) -> String {
 }
 
 /// A 32-bit value as a C++ unsigned literal (values are checked to fit in `i32`).
-fn lit(v: Value) -> String {
+pub(super) fn lit(v: Value) -> String {
     format!("{:#x}u", v as i32 as u32)
 }
 
 /// A register of the role function.
-fn reg(r: usize) -> String {
+pub(super) fn reg(r: usize) -> String {
     format!("v{r}")
 }
 
-fn operand(o: &Operand) -> String {
+pub(super) fn operand(o: &Operand) -> String {
     match o {
         Operand::Reg(r) => reg(*r),
         Operand::Imm(v) => lit(*v),
     }
 }
 
+/// The name of a role function's parameter for an operand: `a3` for a
+/// global (or constant-bank) address, `g3` for a generic address of a
+/// shared cell, `s3` for a `.shared::cta` address, `c3` for a
+/// `.shared::cluster` one.
+pub(super) fn param(a: &Arg) -> String {
+    let prefix = match a.form {
+        ArgForm::Memory => 'a',
+        ArgForm::SharedGeneric => 'g',
+        ArgForm::SharedCta => 's',
+        ArgForm::SharedCluster => 'c',
+    };
+    format!("{prefix}{}", a.addr)
+}
+
+/// The C++ type of a parameter: shared-window addresses are 32-bit.
+fn param_type(a: &Arg) -> &'static str {
+    match a.form {
+        ArgForm::Memory | ArgForm::SharedGeneric => "unsigned long long",
+        ArgForm::SharedCta | ArgForm::SharedCluster => "unsigned",
+    }
+}
+
+/// The inline-assembly constraint of a parameter.
+pub(super) fn constraint(a: &Arg) -> &'static str {
+    match a.form {
+        ArgForm::Memory | ArgForm::SharedGeneric => "l",
+        ArgForm::SharedCta | ArgForm::SharedCluster => "r",
+    }
+}
+
+/// The state-space qualifier of a load, store or RMW: `.global` for a
+/// global location (whatever the test wrote: every global location is in
+/// global memory), the space written for a shared one (none: generic).
+fn access_space(a: &Arg, written: Option<crate::ir::SpaceQual>) -> String {
+    match a.form {
+        ArgForm::Memory => ".global".to_string(),
+        ArgForm::SharedGeneric => String::new(),
+        ArgForm::SharedCta | ArgForm::SharedCluster => {
+            format!(".{}", written.map_or("shared::cta", |q| q.as_str()))
+        }
+    }
+}
+
 /// The semantics and scope qualifiers of an access (`.relaxed.gpu`, `.volatile`, ``).
-fn sem_scope(a: &Access) -> String {
+pub(super) fn sem_scope(a: &Access) -> String {
     match (a.sem, a.scope) {
         (Sem::Weak, _) => String::new(),
         (Sem::Volatile, _) => ".volatile".to_string(),
@@ -189,17 +233,17 @@ fn sem_scope(a: &Access) -> String {
 }
 
 /// The PTX type of an RMW operation.
-fn rmw_type(op: RmwOp) -> &'static str {
+pub(super) fn rmw_type(op: RmwOp) -> &'static str {
     match op {
         RmwOp::Add | RmwOp::Sub | RmwOp::Inc | RmwOp::Dec => "u32",
         RmwOp::Min | RmwOp::Max => "s32",
         RmwOp::Exch | RmwOp::Cas | RmwOp::And | RmwOp::Or | RmwOp::Xor => "b32",
-        // Refused by the planner (`Reason::AsyncProxy`).
+        // mbarrier operations are never `atom`s (the IR keeps them apart).
         RmwOp::MbarArrive
         | RmwOp::MbarExpectTx
         | RmwOp::MbarCompleteTx
         | RmwOp::MbarArriveExpectTx => {
-            unreachable!("mbarrier operations are refused by the planner")
+            unreachable!("mbarrier operations are not RMW instructions before lowering")
         }
     }
 }
@@ -211,7 +255,11 @@ pub fn test_source(id: &str, bundle: &str, test: &str, p: &Program, pl: &Plan) -
     for t in 0..p.threads.len() {
         role(&mut s, id, p, pl, t);
     }
-    kernel(&mut s, id, p, pl);
+    if pl.shared.is_some() {
+        super::gen_shared::kernel(&mut s, id, p, pl);
+    } else {
+        kernel(&mut s, id, p, pl);
+    }
     desc(&mut s, id, bundle, test, p, pl);
     s
 }
@@ -223,7 +271,7 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
     let params: Vec<String> = tp
         .args
         .iter()
-        .map(|a| format!("unsigned long long a{a}"))
+        .map(|a| format!("{} {}", param_type(a), param(a)))
         .chain(std::iter::once("unsigned* res".to_string()))
         .collect();
     let _ = writeln!(
@@ -259,26 +307,35 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
         }
         let text = print::instr(p, th, i).replace('\n', " ");
         let _ = writeln!(s, "  // {text}");
-        let addr = |a: &Access| format!("a{}", a.addr);
+        let ops = operands(p, i);
         match i {
             Instr::Load { dst, access } => {
+                let a = &ops[0];
                 let op = match pl.addrs[access.addr] {
                     Some(AddrPlace::ConstSpace) => "ld.const.u32".to_string(),
-                    _ => format!("ld{}.global.u32", sem_scope(access)),
+                    _ => format!(
+                        "ld{}{}.u32",
+                        sem_scope(access),
+                        access_space(a, access.space)
+                    ),
                 };
                 let _ = writeln!(
                     s,
-                    "  asm volatile(\"{op} %0, [%1];\" : \"=r\"({d}) : \"l\"({a}) : \"memory\");\n  sink ^= {d};",
+                    "  asm volatile(\"{op} %0, [%1];\" : \"=r\"({d}) : \"{c}\"({a}) : \"memory\");\n  sink ^= {d};",
                     d = reg(*dst),
-                    a = addr(access)
+                    c = constraint(a),
+                    a = param(a)
                 );
             }
             Instr::Store { src, access } => {
+                let a = &ops[0];
                 let _ = writeln!(
                     s,
-                    "  asm volatile(\"st{}.global.u32 [%0], %1;\" :: \"l\"({}), \"r\"({}) : \"memory\");",
+                    "  asm volatile(\"st{}{}.u32 [%0], %1;\" :: \"{}\"({}), \"r\"({}) : \"memory\");",
                     sem_scope(access),
-                    addr(access),
+                    access_space(a, access.space),
+                    constraint(a),
+                    param(a),
                     operand(src)
                 );
             }
@@ -288,9 +345,11 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                 args,
                 access,
             } => {
+                let a = &ops[0];
                 let ins = format!(
-                    "{}.global.{}.{}",
+                    "{}{}.{}.{}",
                     sem_scope(access),
+                    access_space(a, access.space),
                     op.as_str(),
                     rmw_type(*op)
                 );
@@ -304,9 +363,10 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                             (0..args.len()).map(|k| format!("%{}", k + 2)).collect();
                         let _ = writeln!(
                             s,
-                            "  asm volatile(\"atom{ins} %0, [%1], {};\" : \"=r\"({d}) : \"l\"({}), {} : \"memory\");\n  sink ^= {d};",
+                            "  asm volatile(\"atom{ins} %0, [%1], {};\" : \"=r\"({d}) : \"{}\"({}), {} : \"memory\");\n  sink ^= {d};",
                             holes.join(", "),
-                            addr(access),
+                            constraint(a),
+                            param(a),
                             vals.join(", "),
                             d = reg(*d)
                         );
@@ -316,13 +376,21 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                             (0..args.len()).map(|k| format!("%{}", k + 1)).collect();
                         let _ = writeln!(
                             s,
-                            "  asm volatile(\"red{ins} [%0], {};\" :: \"l\"({}), {} : \"memory\");",
+                            "  asm volatile(\"red{ins} [%0], {};\" :: \"{}\"({}), {} : \"memory\");",
                             holes.join(", "),
-                            addr(access),
+                            constraint(a),
+                            param(a),
                             vals.join(", ")
                         );
                     }
                 }
+            }
+            Instr::Fence {
+                restrict: Some(_), ..
+            } => {
+                // `fence.mbarrier_init.release.cluster`, `fence.release.sync_restrict::…`:
+                // the canonical text is the PTX instruction.
+                let _ = writeln!(s, "  asm volatile(\"{text};\" ::: \"memory\");");
             }
             Instr::Fence { sem, scope, .. } => {
                 let _ = writeln!(
@@ -407,10 +475,11 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
             | Instr::AsyncMbarArrive { .. }
             | Instr::Mbar { .. }
             | Instr::MbarWait { .. }
-            | Instr::ClusterBarrier { .. }
-            | Instr::Signal { .. }
-            | Instr::Await { .. } => {
-                unreachable!("async-proxy instructions are refused by the planner")
+            | Instr::ClusterBarrier { .. } => {
+                s.push_str(&super::gen_shared::instr(p, pl, th, i, &ops));
+            }
+            Instr::Signal { .. } | Instr::Await { .. } => {
+                unreachable!("lowered forms are refused by the planner")
             }
         }
     }
@@ -476,26 +545,7 @@ fn kernel(s: &mut String, id: &str, p: &Program, pl: &Plan) {
         pl.res_stride
     );
     for (t, tp) in pl.threads.iter().enumerate() {
-        let mut args: Vec<String> = tp
-            .args
-            .iter()
-            .map(|&a| {
-                let lp = pl.locs[p.addresses[a].loc];
-                match pl.addrs[a] {
-                    Some(AddrPlace::Global { map }) => {
-                        format!("ptxmc::main_addr(L, {map}, inst, {})", lp.rank)
-                    }
-                    Some(AddrPlace::ConstGlobal) => {
-                        format!("ptxmc::const_global_addr(L, inst, {})", lp.rank)
-                    }
-                    Some(AddrPlace::ConstSpace) => {
-                        format!("ptxmc::const_space_addr(L, inst, {})", lp.rank)
-                    }
-                    // Texture and surface places are refused by the plan.
-                    other => format!("/* unsupported {other:?} */ 0ull"),
-                }
-            })
-            .collect();
+        let mut args: Vec<String> = tp.args.iter().map(|&a| memory_arg(p, pl, a.addr)).collect();
         args.push(format!("res + {}", tp.res_offset));
         let _ = writeln!(
             s,
@@ -505,6 +555,25 @@ fn kernel(s: &mut String, id: &str, p: &Program, pl: &Plan) {
         );
     }
     let _ = writeln!(s, "    default: break;\n  }}\n}}\n");
+}
+
+/// The kernel's expression for a global or constant-bank address of instance `inst`.
+pub(super) fn memory_arg(p: &Program, pl: &Plan, a: usize) -> String {
+    let lp = pl.locs[p.addresses[a].loc];
+    match pl.addrs[a] {
+        Some(AddrPlace::Global { map }) => {
+            format!("ptxmc::main_addr(L, {map}, inst, {})", lp.rank)
+        }
+        Some(AddrPlace::ConstGlobal) => {
+            format!("ptxmc::const_global_addr(L, inst, {})", lp.rank)
+        }
+        Some(AddrPlace::ConstSpace) => {
+            format!("ptxmc::const_space_addr(L, inst, {})", lp.rank)
+        }
+        // Texture and surface places are refused by the plan; shared cells
+        // are only reached in the shared harness.
+        other => format!("/* unsupported {other:?} */ 0ull"),
+    }
 }
 
 /// A C++ array initialiser (a dummy element when empty: C++ has no empty arrays).
@@ -526,13 +595,38 @@ fn array<T: ToString>(v: &[T]) -> String {
 fn desc(s: &mut String, id: &str, bundle: &str, test: &str, p: &Program, pl: &Plan) {
     let region: Vec<u32> = pl.locs.iter().map(|l| l.region as u32).collect();
     let rank: Vec<usize> = pl.locs.iter().map(|l| l.rank).collect();
-    let init: Vec<Value> = p.locations.iter().map(|l| l.init).collect();
-    let status: Vec<usize> = p
+    // An mbarrier's value in the IR is its encoded state; the shared harness
+    // initialises it from its arrival count instead.
+    let init: Vec<Value> = p
+        .locations
+        .iter()
+        .map(|l| {
+            if l.kind == crate::ir::LocKind::Data {
+                l.init
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut status: Vec<usize> = p
         .threads
         .iter()
         .zip(&pl.threads)
         .map(|(th, tp)| tp.res_offset + th.regs.len() + 1)
         .collect();
+    // The shared harness adds one status word per CTA role (its drains and gathering).
+    let shared_tail = match &pl.shared {
+        Some(sh) => {
+            status.extend((0..pl.ctas.len()).map(|c| sh.status_offset + c));
+            format!(
+                ",\n    {}u, {}u, {}u",
+                status.len(),
+                sh.cells,
+                u32::from(sh.global_cells)
+            )
+        }
+        None => String::new(),
+    };
     let cols = Columns::of(p);
     let names: Vec<String> = column_names(p).iter().map(|n| c_str(n)).collect();
     let sources: Vec<i64> = cols
@@ -559,7 +653,7 @@ fn desc(s: &mut String, id: &str, bundle: &str, test: &str, p: &Program, pl: &Pl
     );
     let _ = writeln!(
         s,
-        "static const ptxmc::TestDesc {id}_desc = {{\n    {}, {}, {}, {},\n    {id}_kernel, {}u, {}u, {}u, {}u,\n    {}u, {id}_loc_region, {id}_loc_rank, {id}_loc_init,\n    {{{}u, {}u}}, {}u, {}u, {id}_status, {}u,\n    {}u, {id}_cols, {id}_sources}};",
+        "static const ptxmc::TestDesc {id}_desc = {{\n    {}, {}, {}, {},\n    {id}_kernel, {}u, {}u, {}u, {}u,\n    {}u, {id}_loc_region, {id}_loc_rank, {id}_loc_init,\n    {{{}u, {}u}}, {}u, {}u, {id}_status, {}u,\n    {}u, {id}_cols, {id}_sources{shared_tail}}};",
         c_str(id),
         c_str(&p.name),
         c_str(test),
@@ -604,18 +698,22 @@ pub const RUN_SH: &str = r#"#!/usr/bin/env bash
 # Run every built bundle: one histogram OUTDIR/<id>.json per test.
 # usage: run.sh OUTDIR [SECONDS_PER_TEST (default 1)] [--seed N] [--launches N] [--only ID]
 # A bundle that dies is restarted after its failing test (recorded as <id>.failed).
+# BUNDLE_TIMEOUT=S kills a bundle run after S seconds (a watchdog besides the
+# harness's own spin bounds); the test it was in is then recorded as failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: run.sh OUTDIR [SECONDS_PER_TEST] [harness options]}
 secs=${2:-1}
 shift; [ $# -gt 0 ] && shift
 mkdir -p "$out"
+watchdog=()
+if [ "${BUNDLE_TIMEOUT:-0}" -gt 0 ]; then watchdog=(timeout -s KILL "$BUNDLE_TIMEOUT"); fi
 status=0
 for src in "$here"/bundle*.cu; do
   b=${src%.cu}
   if [ ! -x "$b" ]; then echo "run.sh: $(basename "$b") not built" >&2; status=1; continue; fi
   for try in 1 2 3 4 5 6 7 8; do
-    "$b" --out "$out" --seconds "$secs" --resume "$@" && break
+    ${watchdog[@]+"${watchdog[@]}"} "$b" --out "$out" --seconds "$secs" --resume "$@" && break
     echo "run.sh: $(basename "$b") failed (try $try); resuming after the failing test" >&2
     status=1
   done

@@ -5,20 +5,27 @@
 //! 1. [`plan`] decides whether a test can be run faithfully on one GPU and,
 //!    if so, where everything goes (CTA roles, warps, memory regions, barrier
 //!    resources, result columns); anything it cannot express is a
-//!    [`Refusal`] with a reason, never an approximation.
+//!    [`Refusal`] with a reason, never an approximation. [`async_plan`] is
+//!    its part for shared memory, mbarriers, the async proxy and clusters
+//!    (the shared harness: 16-byte cells, scaled byte counts, drains).
 //! 2. [`generate`] (`gen.rs`) writes the CUDA C++ harness of a plan (inline PTX with the
 //!    test's exact instructions), bundles, a manifest and a build/run script
-//!    that needs only nvcc and the driver.
+//!    that needs only nvcc and the driver; `gen_shared.rs` writes the
+//!    asynchronous instructions and the shared harness's kernel.
 //! 3. [`histogram`] is the JSON the harness writes: final states and counts.
 //! 4. [`sass`] reads `cuobjdump` output and checks, per litmus thread, that
-//!    the machine code still has the test's accesses, fences and barriers.
+//!    the machine code still has the test's accesses, fences, barriers and
+//!    asynchronous operations, and that acquire mbarrier waits complete
+//!    before the next access issues (from the instructions' control bits).
 //! 5. [`compare`] puts a histogram beside the model's outcome set: allowed
 //!    and observed, allowed but never observed, observed but forbidden.
 //!
 //! `docs/hardware.md` describes the harness, the JSON schema and every
 //! refusal.
 
+pub mod async_plan;
 pub mod compare;
+mod gen_shared;
 // `gen` is a reserved word in Rust 2024; the file keeps the short name.
 #[path = "gen.rs"]
 pub mod generate;

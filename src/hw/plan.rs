@@ -15,6 +15,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::async_plan;
+pub use super::async_plan::{Arg, ArgForm, SharedPlan};
 use crate::ir::{
     AddrId, AddressKind, BarrierKind, Instr, LocId, Operand, Program, Proxy, ProxyFenceKind, RmwOp,
     Scope, Sem, ThreadId, Value,
@@ -170,14 +172,53 @@ pub enum Reason {
     TooManyClusters(usize),
     /// More than [`MAX_LOCS`] locations.
     TooManyLocations(usize),
-    /// Shared memory, mbarriers, the async proxy, cluster barriers or
-    /// restricted fences (the harness places every location in global memory).
-    AsyncProxy {
-        /// Thread name, or `init` for a shared-memory location.
+    /// An mbarrier arrive that keeps its state token, or a wait on a token
+    /// held in a register (the hardware token is an opaque 64-bit value).
+    MbarrierStateToken(String),
+    /// An mbarrier count, byte count or phase held in a register.
+    MbarrierOperand {
+        /// Thread name.
         thread: String,
-        /// What it uses.
+        /// What the register gives.
         what: String,
     },
+    /// The phases of an mbarrier cannot be told apart the way the hardware does.
+    MbarrierPhase {
+        /// The mbarrier.
+        bar: String,
+        /// Why.
+        why: String,
+    },
+    /// The harness cannot tell when the asynchronous operations completing on
+    /// an mbarrier have all landed (so final values could be gathered early).
+    MbarrierDrain {
+        /// The mbarrier.
+        bar: String,
+        /// Why.
+        why: String,
+    },
+    /// A copy size the hardware cannot move as one litmus word.
+    CopySize {
+        /// Thread name.
+        thread: String,
+        /// The size written.
+        size: Value,
+    },
+    /// Transaction byte counts that no hardware copy size matches.
+    TxBytes {
+        /// The mbarrier.
+        bar: String,
+        /// Why.
+        why: String,
+    },
+    /// `fence.proxy.tensormap::generic.acquire` with a tensormap operand.
+    TensormapAcquire(String),
+    /// Threads of one cluster go through different numbers of `barrier.cluster` phases.
+    ClusterBarrierPhases(u32),
+    /// A shared location of a CTA that has no thread (no block plays it).
+    SharedWithoutCta(String),
+    /// A shared location reached through several virtual addresses.
+    SharedAliases(String),
     /// More than [`MAX_COLS`] result columns.
     TooManyColumns(usize),
 }
@@ -308,9 +349,41 @@ impl fmt::Display for Reason {
             Reason::TooManyLocations(n) => {
                 write!(f, "{n} locations; the harness supports at most {MAX_LOCS}")
             }
-            Reason::AsyncProxy { thread, what } => write!(
+            Reason::MbarrierStateToken(thread) => write!(
                 f,
-                "{thread} uses {what}; the harness places every location in global memory and does not generate shared memory, mbarriers, async-proxy copies or cluster barriers yet (docs/hardware.md)"
+                "{thread} keeps an mbarrier state token in a register or waits on one; the hardware token is an opaque 64-bit value, not the model's phase number"
+            ),
+            Reason::MbarrierOperand { thread, what } => write!(
+                f,
+                "{thread} gives {what} of an mbarrier operation in a register; the harness needs it before the run (to scale byte counts, plan phases and drain the barrier)"
+            ),
+            Reason::MbarrierPhase { bar, why } => {
+                write!(f, "mbarrier `{bar}`: {why}")
+            }
+            Reason::MbarrierDrain { bar, why } => write!(
+                f,
+                "mbarrier `{bar}`: {why}; the harness could read final values before an asynchronous write lands"
+            ),
+            Reason::CopySize { thread, size } => write!(
+                f,
+                "{thread} copies {size} bytes; a litmus location is one 32-bit word, so cp.async, st.async and red.async move 4 bytes and a bulk copy 4, 8 or 16 (the harness moves a 16-byte cell)"
+            ),
+            Reason::TxBytes { bar, why } => write!(f, "mbarrier `{bar}`: {why}"),
+            Reason::TensormapAcquire(thread) => write!(
+                f,
+                "{thread} uses fence.proxy.tensormap::generic.acquire on an address; the harness creates no tensor maps"
+            ),
+            Reason::ClusterBarrierPhases(c) => write!(
+                f,
+                "threads of cluster {c} go through different numbers of barrier.cluster phases; every thread of a hardware cluster takes part in each phase, so the barrier would hang"
+            ),
+            Reason::SharedAliases(loc) => write!(
+                f,
+                "`{loc}` lies in shared memory and has several virtual addresses; shared memory cannot be mapped twice"
+            ),
+            Reason::SharedWithoutCta(loc) => write!(
+                f,
+                "`{loc}` lies in the shared memory of a CTA that has no thread; no block plays that CTA"
             ),
             Reason::TooManyColumns(n) => write!(
                 f,
@@ -325,7 +398,16 @@ impl Reason {
     pub fn key(&self) -> &'static str {
         match self {
             Reason::MultipleGpus(_) => "multiple-gpus",
-            Reason::AsyncProxy { .. } => "async-proxy",
+            Reason::MbarrierStateToken(_) => "mbarrier-state-token",
+            Reason::MbarrierOperand { .. } => "mbarrier-operand",
+            Reason::MbarrierPhase { .. } => "mbarrier-phase",
+            Reason::MbarrierDrain { .. } => "mbarrier-drain",
+            Reason::CopySize { .. } => "copy-size",
+            Reason::TxBytes { .. } => "tx-bytes",
+            Reason::TensormapAcquire(_) => "tensormap-acquire",
+            Reason::ClusterBarrierPhases(_) => "cluster-barrier-phases",
+            Reason::SharedWithoutCta(_) => "shared-without-cta",
+            Reason::SharedAliases(_) => "shared-aliases",
             Reason::UnknownInstruction { .. } => "unknown-instruction",
             Reason::StrongProxyAccess { .. } => "strong-proxy-access",
             Reason::NotPtxProxyFence(_) => "not-ptx-proxy-fence",
@@ -367,6 +449,9 @@ pub enum Region {
     Const = 1,
     /// A 2D CUDA array behind a surface object (and a texture object).
     Surface = 2,
+    /// The shared memory of the CTA that owns the location: a 16-byte cell
+    /// per instance in every block's window (`super::async_plan`).
+    Shared = 3,
 }
 
 /// A location's place: region and rank among the region's locations.
@@ -399,6 +484,9 @@ pub enum AddrPlace {
     Texture2d,
     /// The surface object, addressed by (x in bytes, y).
     Surface,
+    /// A cell of the owner CTA's shared memory; each instruction reaches it
+    /// in its own way ([`ArgForm`]).
+    Shared,
 }
 
 /// One CTA of the test: a block role.
@@ -424,8 +512,8 @@ pub struct BarrierPlan {
 /// What one litmus thread's device function needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadPlan {
-    /// Addresses it uses, in order of first use (its function's parameters).
-    pub args: Vec<AddrId>,
+    /// Addresses it uses and how, in order of first use (its function's parameters).
+    pub args: Vec<Arg>,
     /// First word of its registers in an instance's results.
     pub res_offset: usize,
     /// Words it writes: its registers, a sink word that keeps every loaded
@@ -454,7 +542,7 @@ pub struct Plan {
     /// Per location.
     pub locs: Vec<LocPlan>,
     /// Locations per region.
-    pub nregion: [usize; 3],
+    pub nregion: [usize; 4],
     /// Virtual mappings of the main region (1 = one plain allocation).
     pub maps: usize,
     /// Mappings that need a linear texture object.
@@ -469,6 +557,8 @@ pub struct Plan {
     pub max_instances: usize,
     /// Whether some thread loops.
     pub loops: bool,
+    /// With shared memory or asynchronous operations: the shared harness.
+    pub shared: Option<SharedPlan>,
 }
 
 impl Plan {
@@ -533,32 +623,6 @@ fn barrier_deadlock(seqs: &[Vec<(Vec<Value>, BarrierKind)>]) -> Option<Vec<Value
 /// Per thread that arrives at one barrier name: how often, and the thread counts written.
 type Arrivals = BTreeMap<ThreadId, (usize, Vec<Option<Value>>)>;
 
-/// The async-proxy, mbarrier or cluster feature instruction `i` uses, if any.
-fn async_feature(i: &Instr) -> Option<&'static str> {
-    Some(match i {
-        Instr::AsyncCopy { .. } => "an asynchronous copy",
-        Instr::CommitGroup { .. } | Instr::WaitGroup { .. } => "async-group completion",
-        Instr::AsyncMbarArrive { .. } => "`cp.async.mbarrier.arrive`",
-        Instr::Mbar { .. } | Instr::MbarWait { .. } => "an mbarrier",
-        Instr::ClusterBarrier { .. } => "`barrier.cluster`",
-        Instr::ProxyFenceUni { .. } => "a uni-directional proxy fence",
-        Instr::ProxyFence {
-            kind: ProxyFenceKind::Async(_),
-        } => "`fence.proxy.async`",
-        Instr::Fence {
-            restrict: Some(_), ..
-        } => "a restricted fence (`.sync_restrict`, `fence.mbarrier_init`)",
-        Instr::Signal { .. } | Instr::Await { .. } => "a lowered asynchronous operation",
-        _ if i
-            .access()
-            .is_some_and(|a| a.space.is_some_and(|sp| sp != crate::ir::SpaceQual::Global)) =>
-        {
-            "a shared-memory state space"
-        }
-        _ => return None,
-    })
-}
-
 /// Decide how `p` runs on the GPU, or why it cannot. `test` names the test in
 /// the refusal.
 pub fn plan(p: &Program, test: &str) -> Result<Plan, Refusal> {
@@ -595,28 +659,12 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
     // Instructions: only what PTX has and the harness writes exactly.
     let mut has_branch = false;
     let mut has_barrier = false;
-    let mut cluster_scope = false;
+    let mut cluster_scope = async_plan::needs_cluster(p);
     for l in &p.locations {
-        if l.space != crate::ir::Space::Global || l.kind != crate::ir::LocKind::Data {
-            let what = match l.kind {
-                crate::ir::LocKind::Data => format!("`{}`, a location in shared memory", l.name),
-                _ => format!("`{}`, an mbarrier", l.name),
-            };
-            return Err(Reason::AsyncProxy {
-                thread: "init".to_string(),
-                what,
-            });
-        }
-        check_value(l.init)?;
-    }
-    for th in &p.threads {
-        for i in &th.code {
-            if let Some(what) = async_feature(i) {
-                return Err(Reason::AsyncProxy {
-                    thread: th.name.clone(),
-                    what: what.to_string(),
-                });
-            }
+        // An mbarrier's initial value is its encoded state; the harness
+        // initialises it with its arrival count instead.
+        if l.kind == crate::ir::LocKind::Data {
+            check_value(l.init)?;
         }
     }
     for th in &p.threads {
@@ -647,6 +695,19 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                         proxy: a.proxy,
                     });
                 }
+            }
+            if async_plan::check_instr(p, &th.name, i)? {
+                if let Instr::Mbar { scope, .. } | Instr::MbarWait { scope, .. } = i {
+                    if *scope == Scope::Cluster {
+                        cluster_scope = true;
+                    }
+                }
+                if let Instr::Fence { scope, .. } | Instr::ProxyFenceUni { scope, .. } = i {
+                    if *scope == Scope::Cluster {
+                        cluster_scope = true;
+                    }
+                }
+                continue;
             }
             #[allow(unreachable_patterns)]
             match i {
@@ -768,14 +829,14 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
     let mut used: Vec<bool> = vec![false; p.addresses.len()];
     for th in &p.threads {
         for i in &th.code {
-            if let Some(a) = i.access() {
+            for a in async_plan::operands(p, i) {
                 used[a.addr] = true;
             }
         }
     }
     let mut addrs: Vec<Option<AddrPlace>> = vec![None; p.addresses.len()];
     let mut locs = Vec::with_capacity(p.locations.len());
-    let mut nregion = [0usize; 3];
+    let mut nregion = [0usize; 4];
     let mut maps = 1;
     let mut tex_lin_maps: Vec<usize> = Vec::new();
     let mut tex_array = false;
@@ -793,7 +854,15 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
         let mut vas: Vec<AddrId> = reach.iter().map(|&a| p.addresses[a].va).collect();
         vas.sort_unstable();
         vas.dedup();
-        let region = if first_of(AddressKind::Surface).is_some() {
+        let region = if loc.space != crate::ir::Space::Global {
+            if vas.len() > 1 {
+                return Err(Reason::SharedAliases(loc.name.clone()));
+            }
+            for &a in &reach {
+                addrs[a] = Some(AddrPlace::Shared);
+            }
+            Region::Shared
+        } else if first_of(AddressKind::Surface).is_some() {
             if let Some(g) = first_of(AddressKind::Generic) {
                 return Err(Reason::SurfaceShared {
                     loc: loc.name.clone(),
@@ -982,11 +1051,11 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
     let mut threads = Vec::with_capacity(p.threads.len());
     let mut offset = 0;
     for (t, th) in p.threads.iter().enumerate() {
-        let mut args: Vec<AddrId> = Vec::new();
+        let mut args: Vec<Arg> = Vec::new();
         for i in &th.code {
-            if let Some(a) = i.access() {
-                if !args.contains(&a.addr) {
-                    args.push(a.addr);
+            for a in async_plan::operands(p, i) {
+                if !args.contains(&a) {
+                    args.push(a);
                 }
             }
         }
@@ -1005,6 +1074,16 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
         });
         offset += words;
     }
+    // The shared harness: shared cells, mbarriers, drains, cluster-barrier
+    // phases, and one status word per CTA role after the threads' results.
+    let shared = if async_plan::needs_shared_harness(p) {
+        let mut sp = async_plan::analyse(p, &ctas, clusters.as_deref())?;
+        sp.status_offset = offset;
+        offset += ctas.len().div_ceil(4) * 4;
+        Some(sp)
+    } else {
+        None
+    };
     let nconst = nregion[Region::Const as usize];
     let max_instances = if nconst > 0 {
         // Room for every placement with location spacing up to 2 words.
@@ -1027,6 +1106,7 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
         addrs,
         res_stride: offset,
         max_instances,
+        shared,
     })
 }
 

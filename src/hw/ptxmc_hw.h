@@ -47,6 +47,10 @@
 // the tests' generic accesses reach the same words.
 __constant__ unsigned ptxmc_cbank[8192];
 
+// The shared harness's window: per instance of the block, one 16-byte cell per
+// shared location or mbarrier of the test, at positions drawn per launch.
+extern __shared__ __align__(128) unsigned char ptxmc_smem[];
+
 namespace ptxmc {
 
 constexpr unsigned CONST_WORDS = 8192;
@@ -59,6 +63,8 @@ constexpr unsigned MAIN_CAP_WORDS = 1u << 24;  // 64 MiB for the main region
 constexpr int MAX_LOCS = 16;
 constexpr int MAX_MAPS = 4;
 constexpr int NCONFIGS = 4;
+constexpr unsigned CELL_BYTES = 16;                 // one shared (or global) cell
+constexpr unsigned SHARED_WINDOW_MAX = 48u * 1024u;  // dynamic shared memory per block
 static const char* const CONFIG_NAMES[NCONFIGS] = {"plain", "barrier-start", "stress",
                                                    "barrier-start+stress"};
 
@@ -86,6 +92,11 @@ struct Launch {
   unsigned* final_locs;      // per instance: every location's final value
   unsigned* start;           // per group: arrival counter
   unsigned* scratch;         // stress lines
+  // The shared harness: cells per instance, and this launch's cell layout.
+  unsigned ncells;
+  unsigned sh_stride, sh_offset, sh_mode;  // in cells
+  unsigned sh_a, sh_c;                     // local instance i sits at (a*i + c) % 32
+  unsigned sh_perm[MAX_LOCS];              // cell rank -> position among an instance's cells
 };
 
 __host__ __device__ inline unsigned hash3(unsigned a, unsigned b, unsigned c) {
@@ -159,6 +170,122 @@ __device__ inline void stress(const Launch& L) {
   }
 }
 
+// ---- The shared harness (docs/hardware.md) ----
+
+// Byte offset in the window of cell `rank` of local instance `li` (0..31).
+__device__ inline unsigned cell_offset(const Launch& L, unsigned rank, unsigned li) {
+  unsigned pos = (L.sh_a * li + L.sh_c) & 31u;
+  unsigned l = L.sh_perm[rank];
+  unsigned idx = L.sh_mode ? (l * 32u + pos) : (pos * L.ncells + l);
+  return (L.sh_offset + idx * L.sh_stride) * CELL_BYTES;
+}
+
+// The .shared::cta address of a cell of this block.
+__device__ inline unsigned smem_cta(const Launch& L, unsigned rank, unsigned li) {
+  return (unsigned)__cvta_generic_to_shared(ptxmc_smem + cell_offset(L, rank, li));
+}
+
+// The generic address of a cell of this block.
+__device__ inline unsigned long long smem_generic(const Launch& L, unsigned rank, unsigned li) {
+  return (unsigned long long)(ptxmc_smem + cell_offset(L, rank, li));
+}
+
+// The .shared::cluster address of the same cell in the block of cluster rank `cta_rank`
+// (every block lays its window out alike).
+__device__ inline unsigned smem_cluster(const Launch& L, unsigned rank, unsigned li,
+                                        unsigned cta_rank) {
+  unsigned r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_cta(L, rank, li)),
+               "r"(cta_rank));
+  return r;
+}
+
+// A shared data cell: the location's initial value, then three padding words
+// (a bulk copy moves the whole cell; nobody observes the padding).
+__device__ inline void init_word(const Launch& L, unsigned rank, unsigned li, unsigned v) {
+  *(uint4*)(ptxmc_smem + cell_offset(L, rank, li)) = make_uint4(v, 0u, 0u, 0u);
+}
+
+// An mbarrier that the test initialises itself: zero before the test.
+__device__ inline void clear_cell(const Launch& L, unsigned rank, unsigned li) {
+  *(uint4*)(ptxmc_smem + cell_offset(L, rank, li)) = make_uint4(0u, 0u, 0u, 0u);
+}
+
+// An mbarrier initialised before the test (`bar @ mbarrier cta N = COUNT`).
+__device__ inline void init_mbarrier(const Launch& L, unsigned rank, unsigned li, unsigned count) {
+  *(uint2*)(ptxmc_smem + cell_offset(L, rank, li) + 8) = make_uint2(0u, 0u);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_cta(L, rank, li)), "r"(count)
+               : "memory");
+}
+
+// The initial cells are the test's initial state: visible to the async proxy
+// (copies read and complete on them) and, with clusters, the mbarrier
+// initialisations to the other CTAs, before the barrier that starts the test.
+__device__ inline void publish_shared_init(bool cluster) {
+  if (cluster) asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Every thread of the cluster (non-aligned: warps may have diverged).
+__device__ inline void sync_cluster() {
+  asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// After a litmus thread's code: its own cp.async and bulk copies complete
+// (they are the thread's; its registers are already recorded).
+__device__ inline void complete_cp_async() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+__device__ inline void complete_bulk_groups() {
+  asm volatile("cp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;" ::: "memory");
+}
+
+// After the test: add the arrivals and bytes that make the barrier's first
+// phase complete exactly when every asynchronous operation completing on it
+// has landed, then wait for that phase (bounded). 1: done; 0: gave up.
+__device__ inline unsigned drain(const Launch& L, unsigned rank, unsigned li, unsigned expect,
+                                 unsigned arrivals) {
+  const unsigned a = smem_cta(L, rank, li);
+  if (expect)
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(expect)
+                 : "memory");
+  if (arrivals)
+    asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [%0], %1;" ::"r"(a), "r"(arrivals)
+                 : "memory");
+  unsigned done = 0, n = 0;
+  do {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], 0;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(a)
+        : "memory");
+  } while (!done && ++n < SPIN_LIMIT);
+  return done;
+}
+
+// The final value of a shared location (after the drains).
+__device__ inline void gather(const Launch& L, unsigned rank, unsigned li, unsigned inst,
+                              unsigned loc) {
+  L.final_locs[(size_t)inst * L.nloc + loc] =
+      *(const volatile unsigned*)(ptxmc_smem + cell_offset(L, rank, li));
+}
+
+// Before the block's shared memory is reused by another block.
+__device__ inline void inval_mbarrier(const Launch& L, unsigned rank, unsigned li) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" ::"r"(smem_cta(L, rank, li)) : "memory");
+}
+
+// A warp that plays no litmus thread: the stress loop (stress warps, in the
+// stress configurations) and the test's barrier.cluster phases of its cluster.
+__device__ inline void idle(const Launch& L, bool stress_warp, unsigned phases) {
+  const bool hammer = stress_warp && L.stress;
+  if (phases == 0 && hammer) stress(L);
+  for (unsigned k = 0; k < phases; ++k) {
+    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+    if (k == 0 && hammer) stress(L);
+    asm volatile("barrier.cluster.wait;" ::: "memory");
+  }
+}
+
 // A thread's results: four words in one 128-bit store (the SASS check skips
 // 128-bit accesses: litmus accesses are 32-bit).
 __device__ inline void store4(unsigned* p, unsigned a, unsigned b, unsigned c, unsigned d) {
@@ -182,6 +309,7 @@ __global__ void gather_kernel(const __grid_constant__ Launch L) {
   unsigned inst = blockIdx.x * blockDim.x + threadIdx.x;
   if (inst >= L.ninst) return;
   for (unsigned l = 0; l < L.nloc; ++l) {
+    if (L.loc_region[l] > 1) continue;  // shared locations: gathered by the test kernel
     const unsigned* base = L.loc_region[l] == 0 ? L.map[0] : L.cglobal;
     L.final_locs[inst * L.nloc + l] =
         *(const volatile unsigned*)(base + word_of(L, L.loc_region[l], inst, L.loc_rank[l]));
@@ -213,6 +341,10 @@ struct TestDesc {
   unsigned ncols;
   const char* const* col_names;
   const int* col_source;  // >= 0: result word; < 0: location -1 - col_source
+  // The shared harness (left out, i.e. zero, for global-memory tests):
+  unsigned nstatus;       // status words (threads, then CTA roles); 0: one per thread
+  unsigned ncells;        // shared cells per instance
+  unsigned global_cells;  // every global location has a 16-byte cell (bulk copies)
 };
 
 struct Options {
@@ -385,7 +517,19 @@ inline void run_test(const TestDesc& T, const Options& o) {
   cudaRuntimeGetVersion(&runtime);
 
   const unsigned block = 32u * (T.warps + STRESS_WARPS);
+  const unsigned nstatus = T.nstatus ? T.nstatus : T.nthreads;
+  // The shared harness's window: room for the widest cell stride that fits.
+  static const unsigned SH_STRIDES[] = {1, 2, 3, 4, 8};
+  std::vector<unsigned> sh_strides;
+  for (unsigned s : SH_STRIDES)
+    if (T.ncells && (8u + 32u * T.ncells * s) * CELL_BYTES <= SHARED_WINDOW_MAX) sh_strides.push_back(s);
+  if (T.ncells && sh_strides.empty()) {
+    fprintf(stderr, "%s: %s: the shared cells do not fit in a block\n", T.id, T.path);
+    exit(3);
+  }
+  const size_t smem = T.ncells ? (8u + 32u * T.ncells * sh_strides.back()) * CELL_BYTES : 0;
   cudaLaunchConfig_t cfg = {};
+  cfg.dynamicSmemBytes = smem;
   cudaLaunchAttribute attr[1] = {};
   cfg.blockDim = dim3(block, 1, 1);
   // Size the grid so that every block is resident at once (the start barrier
@@ -404,7 +548,7 @@ inline void run_test(const TestDesc& T, const Options& o) {
     ngroups = (unsigned)nclusters / T.units_per_group;
   } else {
     int per_sm = 0;
-    PTXMC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, T.kernel, block, 0));
+    PTXMC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, T.kernel, block, smem));
     ngroups = (unsigned)(per_sm * prop.multiProcessorCount) / T.units_per_group;
   }
   if (ngroups * 32u > T.max_instances) ngroups = T.max_instances / 32u;
@@ -417,9 +561,12 @@ inline void run_test(const TestDesc& T, const Options& o) {
   cfg.gridDim = dim3(nunits * (T.cluster_dim ? T.cluster_dim : 1u), 1, 1);
 
   // Strides that fit: the main region holds at most MAIN_CAP_WORDS words.
+  // With global cells (bulk copies move 16 bytes) a location's word starts a
+  // 16-byte cell of its own: strides and offsets are multiples of 4 words.
   static const unsigned STRIDES[] = {1, 2, 3, 4, 8, 16, 32, 64};
   std::vector<unsigned> main_strides, const_strides;
   for (unsigned s : STRIDES) {
+    if (T.global_cells && s % 4u != 0) continue;
     if ((unsigned long long)ninst * (T.nreg[0] ? T.nreg[0] : 1) * s + 64 <= MAIN_CAP_WORDS)
       main_strides.push_back(s);
     if ((unsigned long long)ninst * T.nreg[1] * s <= CONST_WORDS) const_strides.push_back(s);
@@ -487,12 +634,28 @@ inline void run_test(const TestDesc& T, const Options& o) {
       if (g == 0) room = 64;
       else if (T.nreg[1]) room = CONST_WORDS - ninst * T.nreg[1] * L.stride[1];
       L.offset[g] = rng.below(room < 64 ? room + 1 : 64);
+      if (g == 0 && T.global_cells) L.offset[g] &= ~3u;
       for (unsigned l = 0; l < (unsigned)MAX_LOCS; ++l) L.lperm[g][l] = l;
       for (unsigned l = T.nreg[g]; l > 1; --l) {
         unsigned j = rng.below(l);
         unsigned t = L.lperm[g][l - 1];
         L.lperm[g][l - 1] = L.lperm[g][j];
         L.lperm[g][j] = t;
+      }
+    }
+    if (T.ncells) {
+      L.ncells = T.ncells;
+      L.sh_stride = sh_strides[rng.below((unsigned)sh_strides.size())];
+      L.sh_offset = rng.below(8);
+      L.sh_mode = rng.below(2);
+      L.sh_a = 2u * rng.below(16) + 1u;
+      L.sh_c = rng.below(32);
+      for (unsigned l = 0; l < (unsigned)MAX_LOCS; ++l) L.sh_perm[l] = l;
+      for (unsigned l = T.ncells; l > 1; --l) {
+        unsigned j = rng.below(l);
+        unsigned t = L.sh_perm[l - 1];
+        L.sh_perm[l - 1] = L.sh_perm[j];
+        L.sh_perm[j] = t;
       }
     }
     // Initial values: the constant bank through the runtime (which keeps the
@@ -519,7 +682,7 @@ inline void run_test(const TestDesc& T, const Options& o) {
     for (unsigned inst = 0; inst < ninst; ++inst) {
       const unsigned* r = res.data() + (size_t)inst * T.res_stride;
       bool timed_out = false;
-      for (unsigned t = 0; t < T.nthreads; ++t) timed_out |= r[T.status_word[t]] != 1u;
+      for (unsigned t = 0; t < nstatus; ++t) timed_out |= r[T.status_word[t]] != 1u;
       if (timed_out) {
         timeouts[c]++;
         continue;

@@ -17,9 +17,11 @@
 
 pub mod hang;
 pub mod layout;
+pub mod reason;
 pub mod state;
 mod steps;
 pub mod trace;
+mod why;
 pub mod window;
 
 use smallvec::SmallVec;
@@ -31,6 +33,7 @@ use crate::outcome::{Columns, State as Outcome};
 use crate::rel::{Set, bit, members};
 
 use layout::{Layout, SlotKind};
+use reason::Reason;
 use state::{NONE, State, ThreadState, View};
 
 pub use layout::TooManySlots;
@@ -282,21 +285,36 @@ impl<'p> Machine<'p> {
     /// atomic, SC per location. (Coherence and obligations never cross
     /// locations, so a change at `loc` only needs `loc` checked.)
     fn co_ok(&self, st: &State, loc: usize) -> bool {
+        self.co_check(st, loc).is_ok()
+    }
+
+    /// [`Machine::co_ok`], saying which check fails.
+    fn co_check(&self, st: &State, loc: usize) -> Result<(), Reason> {
         let l = &self.layout;
         let here = l.loc_slots[loc];
         for v in members(st.versions & here) {
-            if st.co[v] & bit(v) != 0 || st.co[v] & st.never_below[v] != 0 {
-                return false;
+            if st.co[v] & bit(v) != 0 {
+                return Err(Reason::CoherenceCycle { version: v });
+            }
+            if let Some(w) = members(st.co[v] & st.never_below[v]).next() {
+                return Err(Reason::Obligation {
+                    version: v,
+                    newer: w,
+                });
             }
         }
         for x in members(st.versions & st.bound & here) {
             // x is an issued RMW: nothing morally strong between its source and itself.
             let src = st.rf[x] as usize;
-            if members(st.co[src] & l.ms[x]).any(|y| st.co[y] & bit(x) != 0) {
-                return false;
+            if let Some(y) = members(st.co[src] & l.ms[x]).find(|&y| st.co[y] & bit(x) != 0) {
+                return Err(Reason::Atomicity { rmw: x, between: y });
             }
         }
-        self.ser_ok(st, loc)
+        if self.ser_ok(st, loc) {
+            Ok(())
+        } else {
+            Err(Reason::ScPerLocation { loc })
+        }
     }
 
     /// SC per location (A5) for `loc`: its issued accesses, with program order
@@ -433,11 +451,23 @@ impl<'p> Machine<'p> {
     /// The early Causality check of a bind: no write `t`'s view already
     /// shows on `r`'s line is coherence-after `v`.
     fn bind_allowed(&self, st: &State, t: usize, r: usize, v: usize) -> bool {
+        self.bind_check(st, t, r, v).is_ok()
+    }
+
+    /// [`Machine::bind_allowed`], naming the newer write the view shows.
+    fn bind_check(&self, st: &State, t: usize, r: usize, v: usize) -> Result<(), Reason> {
         let k = &st.threads[t].view;
         // A partial front is fine here: this early check only rejects what the
         // full check at retirement would reject too.
         let (f, _) = self.front_plus(st, k, r);
-        !members(f).any(|w| st.co_before(v, w))
+        match members(f).find(|&w| st.co_before(v, w)) {
+            Some(w) => Err(Reason::Stale {
+                read: r,
+                version: v,
+                newer: w,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Record the bind in `s` and check SC per location.

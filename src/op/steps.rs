@@ -25,6 +25,7 @@ use crate::rel::{Set, bit, members};
 
 use super::Machine;
 use super::layout::SlotKind;
+use super::reason::Reason;
 use super::state::{Arrival, Snapshot, Stage, State, View};
 use super::window::{End, Entry, Window, Windows, operand};
 use crate::model::loops::Beyond;
@@ -64,7 +65,7 @@ pub enum StepKind {
 }
 
 /// What retiring an instruction amounts to.
-enum Plan {
+pub(super) enum Plan {
     /// Registers only, or a branch: go on at `target` (or the next
     /// instruction), counting a bounded back edge.
     Advance(Option<usize>, Option<usize>),
@@ -109,7 +110,7 @@ enum InPlace {
 
 // Short-lived (one per thread and step), so the size of `Ready` does not matter.
 #[allow(clippy::large_enum_variant)]
-enum Retire {
+pub(super) enum Retire {
     /// The retirement of thread `t`'s entry needs no choice but its plan's own.
     Ready(usize, Entry, Plan),
     /// It needs a choice (a load to bind, a `fence.sc` to order).
@@ -260,7 +261,7 @@ impl Machine<'_> {
         out
     }
 
-    fn is_bound(&self, st: &State, e: &Entry) -> bool {
+    pub(super) fn is_bound(&self, st: &State, e: &Entry) -> bool {
         e.slot.is_some_and(|s| st.bound & bit(s) != 0)
     }
 
@@ -314,7 +315,7 @@ impl Machine<'_> {
 
     /// Decide what retiring thread `t`'s next instruction amounts to, without
     /// changing the state.
-    fn try_retire(&self, st: &State, t: usize, windows: &Windows) -> Retire {
+    pub(super) fn try_retire(&self, st: &State, t: usize, windows: &Windows) -> Retire {
         let ts = &st.threads[t];
         let Some(e) = self.head_entry(st, t) else {
             return Retire::Blocked;
@@ -725,7 +726,18 @@ impl Machine<'_> {
     /// Validate and retire entry `e` of thread `t` in `s`, with the view `k`
     /// after propagation (machine-m2.md §4 RETIRE (b), (c)). False if a check
     /// fails (then `s` is garbage).
-    fn finish_retire(&self, s: &mut State, t: usize, e: &Entry, mut k: View) -> bool {
+    fn finish_retire(&self, s: &mut State, t: usize, e: &Entry, k: View) -> bool {
+        self.finish_retire_check(s, t, e, k).is_ok()
+    }
+
+    /// [`Machine::finish_retire`], saying which check fails.
+    pub(super) fn finish_retire_check(
+        &self,
+        s: &mut State,
+        t: usize,
+        e: &Entry,
+        mut k: View,
+    ) -> Result<(), Reason> {
         let l = &self.layout;
         let slot = e.slot.unwrap();
         let si = &l.slots[slot];
@@ -737,7 +749,11 @@ impl Machine<'_> {
             let v = s.rf[slot] as usize;
             for w in members(self.front_plus(s, &k, slot).0) {
                 if s.co_before(v, w) {
-                    return false;
+                    return Err(Reason::Stale {
+                        read: slot,
+                        version: v,
+                        newer: w,
+                    });
                 }
                 if w != v {
                     s.never_below[v] |= bit(w);
@@ -753,12 +769,15 @@ impl Machine<'_> {
             for w in members(self.front_plus(s, &k, slot).0 & l.writes & !bit(slot)) {
                 self.add_co(s, w, slot);
             }
-            if !self.co_ok(s, si.loc) {
-                return false;
-            }
+            self.co_check(s, si.loc)?;
             // Causality, rf part: no read that returned this write lies in its causal past.
-            if members(self.front(&k, slot) & l.reads & s.bound).any(|r| s.rf[r] as usize == slot) {
-                return false;
+            if let Some(r) = members(self.front(&k, slot) & l.reads & s.bound)
+                .find(|&r| s.rf[r] as usize == slot)
+            {
+                return Err(Reason::ReadsFromFuture {
+                    write: slot,
+                    read: r,
+                });
             }
             k.raw |= bit(slot);
             if generic {
@@ -822,7 +841,7 @@ impl Machine<'_> {
         s.seq[slot] = e.seq;
         s.thread_mut(t).view = k;
         self.advance(s, t, e, None);
-        true
+        Ok(())
     }
 
     /// Whether the mbarrier wait in `slot` (thread `t`, bound) succeeds, given

@@ -11,7 +11,6 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 use crate::ir::{Instr, Prop, Term};
-use crate::litmus::print;
 use crate::model::hang::{Hang, Waits};
 use crate::outcome::State as Outcome;
 use crate::rel::{Set, bit, members};
@@ -380,7 +379,20 @@ impl Machine<'_> {
         let instruction = self.instr_text(step.thread, step.pc);
         let mut effects = Vec::new();
         let (kind, action) = match &step.kind {
-            StepKind::Retire => ("retire", self.retire_text(step)),
+            StepKind::Retire => {
+                if let Some(slot) = self.layout.base[step.thread][step.pc] {
+                    let si = &self.layout.slots[slot];
+                    if si.acquire_read() || si.acquire_fence() {
+                        let s = self.layout.slot(
+                            step.thread,
+                            step.pc,
+                            prev.threads[step.thread].execs[step.pc] as usize,
+                        );
+                        effects.extend(self.acquire_words(prev, step.thread, s.unwrap_or(slot)));
+                    }
+                }
+                ("retire", self.retire_text(step))
+            }
             StepKind::Bind {
                 slot,
                 version,
@@ -400,13 +412,11 @@ impl Machine<'_> {
                 let newer = next.co[*version]
                     & next.versions
                     & self.layout.loc_slots[self.layout.slots[*slot].loc];
-                if newer != 0 {
-                    let list: Vec<String> =
-                        members(newer).map(|w| self.version_text(next, w)).collect();
+                for w in members(newer) {
                     effects.push(format!(
-                        "newer: {}; nothing in {}'s causal past obliges this cache line to show it",
-                        list.join(", "),
-                        th.name
+                        "newer: {}; {}",
+                        self.version_text(next, w),
+                        self.not_shown(next, step.thread, *slot, w)
                     ));
                 }
                 (
@@ -557,74 +567,11 @@ impl Machine<'_> {
     /// An instruction as the test writes it; an agent's steps as what the
     /// asynchronous operation does.
     fn instr_text(&self, t: usize, pc: usize) -> String {
-        let th = &self.program.threads[t];
-        let Some(a) = &th.agent else {
-            let src = &self.source.threads[t];
-            return print::instr(self.source, src, &src.code[pc]);
-        };
-        let issuer = &self.source.threads[a.issuer];
-        let name = |addr: usize| self.program.addresses[addr].name.clone();
-        match &th.code[pc] {
-            crate::ir::Instr::Await { .. } if pc == 0 => format!(
-                "(start of {} `{}`)",
-                issuer.name,
-                print::instr(self.source, issuer, &issuer.code[a.spawn_pc])
-            ),
-            crate::ir::Instr::Await { .. } => "(after the tracked cp.async copies)".into(),
-            crate::ir::Instr::Load { access, .. } => {
-                format!("(read [{}], {} proxy)", name(access.addr), access.proxy)
-            }
-            crate::ir::Instr::Store { access, .. } => {
-                format!("(write [{}], {} proxy)", name(access.addr), access.proxy)
-            }
-            crate::ir::Instr::Rmw {
-                op, args, access, ..
-            } if op.is_mbarrier() => {
-                let n = match args[0] {
-                    crate::ir::Operand::Imm(v) => v.to_string(),
-                    crate::ir::Operand::Reg(_) => "?".into(),
-                };
-                let what = if *op == crate::ir::RmwOp::MbarCompleteTx {
-                    format!("complete-tx of {n} bytes")
-                } else {
-                    "arrive".to_string()
-                };
-                format!(
-                    "({what} on [{}], .{}.{})",
-                    name(access.addr),
-                    access.sem,
-                    access.scope.map_or("-", |s| s.as_str())
-                )
-            }
-            crate::ir::Instr::Rmw { op, access, .. } => format!(
-                "(reduction {} into [{}], {} proxy)",
-                op.as_str(),
-                name(access.addr),
-                access.proxy
-            ),
-            crate::ir::Instr::ProxyFence { .. } => {
-                "(implicit fence.proxy.async at completion)".into()
-            }
-            crate::ir::Instr::Signal {
-                kind: crate::ir::SignalKind::ReadsDone,
-            } => "(source reads complete)".into(),
-            crate::ir::Instr::Signal { .. } => "(operation complete)".into(),
-            other => print::instr(&self.program, th, other),
-        }
+        crate::model::describe::instr_text(self.source, &self.program, t, pc)
     }
 
     /// A location's value; mbarrier states decoded.
     fn value_text(&self, loc: usize, v: crate::ir::Value) -> String {
-        use crate::ir::mbar;
-        if self.program.locations[loc].kind == crate::ir::LocKind::Data {
-            return v.to_string();
-        }
-        format!(
-            "[phase {}, {} of {} arrivals pending, tx {}]",
-            mbar::phase(v),
-            mbar::pending(v),
-            mbar::expected(v),
-            mbar::tx(v)
-        )
+        crate::model::describe::value_text(&self.program, loc, v)
     }
 }

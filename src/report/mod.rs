@@ -2,9 +2,12 @@
 //! summary, [`json`] the machine-readable form. Both read a [`TestReport`],
 //! which ties a test to what the engines found.
 
+pub mod dot;
+pub mod explain;
 pub mod hang;
 pub mod herd;
 pub mod json;
+pub mod svg;
 pub mod trace;
 
 use crate::engine::RunResult;

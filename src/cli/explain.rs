@@ -1,0 +1,205 @@
+//! `ptxmc explain`: why the model allows or forbids an outcome, by the
+//! axioms and by the machine, as text, JSON or pictures.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::Exit;
+use super::common::load;
+use crate::explain::Explanation;
+use crate::explain::axiomatic::{self, AxVerdict, Caps, Execution};
+use crate::explain::enumerate::Limits;
+use crate::explain::operational;
+use crate::ir::{Prop, Quantifier};
+use crate::litmus::{LitmusError, cond};
+use crate::model::Model;
+use crate::op::Machine;
+
+/// Explanation formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    /// Both explanations in words.
+    Text,
+    /// The same as data.
+    Json,
+    /// Graphviz DOT: the witness, or one picture per group of rejected candidates.
+    Dot,
+    /// SVG, laid out in-process (no external program).
+    Svg,
+}
+
+/// Arguments of `ptxmc explain`.
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
+    pub file: PathBuf,
+    /// The outcome to explain, e.g. `P1:r0=1 /\ P1:r1=0` (default: the test's
+    /// condition; for a `forall` test, its negation).
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// Template row of a mixedproxy file (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub instance: usize,
+    /// Memory model.
+    #[arg(long, value_enum, default_value_t = Model::default())]
+    pub model: Model,
+    /// How many times a loop may jump back.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub loop_bound: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ExplainFormat,
+    /// Write every picture (`--format dot` or `svg`) into this directory
+    /// instead of printing the first one.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// How many groups of rejected candidates to list.
+    #[arg(long, default_value_t = Caps::default().groups, value_name = "N")]
+    pub groups: usize,
+    /// Stop after this many candidate executions (result: incomplete, exit 4).
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub max_candidates: u64,
+    /// Stop the machine's search after this many states (result: incomplete, exit 4).
+    #[arg(long, default_value_t = 2_000_000, value_name = "N")]
+    pub max_states: u64,
+    /// Stop after this many seconds (result: incomplete, exit 4).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+}
+
+/// The outcome a test's condition asks about: its proposition, or for a
+/// `forall` test the negation (the outcome that would refute it).
+pub fn default_outcome(p: &crate::ir::Program) -> Prop {
+    match p.condition.quantifier {
+        Quantifier::Forall => Prop::Not(Box::new(p.condition.prop.clone())),
+        _ => p.condition.prop.clone(),
+    }
+}
+
+/// Run `ptxmc explain`.
+pub fn run(args: &ExplainArgs) -> Exit {
+    let tests = match load(&args.file, args.model) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let Some(t) = tests.get(args.instance.saturating_sub(1)) else {
+        eprintln!(
+            "error: expected an instance between 1 and {}, found {}",
+            tests.len(),
+            args.instance
+        );
+        return Exit::BadInput;
+    };
+    let p = &t.program;
+    let want = match &args.outcome {
+        Some(text) => match cond::parse_outcome(p, text) {
+            Ok(w) => w,
+            Err(d) => {
+                eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
+                return Exit::BadInput;
+            }
+        },
+        None => default_outcome(p),
+    };
+    let limits = Limits {
+        loop_bound: args.loop_bound,
+        max_candidates: args.max_candidates,
+        deadline: args
+            .timeout
+            .filter(|s| *s > 0.0)
+            .map(|s| Instant::now() + Duration::from_secs_f64(s)),
+    };
+    let caps = Caps {
+        groups: args.groups,
+        ..Caps::default()
+    };
+    let x = explain(p, &t.display_path(), &want, &limits, caps, args.max_states);
+    if let Err(e) = print(&x, args) {
+        eprintln!("error: cannot write the pictures: {e}");
+        return Exit::BadInput;
+    }
+    if x.disagreement() {
+        Exit::Disagreement
+    } else if x.incomplete() {
+        Exit::Incomplete
+    } else {
+        Exit::Success
+    }
+}
+
+/// Both explanations of `want` for `p` (from `file`).
+pub fn explain(
+    p: &crate::ir::Program,
+    file: &str,
+    want: &Prop,
+    limits: &Limits,
+    caps: Caps,
+    max_states: u64,
+) -> Explanation {
+    let ax = axiomatic::explain(p, want, limits, caps);
+    let allowed = match ax.verdict {
+        AxVerdict::Allowed { .. } => Some(true),
+        AxVerdict::Forbidden { .. } => Some(false),
+        AxVerdict::Incomplete { .. } => None,
+    };
+    let op = allowed.and_then(|allowed| {
+        let m = Machine::new(p, limits.loop_bound).ok()?;
+        Some(operational::explain(&m, want, file, allowed, max_states))
+    });
+    Explanation {
+        name: p.name.clone(),
+        file: file.to_string(),
+        ax,
+        op,
+    }
+}
+
+/// The pictures of an explanation: the witness, or one per listed group.
+pub fn pictures(x: &Explanation) -> Vec<(String, &Execution)> {
+    match &x.ax.verdict {
+        AxVerdict::Allowed { witness } => vec![(x.name.clone(), witness)],
+        AxVerdict::Forbidden { groups, .. } | AxVerdict::Incomplete { groups, .. } => groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("{}-candidate{}", x.name, i + 1), &g.picture))
+            .collect(),
+    }
+}
+
+fn print(x: &Explanation, args: &ExplainArgs) -> std::io::Result<()> {
+    match args.format {
+        ExplainFormat::Text => print!("{}", crate::report::explain::text(x)),
+        ExplainFormat::Json => println!("{}", serde_json::to_string_pretty(x).unwrap_or_default()),
+        ExplainFormat::Dot | ExplainFormat::Svg => {
+            let render = |title: &str, e: &Execution| {
+                let dot = crate::report::dot::execution(title, e);
+                match args.format {
+                    ExplainFormat::Svg => crate::report::svg::render(title, e),
+                    _ => dot,
+                }
+            };
+            let pics = pictures(x);
+            match &args.output {
+                Some(dir) => {
+                    std::fs::create_dir_all(dir)?;
+                    let ext = if args.format == ExplainFormat::Svg {
+                        "svg"
+                    } else {
+                        "dot"
+                    };
+                    for (title, e) in &pics {
+                        let name = crate::report::dot::file_name(title);
+                        std::fs::write(dir.join(format!("{name}.{ext}")), render(title, e))?;
+                    }
+                }
+                None => {
+                    if let Some((title, e)) = pics.first() {
+                        print!("{}", render(title, e));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! `ptxmc fix`: the cheapest changes that make an allowed outcome forbidden,
+//! or (`--weaken`) the synchronisation a forbidden outcome does not need.
+
+use clap::{Args, ValueEnum};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::Exit;
+use super::common::load;
+use super::explain::default_outcome;
+use crate::fix::{self, FixOptions, FixReport};
+use crate::litmus::{LitmusError, cond, print};
+use crate::model::Model;
+
+/// Fix report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FixFormat {
+    /// One line per fix.
+    Text,
+    /// The same as data.
+    Json,
+}
+
+/// Arguments of `ptxmc fix`.
+#[derive(Args, Debug)]
+pub struct FixArgs {
+    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
+    pub file: PathBuf,
+    /// The outcome to forbid (default: the test's condition; for a `forall` test, its negation).
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// Instead: which fences and annotations a forbidden outcome does not need.
+    #[arg(long)]
+    pub weaken: bool,
+    /// The most changes in one fix (default 3; with `--weaken`, 4).
+    #[arg(long, value_name = "N")]
+    pub bound: Option<usize>,
+    /// Template row of a mixedproxy file (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub instance: usize,
+    /// Memory model.
+    #[arg(long, value_enum, default_value_t = Model::default())]
+    pub model: Model,
+    /// How many times a loop may jump back.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub loop_bound: u32,
+    /// Write each changed test as a litmus file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub emit: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FixFormat,
+    /// Stop searching after this many seconds (the fixes found so far are listed; exit 4).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+}
+
+/// Run `ptxmc fix`.
+pub fn run(args: &FixArgs) -> Exit {
+    let tests = match load(&args.file, args.model) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let Some(t) = tests.get(args.instance.saturating_sub(1)) else {
+        eprintln!(
+            "error: expected an instance between 1 and {}, found {}",
+            tests.len(),
+            args.instance
+        );
+        return Exit::BadInput;
+    };
+    let p = &t.program;
+    let want = match &args.outcome {
+        Some(text) => match cond::parse_outcome(p, text) {
+            Ok(w) => w,
+            Err(d) => {
+                eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
+                return Exit::BadInput;
+            }
+        },
+        None => default_outcome(p),
+    };
+    let opts = FixOptions {
+        bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
+        loop_bound: args.loop_bound,
+        timeout: args
+            .timeout
+            .filter(|s| *s > 0.0)
+            .map(Duration::from_secs_f64),
+    };
+    let report = if args.weaken {
+        fix::weaken(p, &want, &opts)
+    } else {
+        fix::fix(p, &want, &opts)
+    };
+    if let Some(dir) = &args.emit {
+        if let Err(e) = emit(dir, &p.name, &report, args.weaken) {
+            eprintln!("error: cannot write into {}: {e}", dir.display());
+            return Exit::BadInput;
+        }
+    }
+    match args.format {
+        FixFormat::Text => print!("{}", text(&p.name, &report, args.weaken, opts.bound)),
+        FixFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+    }
+    if report.incomplete {
+        Exit::Incomplete
+    } else if report.fixes.iter().any(|f| !f.verified) {
+        Exit::Disagreement
+    } else {
+        Exit::Success
+    }
+}
+
+fn emit(dir: &std::path::Path, name: &str, r: &FixReport, weaken: bool) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let what = if weaken { "weaken" } else { "fix" };
+    for (i, f) in r.fixes.iter().enumerate() {
+        let mut q = f.program.clone();
+        q.name = format!("{name}+{what}{}", i + 1);
+        let changes: Vec<String> = f.changes.iter().map(|c| c.text.clone()).collect();
+        q.docs
+            .insert(0, format!("ptxmc fix: {}", changes.join("; ")));
+        let file = crate::report::dot::file_name(&q.name);
+        std::fs::write(dir.join(format!("{file}.litmus")), print::to_litmus(&q))?;
+    }
+    Ok(())
+}
+
+/// The text report (one line per fix).
+pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
+    let mut out = String::new();
+    if weaken {
+        writeln!(out, "Weaken {name}: keep {} forbidden", r.outcome).unwrap();
+        if r.allowed {
+            writeln!(
+                out,
+                "The model already allows it: there is nothing to keep."
+            )
+            .unwrap();
+        }
+    } else {
+        writeln!(out, "Fix {name}: forbid {}", r.outcome).unwrap();
+        if !r.allowed {
+            writeln!(out, "The model already forbids it: nothing to fix.").unwrap();
+        }
+    }
+    let unit = if weaken { "saves" } else { "cost" };
+    for (i, f) in r.fixes.iter().enumerate() {
+        let changes: Vec<String> = f.changes.iter().map(|c| c.text.clone()).collect();
+        writeln!(
+            out,
+            "  {}. [{unit} {}] {}  ({})",
+            i + 1,
+            f.cost,
+            changes.join(" and "),
+            fix::verdict_word(f)
+        )
+        .unwrap();
+    }
+    if r.fixes.is_empty() && r.allowed != weaken {
+        let none = if weaken {
+            "No weakening keeps it forbidden"
+        } else {
+            "No fix"
+        };
+        writeln!(
+            out,
+            "  {none} with at most {bound} change{}.",
+            if bound == 1 { "" } else { "s" }
+        )
+        .unwrap();
+    }
+    if r.incomplete {
+        writeln!(
+            out,
+            "Incomplete: the time limit stopped the search; more may exist."
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "Searched {} site{} with at most {bound} change{}: {} programs checked by the oracle in {:.2} s.",
+        r.sites,
+        if r.sites == 1 { "" } else { "s" },
+        if bound == 1 { "" } else { "s" },
+        r.checked,
+        r.seconds
+    )
+    .unwrap();
+    out
+}

@@ -1,0 +1,347 @@
+//! The cheapest changes that make an allowed outcome forbidden (`ptxmc fix`),
+//! and the opposite question, over-synchronisation (`ptxmc fix --weaken`):
+//! which fences can go and which annotations can be weakened or narrowed
+//! while a forbidden outcome stays forbidden.
+//!
+//! A *site* is a place a change can be made: a position between two
+//! instructions of a thread (a memory fence, or a proxy fence), or an
+//! existing access, fence or mbarrier operation. Each site has *variants*
+//! (the changes possible there), partially ordered by strength; a *fix* is
+//! one variant at each of a set of sites. The model is monotone in strength
+//! (a stronger program allows no more outcomes: every relation the axioms
+//! build only grows), which the search uses twice: a set of sites whose
+//! strongest variants do not forbid the outcome has no fix, and a fix that
+//! is at least as strong as another at every site of the other is not
+//! minimal. `docs/fix.md` has the cost model and the reasons behind it.
+
+pub mod sites;
+
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+use crate::ax::{self, AxOptions};
+use crate::engine::{self, EngineChoice, RunOptions};
+use crate::ir::{Program, Prop, Term};
+use crate::outcome::Columns;
+
+pub use sites::{Site, Variant};
+
+/// Options of a search.
+#[derive(Clone, Copy, Debug)]
+pub struct FixOptions {
+    /// The most changes in one fix.
+    pub bound: usize,
+    /// Loop bound of the engines.
+    pub loop_bound: u32,
+    /// Give up after this long (the fixes found so far are reported).
+    pub timeout: Option<Duration>,
+}
+
+impl Default for FixOptions {
+    fn default() -> Self {
+        FixOptions {
+            bound: 3,
+            loop_bound: 2,
+            timeout: None,
+        }
+    }
+}
+
+/// One change of a fix.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// The thread (`P0`).
+    pub thread: String,
+    /// What it does, in PTX terms.
+    pub text: String,
+    /// Its cost (`docs/fix.md`).
+    pub cost: u32,
+}
+
+/// A set of changes with its verdicts.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fix {
+    /// The changes.
+    pub changes: Vec<Change>,
+    /// Total cost.
+    pub cost: u32,
+    /// Both engines agree on the verdict the search wanted.
+    pub verified: bool,
+    /// The changed test.
+    #[serde(skip)]
+    pub program: Program,
+}
+
+/// What a search found.
+#[derive(Clone, Debug, Serialize)]
+pub struct FixReport {
+    /// The outcome, as printed.
+    pub outcome: String,
+    /// Whether the test as written allows it.
+    pub allowed: bool,
+    /// The fixes (or weakenings), cheapest first (weakenings: greatest saving first).
+    pub fixes: Vec<Fix>,
+    /// Sites considered.
+    pub sites: usize,
+    /// Programs the oracle judged.
+    pub checked: u64,
+    /// The search stopped at its time limit: the list may miss some.
+    pub incomplete: bool,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+/// Whether some final state the oracle allows for `p` satisfies `want`;
+/// `None` if the oracle could not finish.
+pub fn allows(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
+    let r = ax::run(
+        p,
+        &AxOptions {
+            loop_bound,
+            ..AxOptions::default()
+        },
+    )
+    .ok()?;
+    let cols = Columns::of(p);
+    Some(
+        r.outcomes
+            .iter()
+            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
+    )
+}
+
+/// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`).
+fn verified(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
+    let r = engine::run(
+        p,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            loop_bound,
+            ..RunOptions::default()
+        },
+    );
+    if r.disagreement.is_some() || r.incomplete.is_some() {
+        return None;
+    }
+    let cols = Columns::of(p);
+    Some(
+        r.outcomes
+            .iter()
+            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
+    )
+}
+
+/// The cheapest minimal sets of changes (at most `opts.bound`) after which
+/// the model forbids `want` in `p`.
+pub fn fix(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
+    search(p, want, opts, false)
+}
+
+/// The maximal weakenings (at most `opts.bound` changed sites) after which
+/// the model still forbids `want` in `p`.
+pub fn weaken(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
+    search(p, want, opts, true)
+}
+
+fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixReport {
+    let start = Instant::now();
+    let deadline = opts.timeout.map(|t| start + t);
+    let outcome = crate::litmus::print::prop(p, want);
+    let allowed = allows(p, want, opts.loop_bound).unwrap_or(true);
+    let sites = if weaken {
+        sites::weakening_sites(p)
+    } else {
+        sites::strengthening_sites(p)
+    };
+    let mut report = FixReport {
+        outcome,
+        allowed,
+        fixes: Vec::new(),
+        sites: sites.len(),
+        checked: 0,
+        incomplete: false,
+        seconds: 0.0,
+    };
+    // Fixing needs an allowed outcome; weakening a forbidden one.
+    if allowed == weaken {
+        report.seconds = start.elapsed().as_secs_f64();
+        return report;
+    }
+    // "Good": the changed program forbids the outcome.
+    let mut checked = 0u64;
+    let mut good = |q: &Program| {
+        checked += 1;
+        allows(q, want, opts.loop_bound) == Some(false)
+    };
+    let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
+    'sizes: for size in 1..=opts.bound.min(sites.len()) {
+        for subset in combinations(sites.len(), size) {
+            if deadline.is_some_and(|d| Instant::now() > d) {
+                report.incomplete = true;
+                break 'sizes;
+            }
+            if weaken {
+                // The weakest variants at every site keep the outcome
+                // forbidden: that is the one maximal weakening on this set.
+                let weakest: Vec<(usize, usize)> = subset
+                    .iter()
+                    .map(|&s| (s, sites[s].variants.len() - 1))
+                    .collect();
+                if found.iter().any(|f| weaker_or_equal(&sites, f, &weakest)) {
+                    continue;
+                }
+                let q = sites::apply(p, &sites, &weakest);
+                if good(&q) {
+                    found.push(weakest);
+                    continue;
+                }
+                for v in vectors(&sites, &subset) {
+                    if found.iter().any(|f| weaker_or_equal(&sites, f, &v)) {
+                        continue;
+                    }
+                    let q = sites::apply(p, &sites, &v);
+                    if good(&q) {
+                        found.retain(|f| !weaker_or_equal(&sites, &v, f));
+                        found.push(v);
+                    }
+                }
+            } else {
+                // Monotonicity: if the strongest variants do not forbid it, nothing on this set does.
+                let strongest: Vec<(usize, usize)> = subset
+                    .iter()
+                    .map(|&s| (s, sites[s].variants.len() - 1))
+                    .collect();
+                if !good(&sites::apply(p, &sites, &strongest)) {
+                    continue;
+                }
+                let mut vs = vectors(&sites, &subset);
+                vs.sort_by_key(|v| cost(&sites, v));
+                let mut bad: Vec<Vec<(usize, usize)>> = Vec::new();
+                for v in vs {
+                    if found.iter().any(|f| dominates(&sites, &v, f)) {
+                        continue;
+                    }
+                    if bad.iter().any(|b| dominates(&sites, b, &v)) {
+                        continue;
+                    }
+                    if good(&sites::apply(p, &sites, &v)) {
+                        found.push(v);
+                    } else {
+                        bad.push(v);
+                    }
+                }
+            }
+        }
+    }
+    report.checked = checked;
+    let mut fixes: Vec<Fix> = found
+        .into_iter()
+        .map(|v| {
+            let q = sites::apply(p, &sites, &v);
+            let ok = verified(&q, want, opts.loop_bound) == Some(false);
+            let changes: Vec<Change> = v
+                .iter()
+                .map(|&(s, k)| Change {
+                    thread: sites[s].thread_name.clone(),
+                    text: sites[s].variants[k].text.clone(),
+                    cost: sites[s].variants[k].cost,
+                })
+                .collect();
+            let total = changes.iter().map(|c| c.cost).sum();
+            Fix {
+                changes,
+                cost: total,
+                verified: ok,
+                program: q,
+            }
+        })
+        .collect();
+    if weaken {
+        fixes.sort_by(|a, b| {
+            b.cost
+                .cmp(&a.cost)
+                .then(a.changes.len().cmp(&b.changes.len()))
+        });
+    } else {
+        fixes.sort_by(|a, b| {
+            a.cost
+                .cmp(&b.cost)
+                .then(a.changes.len().cmp(&b.changes.len()))
+        });
+    }
+    report.fixes = fixes;
+    report.seconds = start.elapsed().as_secs_f64();
+    report
+}
+
+/// Total cost of a vector.
+fn cost(sites: &[Site], v: &[(usize, usize)]) -> u32 {
+    v.iter().map(|&(s, k)| sites[s].variants[k].cost).sum()
+}
+
+/// Whether `big` makes at least the changes of `small`, each at least as
+/// strongly (then `big` is not a minimal fix when `small` is a fix).
+fn dominates(sites: &[Site], big: &[(usize, usize)], small: &[(usize, usize)]) -> bool {
+    small
+        .iter()
+        .all(|&(s, k)| big.iter().any(|&(s2, k2)| s2 == s && sites[s].leq(k, k2)))
+}
+
+/// Whether weakening `a` is at least as weak as `b` everywhere `b` weakens
+/// (then `b` is not maximal when `a` keeps the outcome forbidden).
+fn weaker_or_equal(sites: &[Site], a: &[(usize, usize)], b: &[(usize, usize)]) -> bool {
+    // Each site of b is weakened in a at least as far; sites only in a are extra weakening.
+    b.iter()
+        .all(|&(s, k)| a.iter().any(|&(s2, k2)| s2 == s && sites[s].leq(k, k2)))
+        && a != b
+}
+
+/// Every choice of one variant per site of `subset`.
+fn vectors(sites: &[Site], subset: &[usize]) -> Vec<Vec<(usize, usize)>> {
+    let mut out = vec![Vec::new()];
+    for &s in subset {
+        let mut next = Vec::new();
+        for v in &out {
+            for k in 0..sites[s].variants.len() {
+                let mut w = v.clone();
+                w.push((s, k));
+                next.push(w);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Subsets of `0..n` of size `k`, in lexicographic order.
+fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    fn rec(start: usize, n: usize, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if cur.len() == k {
+            out.push(cur.clone());
+            return;
+        }
+        for i in start..n {
+            cur.push(i);
+            rec(i + 1, n, k, cur, out);
+            cur.pop();
+        }
+    }
+    rec(0, n, k, &mut cur, &mut out);
+    out
+}
+
+/// The verdict word for a report line.
+pub fn verdict_word(f: &Fix) -> &'static str {
+    if f.verified {
+        "verified by both engines"
+    } else {
+        "NOT verified: the engines disagree or did not finish"
+    }
+}
+
+/// For tests: a program's outcome is forbidden by both engines.
+pub fn forbidden_by_both(p: &Program, want: &Prop, loop_bound: u32) -> bool {
+    verified(p, want, loop_bound) == Some(false)
+}

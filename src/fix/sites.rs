@@ -1,0 +1,682 @@
+//! Where a test can be changed, and how: fence insertions between
+//! instructions, stronger or weaker semantics and scopes on accesses,
+//! fences and mbarrier operations, fence removals; each with its cost
+//! (`docs/fix.md`) and its place in the site's strength order.
+
+use crate::ir::{
+    AsyncKind, FenceSem, Instr, MbarOp, Program, Proxy, ProxyFenceKind, Scope, Sem, SpaceQual,
+};
+use crate::litmus::print;
+
+/// One change: what it does to the program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Insert `instr` before instruction `pos` of `thread`.
+    Insert {
+        /// Thread.
+        thread: usize,
+        /// Position (an instruction index of the test as written).
+        pos: usize,
+        /// The instruction.
+        instr: Instr,
+    },
+    /// Replace instruction `pc` of `thread`.
+    Replace {
+        /// Thread.
+        thread: usize,
+        /// Instruction.
+        pc: usize,
+        /// The new instruction.
+        instr: Instr,
+    },
+    /// Remove instruction `pc` of `thread`.
+    Remove {
+        /// Thread.
+        thread: usize,
+        /// Instruction.
+        pc: usize,
+    },
+}
+
+/// One possible change at a site.
+#[derive(Clone, Debug)]
+pub struct Variant {
+    /// In PTX terms.
+    pub text: String,
+    /// What it costs (strengthening) or saves (weakening).
+    pub cost: u32,
+    /// The change.
+    pub action: Action,
+    /// Its strength key: (semantics rank, scope rank); compared pointwise.
+    key: (u8, u8),
+    /// Semantics that are incomparable with each other (acquire vs release).
+    incomparable: Option<u8>,
+}
+
+/// A place where a change can be made, with its variants in increasing
+/// order along the site's direction (stronger for fixes, weaker for weakenings).
+#[derive(Clone, Debug)]
+pub struct Site {
+    /// The thread's name.
+    pub thread_name: String,
+    /// The variants; the last one is the furthest.
+    pub variants: Vec<Variant>,
+    /// Weakening sites order variants by decreasing strength.
+    weakening: bool,
+}
+
+impl Site {
+    /// Whether variant `b` goes at least as far as variant `a` (stronger for a
+    /// fix site, weaker for a weakening site).
+    pub fn leq(&self, a: usize, b: usize) -> bool {
+        let (va, vb) = (&self.variants[a], &self.variants[b]);
+        let (lo, hi) = if self.weakening { (vb, va) } else { (va, vb) };
+        if a == b {
+            return true;
+        }
+        // A removal is the weakest of all.
+        if matches!(lo.action, Action::Remove { .. }) {
+            return true;
+        }
+        if matches!(hi.action, Action::Remove { .. }) {
+            return false;
+        }
+        let sem_ok = lo.key.0 <= hi.key.0
+            && !(lo.incomparable.is_some()
+                && hi.incomparable.is_some()
+                && lo.incomparable != hi.incomparable);
+        sem_ok && lo.key.1 <= hi.key.1 && same_family(&lo.action, &hi.action)
+    }
+}
+
+fn same_family(a: &Action, b: &Action) -> bool {
+    let instr = |x: &Action| match x {
+        Action::Insert { instr, .. } | Action::Replace { instr, .. } => Some(instr.clone()),
+        Action::Remove { .. } => None,
+    };
+    match (instr(a), instr(b)) {
+        (Some(Instr::ProxyFence { kind: k1 }), Some(Instr::ProxyFence { kind: k2 })) => {
+            k1 == k2 || (k1.proxy() == k2.proxy() && k2 == ProxyFenceKind::Async(None))
+        }
+        _ => true,
+    }
+}
+
+// ---- costs (docs/fix.md) ------------------------------------------------------
+
+/// A `MEMBAR` at scope `s`: what release stores and fences compile to.
+fn membar(s: Scope) -> u32 {
+    match s {
+        Scope::Cta => 2,
+        Scope::Cluster => 4,
+        Scope::Gpu => 6,
+        Scope::Sys => 12,
+    }
+}
+
+/// A strong access at scope `s` (bypasses the L1 for scopes above the CTA).
+fn strong(s: Scope) -> u32 {
+    match s {
+        Scope::Cta => 1,
+        Scope::Cluster | Scope::Gpu => 2,
+        Scope::Sys => 3,
+    }
+}
+
+/// The cost of an access with these semantics.
+fn access_cost(sem: Sem, scope: Option<Scope>) -> u32 {
+    let s = scope.unwrap_or(Scope::Sys);
+    match sem {
+        Sem::Weak => 0,
+        Sem::Relaxed | Sem::Volatile => strong(s),
+        Sem::Acquire => strong(s) + 2,
+        Sem::Release => strong(s) + membar(s),
+        Sem::AcqRel => strong(s) + 2 + membar(s),
+    }
+}
+
+/// The cost of a fence (one more instruction than an annotation).
+fn fence_cost(sem: FenceSem, s: Scope) -> u32 {
+    1 + match sem {
+        FenceSem::Acquire => 2,
+        FenceSem::Release => membar(s),
+        FenceSem::AcqRel => membar(s) + 2,
+        FenceSem::Sc => 2 * membar(s) + 2,
+    }
+}
+
+fn proxy_fence_cost(k: ProxyFenceKind) -> u32 {
+    match k {
+        ProxyFenceKind::Alias => 3,
+        ProxyFenceKind::Async(_) => 5,
+        _ => 4,
+    }
+}
+
+fn sem_rank(s: Sem) -> (u8, Option<u8>) {
+    match s {
+        Sem::Weak => (0, None),
+        Sem::Relaxed | Sem::Volatile => (1, None),
+        Sem::Acquire => (2, Some(0)),
+        Sem::Release => (2, Some(1)),
+        Sem::AcqRel => (3, None),
+    }
+}
+
+fn fence_rank(s: FenceSem) -> (u8, Option<u8>) {
+    match s {
+        FenceSem::Acquire => (0, Some(0)),
+        FenceSem::Release => (0, Some(1)),
+        FenceSem::AcqRel => (1, None),
+        FenceSem::Sc => (2, None),
+    }
+}
+
+fn scope_rank(s: Option<Scope>) -> u8 {
+    s.map_or(0, |s| s as u8 + 1)
+}
+
+// ---- which scopes and proxies matter ---------------------------------------------
+
+/// The scopes that include different sets of the test's threads, narrowest
+/// first: a wider scope that includes no more threads is never proposed.
+pub fn useful_scopes(p: &Program) -> Vec<Scope> {
+    let set = |t: usize, s: Scope| -> Vec<bool> {
+        p.threads
+            .iter()
+            .map(|u| p.threads[t].placement.includes(s, &u.placement))
+            .collect()
+    };
+    let mut out = vec![Scope::Cta];
+    for s in [Scope::Cluster, Scope::Gpu, Scope::Sys] {
+        let last = *out.last().unwrap();
+        if (0..p.threads.len()).any(|t| set(t, s) != set(t, last)) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The proxy fences the test's accesses could need.
+fn useful_proxy_fences(p: &Program) -> Vec<ProxyFenceKind> {
+    let mut out = Vec::new();
+    // Two generic virtual addresses of one location are aliases.
+    let generic = |a: &&crate::ir::Address| a.kind == crate::ir::AddressKind::Generic;
+    let aliased = p.addresses.iter().filter(generic).any(|a| {
+        p.addresses
+            .iter()
+            .filter(generic)
+            .any(|b| b.loc == a.loc && b.va != a.va)
+    });
+    if aliased {
+        out.push(ProxyFenceKind::Alias);
+    }
+    for (proxy, kind) in [
+        (Proxy::Texture, ProxyFenceKind::Texture),
+        (Proxy::Surface, ProxyFenceKind::Surface),
+        (Proxy::Constant, ProxyFenceKind::Constant),
+    ] {
+        let used = p
+            .threads
+            .iter()
+            .flat_map(|t| &t.code)
+            .any(|i| i.access().is_some_and(|a| a.proxy == proxy));
+        if used {
+            out.push(kind);
+        }
+    }
+    let bulk = p.threads.iter().flat_map(|t| &t.code).any(|i| {
+        matches!(
+            i,
+            Instr::AsyncCopy {
+                kind: AsyncKind::Bulk | AsyncKind::ReduceBulk(_),
+                ..
+            }
+        )
+    });
+    if bulk {
+        out.push(ProxyFenceKind::Async(Some(SpaceQual::SharedCta)));
+        out.push(ProxyFenceKind::Async(Some(SpaceQual::Global)));
+        out.push(ProxyFenceKind::Async(None));
+    }
+    out
+}
+
+/// Instructions that touch memory or synchronise (not register moves or branches).
+fn effectful(i: &Instr) -> bool {
+    !matches!(
+        i,
+        Instr::Mov { .. } | Instr::Arith { .. } | Instr::Branch { .. }
+    )
+}
+
+fn text_of(p: &Program, t: usize, i: &Instr) -> String {
+    print::instr(p, &p.threads[t], i)
+}
+
+// ---- strengthening ----------------------------------------------------------------
+
+/// Every site where a fix may strengthen `p`.
+pub fn strengthening_sites(p: &Program) -> Vec<Site> {
+    let scopes = useful_scopes(p);
+    let proxy_fences = useful_proxy_fences(p);
+    let mut out = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        let name = th.name.clone();
+        let eff: Vec<usize> = (0..th.code.len())
+            .filter(|&i| effectful(&th.code[i]))
+            .collect();
+        // Fences between two effectful instructions.
+        for &pos in eff.iter().skip(1) {
+            let before = text_of(p, t, &th.code[pos]);
+            let mut vs = Vec::new();
+            for sem in [FenceSem::AcqRel, FenceSem::Sc] {
+                for &s in &scopes {
+                    let instr = Instr::Fence {
+                        sem,
+                        scope: s,
+                        restrict: None,
+                    };
+                    let (r, inc) = fence_rank(sem);
+                    vs.push(Variant {
+                        text: format!(
+                            "insert `{}` in {name} before `{before}`",
+                            text_of(p, t, &instr)
+                        ),
+                        cost: fence_cost(sem, s),
+                        action: Action::Insert {
+                            thread: t,
+                            pos,
+                            instr,
+                        },
+                        key: (r, scope_rank(Some(s))),
+                        incomparable: inc,
+                    });
+                }
+            }
+            vs.sort_by_key(|v| (v.key, v.cost));
+            out.push(Site {
+                thread_name: name.clone(),
+                variants: vs,
+                weakening: false,
+            });
+            // One site per proxy, so that each site's variants form a chain
+            // whose last is the strongest (the async space-limited fences are
+            // both weaker than the full one).
+            let mut kinds: Vec<Vec<ProxyFenceKind>> = Vec::new();
+            for &k in &proxy_fences {
+                match kinds.iter_mut().find(|g| g[0].proxy() == k.proxy()) {
+                    Some(g) => g.push(k),
+                    None => kinds.push(vec![k]),
+                }
+            }
+            for group in kinds {
+                let vs = group
+                    .iter()
+                    .map(|&k| {
+                        let instr = Instr::ProxyFence { kind: k };
+                        Variant {
+                            text: format!(
+                                "insert `{}` in {name} before `{before}`",
+                                text_of(p, t, &instr)
+                            ),
+                            cost: proxy_fence_cost(k),
+                            action: Action::Insert {
+                                thread: t,
+                                pos,
+                                instr,
+                            },
+                            key: (0, 0),
+                            incomparable: None,
+                        }
+                    })
+                    .collect();
+                out.push(Site {
+                    thread_name: name.clone(),
+                    variants: vs,
+                    weakening: false,
+                });
+            }
+        }
+        // Stronger semantics and wider scopes on what is there.
+        for (pc, i) in th.code.iter().enumerate() {
+            let vs = stronger(p, t, pc, i, &scopes);
+            if !vs.is_empty() {
+                out.push(Site {
+                    thread_name: name.clone(),
+                    variants: vs,
+                    weakening: false,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Which (semantics rank, scope rank) pairs qualify, given the current ones.
+type Keep = dyn Fn(SemRank, u8, SemRank, u8) -> bool;
+
+/// A semantics' rank and, for acquire and release, its incomparable class.
+type SemRank = (u8, Option<u8>);
+
+/// The variants of instruction `i` with other semantics or scopes, `keep`
+/// saying which (semantics rank, scope rank) pairs qualify.
+fn variants_of(
+    p: &Program,
+    t: usize,
+    pc: usize,
+    i: &Instr,
+    scopes: &[Scope],
+    keep: &Keep,
+) -> Vec<Variant> {
+    let name = &p.threads[t].name;
+    let old = text_of(p, t, i);
+    let mut out = Vec::new();
+    let mut push = |instr: Instr, cost: u32, rank: (u8, Option<u8>), sc: u8| {
+        out.push(Variant {
+            text: format!("{name} `{old}` → `{}`", text_of(p, t, &instr)),
+            cost,
+            action: Action::Replace {
+                thread: t,
+                pc,
+                instr,
+            },
+            key: (rank.0, sc),
+            incomparable: rank.1,
+        });
+    };
+    match i {
+        Instr::Load { access, .. } | Instr::Store { access, .. } | Instr::Rmw { access, .. }
+            if access.proxy == Proxy::Generic && access.sem != Sem::Volatile =>
+        {
+            let red = matches!(i, Instr::Rmw { dst: None, .. });
+            let sems: &[Sem] = match i {
+                Instr::Load { .. } => &[Sem::Weak, Sem::Relaxed, Sem::Acquire],
+                Instr::Store { .. } => &[Sem::Weak, Sem::Relaxed, Sem::Release],
+                _ if red => &[Sem::Relaxed, Sem::Release],
+                _ => &[Sem::Relaxed, Sem::Acquire, Sem::Release, Sem::AcqRel],
+            };
+            let cur = (sem_rank(access.sem), scope_rank(access.scope));
+            let old_cost = access_cost(access.sem, access.scope);
+            for &sem in sems {
+                let scs: Vec<Option<Scope>> = if sem == Sem::Weak {
+                    vec![None]
+                } else {
+                    with_current(scopes, access.scope)
+                };
+                for sc in scs {
+                    let rank = sem_rank(sem);
+                    let r = scope_rank(sc);
+                    if (sem, sc) == (access.sem, access.scope) || !keep(cur.0, cur.1, rank, r) {
+                        continue;
+                    }
+                    let mut instr = i.clone();
+                    match &mut instr {
+                        Instr::Load { access, .. }
+                        | Instr::Store { access, .. }
+                        | Instr::Rmw { access, .. } => {
+                            access.sem = sem;
+                            access.scope = sc;
+                        }
+                        _ => unreachable!(),
+                    }
+                    let c = access_cost(sem, sc).abs_diff(old_cost).max(1);
+                    push(instr, c, rank, r);
+                }
+            }
+        }
+        Instr::Fence {
+            sem,
+            scope,
+            restrict: None,
+        } => {
+            let cur = (fence_rank(*sem), scope_rank(Some(*scope)));
+            let old_cost = fence_cost(*sem, *scope);
+            for s2 in [
+                FenceSem::Acquire,
+                FenceSem::Release,
+                FenceSem::AcqRel,
+                FenceSem::Sc,
+            ] {
+                for sc in with_current(scopes, Some(*scope)).into_iter().flatten() {
+                    let rank = fence_rank(s2);
+                    let r = scope_rank(Some(sc));
+                    if (s2, sc) == (*sem, *scope) || !keep(cur.0, cur.1, rank, r) {
+                        continue;
+                    }
+                    let instr = Instr::Fence {
+                        sem: s2,
+                        scope: sc,
+                        restrict: None,
+                    };
+                    let c = fence_cost(s2, sc).abs_diff(old_cost).max(1);
+                    push(instr, c, rank, r);
+                }
+            }
+        }
+        Instr::MbarWait { sem, scope, .. } => {
+            let cur = (sem_rank(*sem), scope_rank(Some(*scope)));
+            for s2 in [Sem::Relaxed, Sem::Acquire] {
+                for sc in [Scope::Cta, Scope::Cluster] {
+                    let rank = sem_rank(s2);
+                    let r = scope_rank(Some(sc));
+                    if (s2, sc) == (*sem, *scope) || !keep(cur.0, cur.1, rank, r) {
+                        continue;
+                    }
+                    let mut instr = i.clone();
+                    if let Instr::MbarWait { sem, scope, .. } = &mut instr {
+                        *sem = s2;
+                        *scope = sc;
+                    }
+                    let c = access_cost(s2, Some(sc))
+                        .abs_diff(access_cost(cur_sem(i), Some(*scope)))
+                        .max(1);
+                    push(instr, c, rank, r);
+                }
+            }
+        }
+        Instr::Mbar {
+            op: MbarOp::Arrive | MbarOp::ArriveExpectTx,
+            sem,
+            scope,
+            ..
+        } => {
+            let cur = (sem_rank(*sem), scope_rank(Some(*scope)));
+            for s2 in [Sem::Relaxed, Sem::Release] {
+                for sc in [Scope::Cta, Scope::Cluster] {
+                    let rank = sem_rank(s2);
+                    let r = scope_rank(Some(sc));
+                    if (s2, sc) == (*sem, *scope) || !keep(cur.0, cur.1, rank, r) {
+                        continue;
+                    }
+                    let mut instr = i.clone();
+                    if let Instr::Mbar { sem, scope, .. } = &mut instr {
+                        *sem = s2;
+                        *scope = sc;
+                    }
+                    let c = access_cost(s2, Some(sc))
+                        .abs_diff(access_cost(cur_sem(i), Some(cur_scope(i))))
+                        .max(1);
+                    push(instr, c, rank, r);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The useful scopes and the instruction's own.
+fn with_current(scopes: &[Scope], cur: Option<Scope>) -> Vec<Option<Scope>> {
+    let mut out: Vec<Option<Scope>> = scopes.iter().map(|s| Some(*s)).collect();
+    if cur.is_some() && !out.contains(&cur) {
+        out.push(cur);
+        out.sort();
+    }
+    out
+}
+
+fn cur_sem(i: &Instr) -> Sem {
+    match i {
+        Instr::MbarWait { sem, .. } | Instr::Mbar { sem, .. } => *sem,
+        _ => Sem::Relaxed,
+    }
+}
+
+fn cur_scope(i: &Instr) -> Scope {
+    match i {
+        Instr::MbarWait { scope, .. } | Instr::Mbar { scope, .. } => *scope,
+        _ => Scope::Cta,
+    }
+}
+
+/// `a ≤ b` in the semantics order, (rank, incomparable class).
+fn sem_leq(a: (u8, Option<u8>), b: (u8, Option<u8>)) -> bool {
+    a.0 <= b.0 && !(a.1.is_some() && b.1.is_some() && a.1 != b.1) && (a.0 < b.0 || a.1 == b.1)
+}
+
+fn stronger(p: &Program, t: usize, pc: usize, i: &Instr, scopes: &[Scope]) -> Vec<Variant> {
+    let mut vs = variants_of(p, t, pc, i, scopes, &|cs, csc, s, sc| {
+        sem_leq(cs, s) && csc <= sc
+    });
+    vs.sort_by_key(|v| (v.key, v.cost));
+    vs
+}
+
+// ---- weakening ------------------------------------------------------------------------
+
+/// Every site where `p` may be weakened: each fence (weaker, narrower, or
+/// removed), each proxy fence (removed, or limited to one state space), each
+/// strong access or mbarrier operation (weaker or narrower).
+pub fn weakening_sites(p: &Program) -> Vec<Site> {
+    let mut out = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        if th.agent.is_some() {
+            continue;
+        }
+        let name = th.name.clone();
+        for (pc, i) in th.code.iter().enumerate() {
+            let mut vs = variants_of(p, t, pc, i, &Scope::ALL, &|cs, csc, s, sc| {
+                sem_leq(s, cs) && sc <= csc
+            });
+            // Furthest (weakest) last.
+            vs.sort_by_key(|v| (std::cmp::Reverse(v.key), v.cost));
+            let removal = match i {
+                Instr::Fence {
+                    restrict: None,
+                    sem,
+                    scope,
+                } => Some(fence_cost(*sem, *scope)),
+                Instr::ProxyFence { kind } => Some(proxy_fence_cost(*kind)),
+                _ => None,
+            };
+            if let Instr::ProxyFence {
+                kind: ProxyFenceKind::Async(None),
+            } = i
+            {
+                for q in [SpaceQual::SharedCta, SpaceQual::Global] {
+                    let instr = Instr::ProxyFence {
+                        kind: ProxyFenceKind::Async(Some(q)),
+                    };
+                    vs.push(Variant {
+                        text: format!(
+                            "{name} `{}` → `{}`",
+                            text_of(p, t, i),
+                            text_of(p, t, &instr)
+                        ),
+                        cost: 1,
+                        action: Action::Replace {
+                            thread: t,
+                            pc,
+                            instr,
+                        },
+                        key: (0, 0),
+                        incomparable: Some(q as u8),
+                    });
+                }
+            }
+            if let Some(c) = removal {
+                vs.push(Variant {
+                    text: format!("remove {name} `{}`", text_of(p, t, i)),
+                    cost: c,
+                    action: Action::Remove { thread: t, pc },
+                    key: (0, 0),
+                    incomparable: None,
+                });
+            }
+            if !vs.is_empty() {
+                out.push(Site {
+                    thread_name: name.clone(),
+                    variants: vs,
+                    weakening: true,
+                });
+            }
+        }
+    }
+    out
+}
+
+// ---- applying ---------------------------------------------------------------------------
+
+/// `p` with the chosen variant at each chosen site.
+pub fn apply(p: &Program, sites: &[Site], choice: &[(usize, usize)]) -> Program {
+    let mut q = p.clone();
+    let mut edits: Vec<&Action> = choice
+        .iter()
+        .map(|&(s, k)| &sites[s].variants[k].action)
+        .collect();
+    // Replacements keep positions; then insertions and removals from the end.
+    for a in &edits {
+        if let Action::Replace { thread, pc, instr } = a {
+            q.threads[*thread].code[*pc] = instr.clone();
+        }
+    }
+    let at = |a: &Action| match a {
+        Action::Insert { thread, pos, .. } => (*thread, *pos, 1),
+        Action::Remove { thread, pc } => (*thread, *pc, 0),
+        Action::Replace { thread, pc, .. } => (*thread, *pc, 2),
+    };
+    edits.sort_by_key(|a| std::cmp::Reverse(at(a)));
+    for a in edits {
+        match a {
+            Action::Insert { thread, pos, instr } => insert(&mut q, *thread, *pos, instr.clone()),
+            Action::Remove { thread, pc } => remove(&mut q, *thread, *pc),
+            Action::Replace { .. } => {}
+        }
+    }
+    q
+}
+
+fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
+    let th = &mut q.threads[t];
+    th.code.insert(pos, instr);
+    for i in th.code.iter_mut() {
+        if let Instr::Branch { target, .. } = i {
+            if *target >= pos {
+                *target += 1;
+            }
+        }
+    }
+    for l in th.labels.iter_mut() {
+        if l.at > pos {
+            l.at += 1;
+        }
+    }
+}
+
+fn remove(q: &mut Program, t: usize, pc: usize) {
+    let th = &mut q.threads[t];
+    th.code.remove(pc);
+    for i in th.code.iter_mut() {
+        if let Instr::Branch { target, .. } = i {
+            if *target > pc {
+                *target -= 1;
+            }
+        }
+    }
+    for l in th.labels.iter_mut() {
+        if l.at > pc {
+            l.at -= 1;
+        }
+    }
+}

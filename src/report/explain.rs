@@ -1,0 +1,179 @@
+//! The text form of an explanation (`ptxmc explain`). This function alone
+//! owns the layout; golden tests pin it.
+
+use std::fmt::Write;
+
+use crate::explain::Explanation;
+use crate::explain::axiomatic::{AxVerdict, Execution, Group};
+use crate::explain::operational::OpExplanation;
+
+/// The explanation as text: the axioms' answer, then the machine's.
+pub fn text(x: &Explanation) -> String {
+    let mut out = String::new();
+    let word = match &x.ax.verdict {
+        AxVerdict::Allowed { .. } => "allowed",
+        AxVerdict::Forbidden { .. } => "forbidden",
+        AxVerdict::Incomplete { .. } => "not decided (incomplete)",
+    };
+    writeln!(out, "Explain {}: {} is {word}", x.name, x.ax.outcome).unwrap();
+    match &x.ax.verdict {
+        AxVerdict::Allowed { witness } => {
+            writeln!(out, "Axioms: a consistent execution that gives it").unwrap();
+            execution(&mut out, witness);
+        }
+        AxVerdict::Forbidden {
+            groups,
+            total_groups,
+            summary,
+        } => {
+            let n = x.ax.candidates;
+            writeln!(
+                out,
+                "Axioms: {n} candidate execution{} would give it, in {total_groups} group{} by what the outcome's reads read from; each breaks an axiom",
+                if n == 1 { "" } else { "s" },
+                if *total_groups == 1 { "" } else { "s" }
+            )
+            .unwrap();
+            groups_text(&mut out, groups, *total_groups);
+            writeln!(out, "In short: {summary}.").unwrap();
+        }
+        AxVerdict::Incomplete {
+            reason,
+            groups,
+            total_groups,
+        } => {
+            writeln!(
+                out,
+                "Incomplete: {reason}; the explanation below covers only the candidates examined"
+            )
+            .unwrap();
+            groups_text(&mut out, groups, *total_groups);
+        }
+    }
+    if x.ax.bound_hit {
+        writeln!(
+            out,
+            "Note: some paths reached the loop bound; longer executions were not examined."
+        )
+        .unwrap();
+    }
+    if let Some(op) = &x.op {
+        operational(&mut out, op);
+    }
+    out
+}
+
+fn groups_text(out: &mut String, groups: &[Group], total: usize) {
+    for (i, g) in groups.iter().enumerate() {
+        let reads = if g.reads.is_empty() {
+            "(the outcome reads no register)".to_string()
+        } else {
+            g.reads.join("; ")
+        };
+        writeln!(
+            out,
+            "  {}. {reads}  [{} candidate{}]",
+            i + 1,
+            g.candidates,
+            if g.candidates == 1 { "" } else { "s" }
+        )
+        .unwrap();
+        for r in &g.reasons {
+            writeln!(out, "     {}  ({})", r.text, r.rule).unwrap();
+        }
+        if g.more_reasons > 0 {
+            writeln!(
+                out,
+                "     … and {} other cycle{}",
+                g.more_reasons,
+                if g.more_reasons == 1 { "" } else { "s" }
+            )
+            .unwrap();
+        }
+    }
+    if total > groups.len() {
+        writeln!(out, "  … {} more groups not shown", total - groups.len()).unwrap();
+    }
+}
+
+fn execution(out: &mut String, x: &Execution) {
+    let mut threads: Vec<&str> = Vec::new();
+    for e in &x.events {
+        if let Some(t) = &e.thread {
+            if !threads.contains(&t.as_str()) {
+                threads.push(t);
+            }
+        }
+    }
+    let name = |id: usize| {
+        x.events
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| {
+                format!(
+                    "{}{}",
+                    e.thread.as_ref().map_or(String::new(), |t| format!("{t} ")),
+                    e.text
+                )
+            })
+            .unwrap_or_default()
+    };
+    for t in threads {
+        let evs: Vec<String> = x
+            .events
+            .iter()
+            .filter(|e| e.thread.as_deref() == Some(t))
+            .map(|e| e.text.clone())
+            .collect();
+        writeln!(out, "  {t}: {}", evs.join("; ")).unwrap();
+    }
+    for (rel, title) in [
+        ("rf", "reads-from"),
+        ("co", "coherence"),
+        ("sw", "release/acquire synchronisation"),
+        ("sc", "Fence-SC order"),
+        ("bar", "barrier synchronisation"),
+        ("async", "asynchronous issue and completion"),
+    ] {
+        let pairs: Vec<String> = x
+            .edges
+            .iter()
+            .filter(|e| e.rel == rel)
+            .map(|e| format!("{} → {}", name(e.from), name(e.to)))
+            .collect();
+        if !pairs.is_empty() {
+            writeln!(out, "  {title}: {}", pairs.join(", ")).unwrap();
+        }
+    }
+}
+
+fn operational(out: &mut String, op: &OpExplanation) {
+    match op {
+        OpExplanation::Reached { replay } => {
+            writeln!(out, "Machine: a run reaches it; replay it with").unwrap();
+            writeln!(out, "  {replay}").unwrap();
+        }
+        OpExplanation::Blocked {
+            steps,
+            replay,
+            blocked,
+        } => {
+            writeln!(
+                out,
+                "Machine: no run reaches it. At the end of the longest run towards it ({steps} step{}):",
+                if *steps == 1 { "" } else { "s" }
+            )
+            .unwrap();
+            for b in blocked {
+                writeln!(out, "  {b}").unwrap();
+            }
+            writeln!(out, "  (the run: {replay})").unwrap();
+        }
+        OpExplanation::Incomplete { reason } => {
+            writeln!(out, "Machine: incomplete: {reason}").unwrap();
+        }
+        OpExplanation::Disagrees { what } => {
+            writeln!(out, "Machine: DISAGREES with the axioms: {what}").unwrap();
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! `ptxmc fix` and `fix --weaken`: the expected fixes on the classic
+//! shapes and the async proxy, every reported fix verified, and the
+//! monotonicity the search relies on.
+
+use std::path::{Path, PathBuf};
+
+use ptxmc::fix::{self, FixOptions, sites};
+use ptxmc::litmus::{self, LitmusTest};
+use ptxmc::model::Model;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn load(path: &str) -> LitmusTest {
+    litmus::parse_file(&root().join(path))
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+        .remove(0)
+}
+
+fn first_fix(path: &str) -> Vec<String> {
+    let t = load(path);
+    let r = fix::fix(
+        &t.program,
+        &t.program.condition.prop,
+        &FixOptions::default(),
+    );
+    assert!(r.allowed, "{path}: the outcome is not allowed");
+    assert!(r.fixes.iter().all(|f| f.verified), "{path}: unverified fix");
+    r.fixes[0].changes.iter().map(|c| c.text.clone()).collect()
+}
+
+#[test]
+fn mp_with_relaxed_flag_accesses_is_fixed_by_release_and_acquire_first() {
+    assert_eq!(
+        first_fix("litmus/mp/MP+rlx+rlx.gpu.litmus"),
+        vec![
+            "P0 `st.relaxed.gpu f, 1` → `st.release.gpu f, 1`",
+            "P1 `ld.relaxed.gpu r0, f` → `ld.acquire.gpu r0, f`"
+        ]
+    );
+}
+
+#[test]
+fn tma_store_without_proxy_fence_is_fixed_by_the_fence() {
+    assert_eq!(
+        first_fix("litmus/async/Y1+tma-store.litmus"),
+        vec![
+            "insert `fence.proxy.async.shared::cta` in P0 before `cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4`"
+        ]
+    );
+    assert_eq!(
+        first_fix("litmus/proxy/CoWR-tex-single-thread.litmus"),
+        vec!["insert `fence.proxy.texture` in P0 before `tld.weak r0, t`"]
+    );
+}
+
+#[test]
+fn remote_mbarrier_arrive_is_fixed_by_a_cluster_wait() {
+    assert_eq!(
+        first_fix("litmus/async/Y4+mbarrier.rel.cluster-remote+acq.cta.litmus"),
+        vec![
+            "P1 `mbarrier.try_wait.acquire.cta.shared::cta.b64 r0, [bar], 0` → `mbarrier.try_wait.acquire.cluster.shared::cta.b64 r0, [bar], 0`"
+        ]
+    );
+}
+
+#[test]
+fn fixes_are_minimal_and_cheapest_first() {
+    let t = load("litmus/mp/MP+rlx+rlx.gpu.litmus");
+    let r = fix::fix(
+        &t.program,
+        &t.program.condition.prop,
+        &FixOptions::default(),
+    );
+    let costs: Vec<u32> = r.fixes.iter().map(|f| f.cost).collect();
+    let mut sorted = costs.clone();
+    sorted.sort();
+    assert_eq!(costs, sorted);
+    // No fix contains another (as a set of change texts).
+    for a in &r.fixes {
+        for b in &r.fixes {
+            if std::ptr::eq(a, b) {
+                continue;
+            }
+            assert!(
+                !b.changes.iter().all(|c| a.changes.contains(c)),
+                "{:?} contains {:?}",
+                a.changes,
+                b.changes
+            );
+        }
+    }
+    // Removing any change of a fix brings the outcome back.
+    for f in &r.fixes {
+        assert!(fix::forbidden_by_both(
+            &f.program,
+            &t.program.condition.prop,
+            2
+        ));
+    }
+}
+
+#[test]
+fn weakening_release_acquire_narrows_to_the_cluster() {
+    let t = load("litmus/mp/MP+rel+acq.gpu.litmus");
+    let r = fix::weaken(
+        &t.program,
+        &t.program.condition.prop,
+        &FixOptions::default(),
+    );
+    let texts: Vec<Vec<String>> = r
+        .fixes
+        .iter()
+        .map(|f| f.changes.iter().map(|c| c.text.clone()).collect())
+        .collect();
+    assert_eq!(
+        texts,
+        vec![vec![
+            "P0 `st.release.gpu f, 1` → `st.release.cluster f, 1`".to_string(),
+            "P1 `ld.acquire.gpu r0, f` → `ld.acquire.cluster r0, f`".to_string()
+        ]]
+    );
+    assert!(r.fixes.iter().all(|f| f.verified));
+}
+
+/// The search assumes that a stronger variant allows no more outcomes.
+/// Check it on every site of every 2- and 3-thread library test.
+#[test]
+fn strengthening_never_adds_outcomes() {
+    let files = litmus::collect_files(&[root().join("litmus")]).unwrap();
+    let mut checked = 0;
+    for f in files {
+        for t in litmus::parse_file(&f).unwrap() {
+            if Model::Ptx75.admit(&t.program, &t.spans).is_err() || t.program.threads.len() > 3 {
+                continue;
+            }
+            let base = ptxmc::ax::run(&t.program, &Default::default())
+                .unwrap()
+                .outcomes;
+            let ss = sites::strengthening_sites(&t.program);
+            for (s, site) in ss.iter().enumerate() {
+                for k in 0..site.variants.len() {
+                    let q = sites::apply(&t.program, &ss, &[(s, k)]);
+                    let out = ptxmc::ax::run(&q, &Default::default()).unwrap().outcomes;
+                    assert!(
+                        out.is_subset(&base),
+                        "{}: {} adds outcomes",
+                        t.display_path(),
+                        site.variants[k].text
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}
+
+/// The figures of `docs/fix.md`: `fix` time on every 2- and 3-thread test
+/// of the library, and for the public suite how many allowed outcomes
+/// (tests whose `exists` condition holds) get a minimal fix of 1, 2 or 3
+/// changes, or none within the bound. Run with
+/// `cargo test --release --test fix -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn figures() {
+    use ptxmc::ir::Quantifier;
+    let mut dirs = vec![
+        root().join("litmus"),
+        root().join("tests/peers/mixedproxy/tests"),
+    ];
+    let dat3m = root().join("tests/peers/dat3m/litmus/PTX");
+    for d in ["Barrier", "Manual", "Memalloy", "Nvidia"] {
+        dirs.push(dat3m.join(d));
+    }
+    let mut lib_max = (0.0f64, String::new());
+    let mut by_size = [0usize; 4];
+    let mut none = Vec::new();
+    let mut total_fix = 0.0;
+    for f in litmus::collect_files(&dirs).unwrap() {
+        for t in litmus::parse_file(&f).unwrap() {
+            if Model::Ptx75.admit(&t.program, &t.spans).is_err() {
+                continue;
+            }
+            let p = &t.program;
+            if p.condition.quantifier != Quantifier::Exists {
+                continue;
+            }
+            let start = std::time::Instant::now();
+            let r = fix::fix(p, &p.condition.prop, &FixOptions::default());
+            let dt = start.elapsed().as_secs_f64();
+            total_fix += dt;
+            let lib = t.display_path().contains("/litmus/") && !t.display_path().contains("peers");
+            if lib && p.threads.len() <= 3 && dt > lib_max.0 {
+                lib_max = (dt, t.display_path());
+            }
+            if !r.allowed {
+                continue;
+            }
+            match r.fixes.iter().map(|f| f.changes.len()).min() {
+                Some(n) => by_size[n] += 1,
+                None => {
+                    by_size[0] += 1;
+                    none.push(t.display_path());
+                }
+            }
+        }
+    }
+    eprintln!(
+        "fix: slowest 2-/3-thread library test {:.3} s ({})",
+        lib_max.0, lib_max.1
+    );
+    eprintln!("fix: total {:.1} s", total_fix);
+    eprintln!(
+        "allowed outcomes: 1 change {}, 2 changes {}, 3 changes {}, none within 3: {}",
+        by_size[1], by_size[2], by_size[3], by_size[0]
+    );
+    for n in none {
+        eprintln!("  no fix: {n}");
+    }
+}
