@@ -637,11 +637,9 @@ fn remove_event(p: &mut Path, k: usize) {
     for ev in &mut p.events {
         ev.deps = shift(ev.deps);
         match &mut ev.kind {
-            PathEventKind::Read { cond_acq, .. } => {
-                if let Some(e) = cond_acq {
-                    fix(e)
-                }
-            }
+            PathEventKind::Read {
+                cond_acq: Some(e), ..
+            } => fix(e),
             PathEventKind::Write { value, .. } => fix(value),
             PathEventKind::BarArrive { id, count, .. } => {
                 id.iter_mut().for_each(fix);
