@@ -255,7 +255,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
                     None => {
                         op_done = true;
                         if check {
-                            op_term = Some(r.hang.ok_or(r.settled_cut || r.bound_hit));
+                            op_term = Some(r.hang.ok_or(r.cut_reached || r.bound_hit));
                         }
                     }
                 }

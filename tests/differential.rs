@@ -805,6 +805,21 @@ fn engines_agree_on_termination_of_programs_with_loops() {
             .termination
         };
         let (with, without) = (op(true), op(false));
+        // Each engine alone decides the same (a hang, termination, or not
+        // checked because a bounded loop reaches the bound).
+        let ax = engine::run(
+            p,
+            &RunOptions {
+                engine: EngineChoice::Ax,
+                ..RunOptions::default()
+            },
+        )
+        .termination;
+        assert_eq!(
+            (ax.checked(), ax.hangs()),
+            (with.checked(), with.hangs()),
+            "the engines decide termination differently on\n{text}"
+        );
         assert_eq!(
             (with.checked(), with.hangs()),
             (without.checked(), without.hangs()),

@@ -110,9 +110,11 @@ pub struct Explored {
     /// With the termination check: the least hang witness found (the same
     /// for any number of workers, since every state is visited once).
     pub hang: Option<Hang>,
-    /// With the termination check: some settled state (every thread
-    /// finished or stuck) has a thread cut at the loop bound.
-    pub settled_cut: bool,
+    /// With the termination check: some reachable state has a thread cut at
+    /// the loop bound (an execution takes a bounded loop's back edge more
+    /// often than the bound allows; without one, every loop was explored
+    /// completely).
+    pub cut_reached: bool,
     /// Counters.
     pub stats: ExploreStats,
 }
@@ -164,7 +166,7 @@ struct Ctx<'m, 'p> {
     bound_hit: AtomicBool,
     termination: bool,
     hang: Mutex<Option<Hang>>,
-    settled_cut: AtomicBool,
+    cut_reached: AtomicBool,
     stop: AtomicBool,
     why: Mutex<Option<String>>,
     limits: Limits,
@@ -225,6 +227,9 @@ impl Ctx<'_, '_> {
             }
             let expanded = self.counters.states.fetch_add(1, Ordering::Relaxed) + 1;
             self.check_limits(expanded);
+            if self.termination && st.threads.iter().any(|t| t.cut) {
+                self.cut_reached.store(true, Ordering::Relaxed);
+            }
             if m.is_final(&st) {
                 self.counters.final_states.fetch_add(1, Ordering::Relaxed);
                 if m.is_cut(&st) {
@@ -237,7 +242,7 @@ impl Ctx<'_, '_> {
             if self.termination {
                 match m.quiescence(&st) {
                     Quiescence::Running => {}
-                    Quiescence::Cut => self.settled_cut.store(true, Ordering::Relaxed),
+                    Quiescence::Cut => self.cut_reached.store(true, Ordering::Relaxed),
                     Quiescence::Hang(h) => {
                         let mut best = self.hang.lock().unwrap();
                         if best.as_ref().is_none_or(|b| h < *b) {
@@ -305,7 +310,7 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
         bound_hit: AtomicBool::new(false),
         termination: opts.termination,
         hang: Mutex::new(None),
-        settled_cut: AtomicBool::new(false),
+        cut_reached: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         why: Mutex::new(None),
         limits: opts.limits,
@@ -360,7 +365,7 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
         bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
         incomplete: ctx.why.into_inner().unwrap(),
         hang: ctx.hang.into_inner().unwrap(),
-        settled_cut: ctx.settled_cut.load(Ordering::Relaxed),
+        cut_reached: ctx.cut_reached.load(Ordering::Relaxed),
         stats,
     }
 }
