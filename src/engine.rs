@@ -160,8 +160,11 @@ pub struct RunResult {
     pub engine: &'static str,
     /// The columns of the final states.
     pub columns: Columns,
-    /// The allowed final states.
+    /// The allowed final states (those that pass the test's `filter`, if any).
     pub outcomes: Outcomes,
+    /// Allowed final states that the test's `filter` removed (not listed,
+    /// not counted); every allowed state is in `outcomes` or here.
+    pub filtered_out: Outcomes,
     /// The verdict of the condition over `outcomes`.
     pub verdict: Verdict,
     /// A loop bound cut some execution short: final states may be missing.
@@ -319,11 +322,15 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         (None, Some((o, ob))) => (o, ob, None, !op_done),
         (None, None) => unreachable!("some engine runs"),
     };
+    // herd's `filter` applies to what is listed and judged, after the
+    // engines were compared above on every state.
+    let (outcomes, filtered_out) = crate::outcome::apply_filter(p, &columns, outcomes);
     let verdict = Verdict::of(p, &columns, &outcomes);
     RunResult {
         engine: opts.engine.label(),
         columns,
         outcomes,
+        filtered_out,
         verdict,
         bound_hit,
         incomplete,

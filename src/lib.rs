@@ -24,6 +24,9 @@ pub mod engine;
 pub mod explain;
 pub mod explore;
 pub mod fix;
+// `gen` is a reserved word in Rust 2024; the directory keeps the short name.
+#[path = "gen/mod.rs"]
+pub mod generate;
 pub mod hw;
 pub mod ir;
 pub mod litmus;

@@ -125,3 +125,15 @@ impl Verdict {
         }
     }
 }
+
+/// herd's `filter`: split `states` into those that satisfy `p`'s filter
+/// (listed and counted for the verdict) and those it removes. Without a
+/// filter every state passes.
+pub fn apply_filter(p: &Program, cols: &Columns, states: Outcomes) -> (Outcomes, Outcomes) {
+    match &p.filter {
+        Some(f) => states
+            .into_iter()
+            .partition(|s| f.eval(&|t: &Term| cols.term(s, t))),
+        None => (states, Outcomes::new()),
+    }
+}

@@ -332,3 +332,79 @@ fn help_lists_the_hang_exit_status() {
         "{out}"
     );
 }
+
+/// Without `--outcome`, `trace` targets the outcome the test's own condition
+/// asks about; `--outcome` also takes a state line copied from `run`.
+#[test]
+fn trace_defaults_to_the_condition_and_reads_state_lines() {
+    let (code, out, err) = ptxmc(&["trace", "litmus/sb/SB+rlx.gpu.litmus"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(
+            "Trace SB+rlx.gpu: a shortest run of the machine ending in 0:r0=0 /\\ 1:r1=0\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("Final state: 0:r0=0; 1:r1=0; x=1; y=1;"),
+        "{out}"
+    );
+    let (code, out, err) = ptxmc(&[
+        "trace",
+        "litmus/sb/SB+rlx.gpu.litmus",
+        "--outcome",
+        "0:r0=0; 1:r1=1; x=1; y=1;",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Final state: 0:r0=0; 1:r1=1; x=1; y=1;"),
+        "{out}"
+    );
+    let (code, _, err) = ptxmc(&[
+        "trace",
+        "litmus/sb/SB+rlx.gpu.litmus",
+        "--outcome",
+        "0:r0=0; 1:r1=1 x=1;",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "error: expected the end of the outcome (or `;` and another item of a state line), found `x`"
+        ),
+        "{err}"
+    );
+}
+
+/// A forbidden outcome: text says so and where to ask why; JSON stays JSON.
+#[test]
+fn trace_of_a_forbidden_outcome_answers_in_the_chosen_format() {
+    let (code, out, _) = ptxmc(&["trace", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "No run of the machine ends in 1:r0=1 /\\ 1:r1=0: the model forbids this outcome.\n\
+         Why: ptxmc explain litmus/mp/MP+rel+acq.gpu.litmus --outcome '1:r0=1 /\\ 1:r1=0'\n"
+    );
+    let (code, out, _) = ptxmc(&[
+        "trace",
+        "litmus/mp/MP+rel+acq.gpu.litmus",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["reachable"], false);
+    assert_eq!(v["outcome"], "1:r0=1 /\\ 1:r1=0");
+    let (code, out, _) = ptxmc(&[
+        "trace",
+        "litmus/mp/MP+rel+acq.gpu.litmus",
+        "--format",
+        "json",
+        "--max-states",
+        "3",
+    ]);
+    assert_eq!(code, 4);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["reachable"], serde_json::Value::Null);
+    assert_eq!(v["incomplete"], "the state limit (3) was reached");
+}

@@ -35,44 +35,6 @@ exists (x == 1)
 }
 
 #[test]
-fn unterminated_doc_litmus() {
-    check(
-        "unterminated_doc.litmus",
-        r#"PTX t
-"doc
-{ x=0; }
-"#,
-        r#"error: expected a closing `"`, found the end of the file
-  --> unterminated_doc.litmus:2:1
-  |
-2 | "doc
-  | ^
-
-"#,
-    );
-}
-
-#[test]
-fn unknown_location_litmus() {
-    check(
-        "unknown_location.litmus",
-        r#"PTX t
-{ x=0; }
- P0@cta 0,gpu 0 ;
- st.weak y, 1 ;
-exists (x == 1)
-"#,
-        r#"error: expected a location declared in the init block, found `y`
-  --> unknown_location.litmus:4:10
-  |
-4 |  st.weak y, 1 ;
-  |          ^ unknown location
-
-"#,
-    );
-}
-
-#[test]
 fn cell_count_litmus() {
     check(
         "cell_count.litmus",
@@ -271,26 +233,6 @@ exists (b == 1)
   |         ^ mbarrier states are not part of final states
   |
   = record a wait's result in a register and test that instead
-
-"#,
-    );
-}
-
-#[test]
-fn proxy_mismatch_litmus() {
-    check(
-        "proxy_mismatch.litmus",
-        r#"PTX t
-{ x=0; }
- P0@cta 0,gpu 0 ;
- tld.weak r0, x ;
-exists (P0:r0 == 1)
-"#,
-        r#"error: expected a texture reference for `tld` (declare one with `NAME @ texture aliases x;`), found generic address `x`
-  --> proxy_mismatch.litmus:4:15
-  |
-4 |  tld.weak r0, x ;
-  |               ^
 
 "#,
     );
@@ -538,5 +480,856 @@ permit (x == 1) as t;
   |      ^^^ unknown location
 
 "#,
+    );
+}
+
+/// A register the program never writes and the initial state never sets would read as 0.
+#[test]
+fn condition_register_never_written() {
+    check(
+        "cond_reg_unwritten.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;
+ st.weak x, 1   | ld.weak r0, x  ;
+                | ld.weak r1, x  ;
+exists (P1:r0 == 1 /\ P1:r2 == 0)
+"#,
+        r#"error: expected a register that P1 writes or the initial state sets, found `r2`
+  --> cond_reg_unwritten.litmus:6:26
+  |
+6 | exists (P1:r0 == 1 /\ P1:r2 == 0)
+  |                          ^^ P1's registers: `r0`, `r1`
+
+"#,
+    );
+}
+
+#[test]
+fn condition_register_without_percent() {
+    check(
+        "cond_reg_percent.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 | P1@cta 1,gpu 0  ;
+ st.weak x, 1   | ld.weak %r0, x  ;
+exists (P1:r0 == 1)
+"#,
+        r#"error: expected a register that P1 writes or the initial state sets, found `r0`
+  --> cond_reg_percent.litmus:5:12
+  |
+5 | exists (P1:r0 == 1)
+  |            ^^ did you mean `%r0`?
+
+"#,
+    );
+}
+
+#[test]
+fn condition_register_only_read() {
+    check(
+        "cond_reg_read_only.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak x, r1  ;
+exists (P0:r1 == 0)
+"#,
+        r#"error: expected a register that P0 writes or the initial state sets, found `r1`
+  --> cond_reg_read_only.litmus:5:12
+  |
+5 | exists (P0:r1 == 0)
+  |            ^^ P0 reads `r1` but never writes it, and the initial state does not set it
+
+"#,
+    );
+}
+
+/// Without its thread a register name would become a new location holding 0.
+#[test]
+fn condition_bare_register() {
+    check(
+        "cond_bare_register.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;
+ st.weak x, 1   | ld.weak r0, x  ;
+exists (r0 == 1)
+"#,
+        r#"error: expected a location or `P<n>:<register>`, found `r0`, a register of P1
+  --> cond_bare_register.litmus:5:9
+  |
+5 | exists (r0 == 1)
+  |         ^^ write `P1:r0` for the register
+
+"#,
+    );
+}
+
+#[test]
+fn filter_register_never_written() {
+    check(
+        "filter_register.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ ld.weak r0, x ;
+filter (P0:r9 == 0)
+exists (x == 1)
+"#,
+        r#"error: expected a register that P0 writes or the initial state sets, found `r9`
+  --> filter_register.litmus:5:12
+  |
+5 | filter (P0:r9 == 0)
+  |            ^^ P0's registers: `r0`
+
+"#,
+    );
+}
+
+#[test]
+fn locations_register_never_written() {
+    check(
+        "locations_register.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ ld.weak r0, x ;
+locations [x; 0:r1;]
+exists (x == 1)
+"#,
+        r#"error: expected a register that P0 writes or the initial state sets, found `r1`
+  --> locations_register.litmus:5:17
+  |
+5 | locations [x; 0:r1;]
+  |                 ^^ P0's registers: `r0`
+
+"#,
+    );
+}
+
+#[test]
+fn mp_condition_register_only_read() {
+    check(
+        "mp_read_only.test",
+        r#".global x;
+d0.b0.t0 {
+  st [x], r1;
+}
+permit (P0:r1 == 0) as t;
+"#,
+        r#"error: expected a register that P0 writes or the initial state sets, found `r1`
+  --> mp_read_only.test:5:12
+  |
+5 | permit (P0:r1 == 0) as t;
+  |            ^^ P0 reads `r1` but never writes it, and the initial state does not set it
+
+"#,
+    );
+}
+
+#[test]
+fn implicit_location_named_like_a_register() {
+    check(
+        "register_then_location.litmus",
+        r#"PTX t
+{ }
+ P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;
+ mov y, 1       | ld.weak r0, y  ;
+exists (P1:r0 == 1)
+"#,
+        r#"error: expected a location, found `y`, a register of P0
+  --> register_then_location.litmus:4:31
+  |
+4 |  mov y, 1       | ld.weak r0, y  ;
+  |                               ^ a name is a register or a location, not both
+
+"#,
+    );
+}
+
+#[test]
+fn no_initial_state_after_free_text() {
+    check(
+        "no_init_block.litmus",
+        r#"PTX t
+Generator=diy7 (version 7.57)
+ P0@cta 0,gpu 0 ;
+ st.weak x, 1 ;
+exists (x == 1)
+"#,
+        r#"error: expected the initial state (`{ ... }`) after the test's name, found no `{` in the rest of the file
+  --> no_init_block.litmus:2:1
+  |
+2 | Generator=diy7 (version 7.57)
+  | ^
+
+"#,
+    );
+}
+
+#[test]
+fn locations_twice() {
+    check(
+        "locations_twice.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak x, 1 ;
+locations [x;]
+locations [x;]
+exists (x == 1)
+"#,
+        r#"error: expected one `locations` clause, found a second `locations`
+  --> locations_twice.litmus:6:1
+  |
+6 | locations [x;]
+  | ^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn filter_twice() {
+    check(
+        "filter_twice.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak x, 1 ;
+filter (x == 1)
+filter (x == 1)
+exists (x == 1)
+"#,
+        r#"error: expected one `filter` clause, found a second `filter`
+  --> filter_twice.litmus:6:1
+  |
+6 | filter (x == 1)
+  | ^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn locations_constant() {
+    check(
+        "locations_constant.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ ld.weak r0, x ;
+locations [x; 5]
+exists (x == 1)
+"#,
+        r#"error: expected a register (`P0:r0`) or a location, found `5`
+  --> locations_constant.litmus:5:15
+  |
+5 | locations [x; 5]
+  |               ^
+
+"#,
+    );
+}
+
+#[test]
+fn locations_unclosed() {
+    check(
+        "locations_unclosed.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ ld.weak r0, x ;
+locations [x; P0:r0
+exists (x == 1)
+"#,
+        r#"error: expected `;` or `]`, found `exists`
+  --> locations_unclosed.litmus:6:1
+  |
+6 | exists (x == 1)
+  | ^^^^^^
+
+"#,
+    );
+}
+
+/// Parentheses, negations and chains are bounded so that no condition can exhaust the stack.
+#[test]
+fn nesting_limit_parentheses() {
+    check(
+        "deep_parens.litmus",
+        &format!(
+            "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists\n{}x == 1{}\n",
+            "(\n".repeat(513),
+            ")".repeat(513)
+        ),
+        r#"error: expected at most 512 nested parentheses and negations, found more
+    --> deep_parens.litmus:518:1
+    |
+518 | (
+    | ^ the nesting limit is reached here
+    |
+    = ptxmc bounds the nesting so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+#[test]
+fn nesting_limit_negations() {
+    check(
+        "deep_negations.litmus",
+        &format!(
+            "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists\n{}x == 1\n",
+            "~\n".repeat(257)
+        ),
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
+  --> deep_negations.litmus:6:1
+  |
+6 | ~
+  | ^ the depth limit is reached here
+  |
+  = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+#[test]
+fn nesting_limit_many_negations() {
+    check(
+        "many_negations.litmus",
+        &format!(
+            "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists\n{}x == 1\n",
+            "~\n".repeat(513)
+        ),
+        r#"error: expected at most 512 nested parentheses and negations, found more
+    --> many_negations.litmus:518:1
+    |
+518 | ~
+    | ^ the nesting limit is reached here
+    |
+    = ptxmc bounds the nesting so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+#[test]
+fn nesting_limit_conjunction_chain() {
+    check(
+        "long_conjunction.litmus",
+        &format!(
+            "PTX t\n{{ x=0; }}\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ;\nexists (x == 1\n{})\n",
+            "/\\ x == 1\n".repeat(257)
+        ),
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
+    --> long_conjunction.litmus:262:1
+    |
+262 | /\ x == 1
+    | ^^ the depth limit is reached here
+    |
+    = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+#[test]
+fn mp_nesting_limit() {
+    check(
+        "deep_permit.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n  st [x], 1;\n}}\npermit(\n{}x == 1{}) as t;\n",
+            "!(\n".repeat(257),
+            ")".repeat(257)
+        ),
+        r#"error: expected at most 512 nested parentheses and negations, found more
+    --> deep_permit.test:261:2
+    |
+261 | !(
+    |  ^ the nesting limit is reached here
+    |
+    = ptxmc bounds the nesting so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+#[test]
+fn mp_preconditions_count_toward_the_limit() {
+    check(
+        "many_preconditions.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n{}}}\npermit(x == 0) as t;\n",
+            (0..257)
+                .map(|i| format!("  ld r{i}, [x] == 0;\n"))
+                .collect::<String>()
+        ),
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
+    --> many_preconditions.test:261:1
+    |
+261 | permit(x == 0) as t;
+    | ^^^^^^^^^^^^^^^^^^^ 257 preconditions make this condition too deep
+    |
+    = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+/// Expansion multiplies (each placeholder receives its cell): a small file could ask for gigabytes.
+#[test]
+fn mp_row_expands_too_far() {
+    check(
+        "huge_row.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n{}}}\npermit(x == 0) as t;\n$$\n{}\n",
+            "  $0\n".repeat(700),
+            "st [x], 1;".repeat(40)
+        ),
+        r#"error: expected a template row that expands to at most 256 KiB, found row 1, which expands to more
+    --> huge_row.test:706:1
+    |
+706 | st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;
+    | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ every placeholder of the template receives its cell
+
+"#,
+    );
+}
+
+#[test]
+fn mp_rows_expand_too_far_together() {
+    check(
+        "total_expansion.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n{}}}\npermit(x == 0) as t;\n$$\n{}st [x], 2;\n",
+            "  $0\n".repeat(100),
+            format!("{}\n", "st [x], 1;".repeat(200)).repeat(21)
+        ),
+        r#"error: expected template rows that expand to at most 4096 KiB together, found more by row 21
+    --> total_expansion.test:126:1
+    |
+126 | st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;st [x], 1;
+    | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ the expansion limit is reached at this row
+
+"#,
+    );
+}
+
+#[test]
+fn mp_too_many_rows() {
+    check(
+        "many_rows.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n  st [x], $0;\n}}\npermit(x == 0) as t;\n$$\n{}",
+            "1\n".repeat(4097)
+        ),
+        r#"error: expected at most 4096 template rows, found row 4097
+     --> many_rows.test:4103:1
+     |
+4103 | 1
+     | ^ ptxmc limits how many tests one file expands to
+
+"#,
+    );
+}
+
+/// Placement numbers are bounded, so numbering implicit clusters cannot overflow.
+#[test]
+fn placement_number_too_large() {
+    check(
+        "big_cta.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 4294967295,gpu 0 ;
+ st.weak x, 1 ;
+exists (x == 1)
+"#,
+        r#"error: expected a number between 0 and 65535, found `4294967295`
+  --> big_cta.litmus:3:9
+  |
+3 |  P0@cta 4294967295,gpu 0 ;
+  |         ^^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn mp_block_number_too_large() {
+    check(
+        "big_block.test",
+        r#".global x;
+d0.b70000.t0 {
+  st [x], 1;
+}
+permit (x == 1) as t;
+"#,
+        r#"error: expected device, block and thread numbers between 0 and 65535, found `d0.b70000.t0`
+  --> big_block.test:2:1
+  |
+2 | d0.b70000.t0 {
+  | ^^^^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn nul_character() {
+    check(
+        "nul.litmus",
+        "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1\0 ;\nexists (x == 1)\n",
+        "error: expected a name, an integer or punctuation, found character `\\0`\n  --> nul.litmus:4:14\n  |\n4 |  st.weak x, 1\0 ;\n  |               an invisible control character\n\n",
+    );
+}
+
+#[test]
+fn integer_too_large() {
+    check(
+        "big_int.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak x, 9223372036854775808 ;
+exists (x == 1)
+"#,
+        r#"error: expected an integer that fits in 64 bits, found `9223372036854775808`
+  --> big_int.litmus:4:13
+  |
+4 |  st.weak x, 9223372036854775808 ;
+  |             ^^^^^^^^^^^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn locations_without_brackets() {
+    check(
+        "locations_brackets.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak x, 1 ;
+locations x;
+exists (x == 1)
+"#,
+        r#"error: expected `[` and the registers and locations to show, found `x`
+  --> locations_brackets.litmus:5:11
+  |
+5 | locations x;
+  |           ^
+
+"#,
+    );
+}
+
+#[test]
+fn mp_preconditions_and_condition_too_deep_together() {
+    check(
+        "pre_and_cond.test",
+        &format!(
+            ".global x;\nd0.b0.t0 {{\n{}}}\nassert(x == 0) as t;\n",
+            (0..256)
+                .map(|i| format!("  ld r{i}, [x] == 0;\n"))
+                .collect::<String>()
+        ),
+        r#"error: expected a proposition at most 256 levels deep, found a deeper one
+    --> pre_and_cond.test:260:1
+    |
+260 | assert(x == 0) as t;
+    | ^^^^^^^^^^^^^^^^^^^ with its 256 precondition(s) this condition is 257 levels deep
+    |
+    = every negation and every `/\`, `\/`, `&&` or `||` above a comparison counts one level (a chain of N conjuncts is N-1 levels); ptxmc bounds the depth so that no condition can exhaust the stack
+
+"#,
+    );
+}
+
+/// A file in a fresh directory, for errors about files as such; the
+/// directory's path is replaced by `DIR` in the rendered message.
+fn check_file(name: &str, write: impl FnOnce(&std::path::Path), expected: &str) {
+    let dir = std::env::temp_dir().join(format!("ptxmc-errors-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    write(&path);
+    let err = litmus::parse_file(&path).expect_err("the file is refused");
+    let shown = err.rendered().replace(&dir.display().to_string(), "DIR");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(shown, expected, "rendering of {name} changed:\n{shown}");
+}
+
+/// The offending byte is located, not just the file.
+#[test]
+fn invalid_utf8_is_positioned() {
+    check_file(
+        "bad_utf8.litmus",
+        |p| {
+            std::fs::write(
+                p,
+                b"PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n st.weak x, 1 ; \xff\nexists (x == 1)\n",
+            )
+            .unwrap()
+        },
+        "error: expected UTF-8 text, found the byte 0xff, which is not UTF-8
+  --> DIR/bad_utf8.litmus:4:17
+  |
+4 |  st.weak x, 1 ; \u{fffd}
+  |                 ^
+
+",
+    );
+}
+
+/// Only regular files are read: a FIFO would block, a device never end.
+#[test]
+fn special_files_are_refused() {
+    check_file(
+        "dir.litmus",
+        |p| std::fs::create_dir(p).unwrap(),
+        "error: expected a regular file, found a directory
+ --> DIR/dir.litmus:1:1
+",
+    );
+    #[cfg(unix)]
+    check_file(
+        "fifo.litmus",
+        |p| {
+            let made = std::process::Command::new("mkfifo").arg(p).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo works");
+        },
+        "error: expected a regular file, found a special file (FIFO, socket or device)
+ --> DIR/fifo.litmus:1:1
+",
+    );
+}
+
+#[test]
+fn files_beyond_the_size_limit_are_refused() {
+    check_file(
+        "huge.litmus",
+        |p| {
+            let text = format!("PTX t\n{}", "(* padding *)\n".repeat(400_000));
+            std::fs::write(p, text).unwrap()
+        },
+        "error: expected a test file of at most 4 MiB, found a larger file
+ --> DIR/huge.litmus:1:1
+",
+    );
+}
+
+/// `trace --outcome` applies the rule of conditions (shared code).
+#[test]
+fn trace_outcome_register_never_written() {
+    let src = "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak x, 1   | ld.weak r0, x  ;\nexists (P1:r0 == 1)\n";
+    let t = &litmus::parse_source("t.litmus", src).unwrap()[0];
+    let text = "P1:r1=0";
+    let d = litmus::cond::parse_outcome(&t.program, &t.spans, text).unwrap_err();
+    assert_eq!(
+        litmus::LitmusError::new("--outcome", text, d).rendered(),
+        "error: expected a register that P1 writes or the initial state sets, found `r1`
+  --> --outcome:1:4
+  |
+1 | P1:r1=0
+  |    ^^ P1's registers: `r0`
+
+"
+    );
+}
+
+fn check_histogram(text: &str, expected: &str) {
+    let err = ptxmc::hw::histogram::Histogram::parse_file("h.json", text)
+        .expect_err("the histogram is malformed");
+    assert_eq!(err, expected, "rendering changed:\n{err}");
+}
+
+const HISTOGRAM: &str = r#"{
+  "test": "litmus/mp/MP+rel+acq.gpu.litmus",
+  "runs": 1000,
+  "columns": ["P1:r0", "P1:r1", "x", "f"],
+  "outcomes": [
+    {"values": [0, 0, 1, 1], "count": 700},
+    {"values": [1, 1, 1, 1], "count": 300}
+  ]
+}
+"#;
+
+/// `hw compare`: counts near `u64::MAX` add up with checked arithmetic.
+#[test]
+fn histogram_counts_overflow() {
+    check_histogram(
+        &HISTOGRAM.replace("700", "18446744073709551615"),
+        r#"error: expected counts that add up to at most 18446744073709551615, found a total that overflows at outcome 2
+  --> h.json:5:3
+  |
+5 |   "outcomes": [
+  |   ^^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_wrong_type() {
+    check_histogram(
+        &HISTOGRAM.replace("\"runs\": 1000", "\"runs\": \"many\""),
+        r#"error: expected a non-negative integer (64 bits), found string "many"
+  --> h.json:3:11
+  |
+3 |   "runs": "many",
+  |           ^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_negative_count() {
+    check_histogram(
+        &HISTOGRAM.replace("300", "-3"),
+        r#"error: expected a non-negative integer (64 bits), found integer `-3`
+  --> h.json:7:39
+  |
+7 |     {"values": [1, 1, 1, 1], "count": -3}
+  |                                       ^^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_missing_field() {
+    check_histogram(
+        &HISTOGRAM.replace("  \"runs\": 1000,\n", ""),
+        r#"error: expected a field `runs`, found an object without it
+  --> h.json:8:1
+  |
+8 | }
+  | ^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_values_per_column() {
+    check_histogram(
+        &HISTOGRAM.replace("[1, 1, 1, 1]", "[1, 1, 1]"),
+        r#"error: expected 4 values per outcome (one per column), found 3 in outcome 2
+  --> h.json:5:3
+  |
+5 |   "outcomes": [
+  |   ^^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_syntax() {
+    check_histogram(
+        &HISTOGRAM.replace("\"runs\": 1000,", "\"runs\": 1000"),
+        r#"error: expected `,` or `}`, found `"`
+  --> h.json:4:3
+  |
+4 |   "columns": ["P1:r0", "P1:r1", "x", "f"],
+  |   ^
+
+"#,
+    );
+}
+
+/// A histogram naming a test that does not exist is reported at its `"test"` field.
+#[test]
+fn histogram_unknown_test_path() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-errors-{}-hist", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.json");
+    std::fs::write(
+        &path,
+        HISTOGRAM.replace("litmus/mp/MP+rel+acq.gpu.litmus", "litmus/mp/nope.litmus"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["hw", "compare"])
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr).replace(&dir.display().to_string(), "DIR");
+    assert_eq!(
+        stderr,
+        r#"error: expected a test file (`path` or `path[row]`, relative to the current directory), found `litmus/mp/nope.litmus`, which is not a file
+  --> DIR/h.json:2:3
+  |
+2 |   "test": "litmus/mp/nope.litmus",
+  |   ^^^^^^
+
+"#
+    );
+}
+
+#[test]
+fn histogram_schema() {
+    check_histogram(
+        &HISTOGRAM.replace("{\n", "{\n  \"schema\": \"ptxmc-hw-histogram/9\",\n"),
+        r#"error: expected the schema `ptxmc-hw-histogram/1`, found `ptxmc-hw-histogram/9`
+  --> h.json:2:3
+  |
+2 |   "schema": "ptxmc-hw-histogram/9",
+  |   ^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn histogram_unreadable() {
+    let err = ptxmc::hw::histogram::Histogram::read(std::path::Path::new("no/such/h.json"))
+        .expect_err("there is no such file");
+    assert_eq!(
+        err,
+        "error: expected a readable histogram, found an I/O error: No such file or directory (os error 2)\n --> no/such/h.json:1:1\n"
+    );
+}
+
+/// A `path[row]` whose row the file does not have.
+#[test]
+fn histogram_unknown_test_row() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-errors-{}-row", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.json");
+    std::fs::write(
+        &path,
+        HISTOGRAM.replace(
+            "litmus/mp/MP+rel+acq.gpu.litmus",
+            "tests/peers/mixedproxy/tests/MP_gpu.test[99]",
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["hw", "compare"])
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr).replace(&dir.display().to_string(), "DIR");
+    assert_eq!(
+        stderr,
+        r#"error: expected a test file (`path` or `path[row]`, relative to the current directory), found `tests/peers/mixedproxy/tests/MP_gpu.test[99]`, which names no test of the file
+  --> DIR/h.json:2:3
+  |
+2 |   "test": "tests/peers/mixedproxy/tests/MP_gpu.test[99]",
+  |   ^^^^^^
+
+"#
     );
 }

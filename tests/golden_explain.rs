@@ -10,7 +10,7 @@ use ptxmc::litmus;
 fn explain(rel: &str) -> ptxmc::explain::Explanation {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let t = litmus::parse_file(&path).unwrap().remove(0);
-    let want = ptxmc::cli::default_outcome(&t.program);
+    let want = t.program.condition.target();
     ptxmc::cli::explain_outcome(
         &t.program,
         rel,
@@ -84,7 +84,7 @@ fn trace_remote_mbarrier_names_the_scope_mismatch() {
         .join("litmus/async/Y4+mbarrier.rel.cluster-remote+acq.cta.litmus");
     let t = litmus::parse_file(&path).unwrap().remove(0);
     let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
-    let want = litmus::cond::parse_outcome(&t.program, "P1:r0=1 /\\ P1:r1=0").unwrap();
+    let want = litmus::cond::parse_outcome(&t.program, &t.spans, "P1:r0=1 /\\ P1:r1=0").unwrap();
     let choices = m.shortest_run(&want, 100_000).unwrap();
     let trace = m.replay(&choices).unwrap();
     insta::assert_snapshot!(ptxmc::report::trace::text(
@@ -138,7 +138,10 @@ fn cli_explain_fix_and_graphs() {
         "P1:r9=1",
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("expected a register of P1"), "{err}");
+    assert!(
+        err.contains("expected a register that P1 writes or the initial state sets, found `r9`"),
+        "{err}"
+    );
     let dir = std::env::temp_dir().join(format!("ptxmc-explain-{}", std::process::id()));
     let d = dir.to_str().unwrap();
     let (code, out, _) = run(&["fix", "litmus/mp/MP+rlx+rlx.gpu.litmus", "--emit", d]);

@@ -18,6 +18,7 @@ fn run(rel: &str, instance: usize) -> (String, String) {
         file: rel.to_string(),
         model: Model::Ptx75,
         result: &r,
+        notes: t.notes(),
     };
     let mut json = report::json::report(&rep);
     json["time_s"] = serde_json::json!(0.0);
@@ -126,7 +127,7 @@ fn trace(rel: &str, outcome: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let t = &litmus::parse_file(&path).unwrap()[0];
     let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
-    let want = litmus::cond::parse_outcome(&t.program, outcome).unwrap();
+    let want = litmus::cond::parse_outcome(&t.program, &t.spans, outcome).unwrap();
     let choices = m.shortest_run(&want, 1_000_000).expect("reachable");
     let tr = m.replay(&choices).unwrap();
     // Replaying the printed choices gives the same run.
@@ -214,7 +215,7 @@ fn trace_unreachable_outcome_is_refused() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus/mp/MP+rel+acq.gpu.litmus");
     let t = &litmus::parse_file(&path).unwrap()[0];
     let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
-    let want = litmus::cond::parse_outcome(&t.program, "P1:r0=1 /\\ P1:r1=0").unwrap();
+    let want = litmus::cond::parse_outcome(&t.program, &t.spans, "P1:r0=1 /\\ P1:r1=0").unwrap();
     assert_eq!(
         m.shortest_run(&want, 1_000_000),
         Err(ptxmc::op::trace::TraceError::Unreachable)

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::common::{EngineArgs, init_pool, load, worst};
 use crate::engine::{self, RunOptions};
+use crate::generate::Shard;
 use crate::litmus::LitmusTest;
 
 /// What a CSV's verdicts are about.
@@ -34,6 +35,10 @@ pub struct CheckArgs {
     /// What the CSV's verdicts are about.
     #[arg(long, value_enum, default_value = "outcome")]
     pub property: Property,
+    /// Check only the K-th of N deterministic parts of the rows (1 <= K <= N),
+    /// chosen by the row's path as `ptxmc gen --shard K/N` chooses tests.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -71,7 +76,9 @@ pub fn run(args: &CheckArgs) -> Exit {
             );
             return Exit::BadInput;
         };
-        rows.push((path.to_string(), want));
+        if args.shard.is_none_or(|s| s.contains(path)) {
+            rows.push((path.to_string(), want));
+        }
     }
     let mut opts = args.engine.options(rows.len());
     // Outcome verdicts do not depend on termination: skip that search.

@@ -7,7 +7,8 @@ use std::time::Duration;
 use super::Exit;
 use crate::engine::{EngineChoice, RunOptions};
 use crate::explore::Limits;
-use crate::litmus::{self, LitmusTest};
+use crate::ir::Prop;
+use crate::litmus::{self, LitmusError, LitmusTest, cond};
 use crate::model::Model;
 
 /// Engine options common to `run` and `check`.
@@ -157,4 +158,37 @@ pub fn init_pool(jobs: usize) {
     let _ = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build_global();
+}
+
+/// Instance `instance` (1-based) of a file's tests, for the commands that
+/// work on one test (`trace`, `explain`, `fix`, `step`).
+pub fn pick(tests: &[LitmusTest], instance: usize) -> Result<&LitmusTest, Exit> {
+    tests.get(instance.wrapping_sub(1)).ok_or_else(|| {
+        eprintln!(
+            "error: expected an instance between 1 and {}, found {instance}",
+            tests.len()
+        );
+        Exit::BadInput
+    })
+}
+
+/// The outcome a one-test command targets: `--outcome TEXT` (a condition, or
+/// a final-state line copied from `run`), or else the test's own condition
+/// ([`crate::ir::Condition::target`]). Returns the proposition and its text.
+pub fn target_outcome(t: &LitmusTest, text: Option<&str>) -> Result<(Prop, String), Exit> {
+    match text {
+        Some(text) => match cond::parse_outcome(&t.program, &t.spans, text) {
+            Ok(w) => Ok((w, text.to_string())),
+            Err(d) => {
+                eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
+                Err(Exit::BadInput)
+            }
+        },
+        None => {
+            let p = &t.program;
+            let prop = p.condition.target();
+            let text = crate::report::herd::proposition(p, &prop);
+            Ok((prop, text))
+        }
+    }
 }

@@ -6,13 +6,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Exit;
-use super::common::load;
+use super::common::{load, pick, target_outcome};
 use crate::explain::Explanation;
 use crate::explain::axiomatic::{self, AxVerdict, Caps, Execution};
 use crate::explain::enumerate::Limits;
 use crate::explain::operational;
-use crate::ir::{Prop, Quantifier};
-use crate::litmus::{LitmusError, cond};
+use crate::ir::Prop;
 use crate::model::Model;
 use crate::op::Machine;
 
@@ -68,39 +67,20 @@ pub struct ExplainArgs {
     pub timeout: Option<f64>,
 }
 
-/// The outcome a test's condition asks about: its proposition, or for a
-/// `forall` test the negation (the outcome that would refute it).
-pub fn default_outcome(p: &crate::ir::Program) -> Prop {
-    match p.condition.quantifier {
-        Quantifier::Forall => Prop::Not(Box::new(p.condition.prop.clone())),
-        _ => p.condition.prop.clone(),
-    }
-}
-
 /// Run `ptxmc explain`.
 pub fn run(args: &ExplainArgs) -> Exit {
     let tests = match load(&args.file, args.model) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let Some(t) = tests.get(args.instance.saturating_sub(1)) else {
-        eprintln!(
-            "error: expected an instance between 1 and {}, found {}",
-            tests.len(),
-            args.instance
-        );
-        return Exit::BadInput;
+    let t = match pick(&tests, args.instance) {
+        Ok(t) => t,
+        Err(e) => return e,
     };
     let p = &t.program;
-    let want = match &args.outcome {
-        Some(text) => match cond::parse_outcome(p, text) {
-            Ok(w) => w,
-            Err(d) => {
-                eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
-                return Exit::BadInput;
-            }
-        },
-        None => default_outcome(p),
+    let want = match target_outcome(t, args.outcome.as_deref()) {
+        Ok((w, _)) => w,
+        Err(e) => return e,
     };
     let limits = Limits {
         loop_bound: args.loop_bound,

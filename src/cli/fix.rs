@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Exit;
-use super::common::load;
-use super::explain::default_outcome;
+use super::common::{load, pick, target_outcome};
 use crate::fix::{self, FixOptions, FixReport};
-use crate::litmus::{LitmusError, cond, print};
+use crate::litmus::print;
 use crate::model::Model;
 
 /// Fix report formats.
@@ -62,24 +61,14 @@ pub fn run(args: &FixArgs) -> Exit {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let Some(t) = tests.get(args.instance.saturating_sub(1)) else {
-        eprintln!(
-            "error: expected an instance between 1 and {}, found {}",
-            tests.len(),
-            args.instance
-        );
-        return Exit::BadInput;
+    let t = match pick(&tests, args.instance) {
+        Ok(t) => t,
+        Err(e) => return e,
     };
     let p = &t.program;
-    let want = match &args.outcome {
-        Some(text) => match cond::parse_outcome(p, text) {
-            Ok(w) => w,
-            Err(d) => {
-                eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
-                return Exit::BadInput;
-            }
-        },
-        None => default_outcome(p),
+    let want = match target_outcome(t, args.outcome.as_deref()) {
+        Ok((w, _)) => w,
+        Err(e) => return e,
     };
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),

@@ -135,21 +135,32 @@ fn write_files(dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The program a histogram was measured for: `path` or `path[row]`.
-fn load_test(spec: &str) -> Result<crate::ir::Program, Exit> {
+/// The program a histogram was measured for: `path` or `path[row]`. When
+/// the name comes from the histogram `h`, a bad one is reported at its
+/// `"test"` field.
+fn load_test(spec: &str, h: Option<&Histogram>) -> Result<crate::ir::Program, Exit> {
     let (path, row) = match spec.strip_suffix(']').and_then(|s| s.rsplit_once('[')) {
         Some((p, r)) if r.parse::<usize>().is_ok() => (p, r.parse::<usize>().ok()),
         _ => (spec, None),
     };
+    let unknown = |found: String| {
+        const EXPECTED: &str =
+            "a test file (`path` or `path[row]`, relative to the current directory)";
+        match h {
+            Some(h) => eprint!("{}", h.source.error_at_key("test", EXPECTED, found)),
+            None => eprintln!("error: expected {EXPECTED}, found {found}"),
+        }
+        Exit::BadInput
+    };
+    if !Path::new(path).is_file() {
+        return Err(unknown(format!("`{spec}`, which is not a file")));
+    }
     let tests = load(Path::new(path), Model::Ptx75)?;
     tests
         .into_iter()
         .find(|t| t.instance == row || row.is_none())
         .map(|t| t.program)
-        .ok_or_else(|| {
-            eprintln!("error: {spec}: no such test");
-            Exit::BadInput
-        })
+        .ok_or_else(|| unknown(format!("`{spec}`, which names no test of the file")))
 }
 
 fn compare_cmd(args: &CompareArgs) -> Exit {
@@ -175,7 +186,7 @@ fn compare_cmd(args: &CompareArgs) -> Exit {
         let h = match Histogram::read(hp) {
             Ok(h) => h,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprint!("{e}");
                 exit = worst(exit, Exit::BadInput);
                 continue;
             }
@@ -185,7 +196,7 @@ fn compare_cmd(args: &CompareArgs) -> Exit {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| h.test.clone());
-        let p = match load_test(&spec) {
+        let p = match load_test(&spec, args.test.is_none().then_some(&h)) {
             Ok(p) => p,
             Err(e) => {
                 exit = worst(exit, e);

@@ -4,15 +4,18 @@
 mod check;
 mod common;
 mod explain;
-
-pub use explain::{default_outcome, explain as explain_outcome, pictures as explain_pictures};
-pub use fix::text as fix_text;
 mod fix;
+// `gen` is a reserved word in Rust 2024; the file keeps the short name.
+#[path = "gen.rs"]
+mod generate;
 mod graphs;
 mod hw;
 mod parse;
 mod run;
 mod trace;
+
+pub use explain::{explain as explain_outcome, pictures as explain_pictures};
+pub use fix::text as fix_text;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -117,6 +120,15 @@ pub enum Command {
     /// check does not explain).
     #[command(after_help = EXIT_CODES)]
     Hw(hw::HwArgs),
+    /// Generate litmus tests from the critical cycles of a vocabulary of edges (diy-style).
+    ///
+    /// Every cycle of up to `--size` edges becomes a test whose `exists`
+    /// condition is the cycle's outcome; both engines classify each one.
+    /// `-o DIR` receives `NAME.litmus` files and `expected.csv`;
+    /// `--shard K/N` keeps a deterministic part of the set. Exit status 3 if
+    /// the engines disagree on a test, 4 if one was stopped by a limit.
+    #[command(after_help = EXIT_CODES)]
+    Gen(generate::GenArgs),
 }
 
 /// Entry point of the binary.
@@ -141,6 +153,7 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain::run(&args),
         Command::Fix(args) => fix::run(&args),
         Command::Hw(args) => hw::run(&args),
+        Command::Gen(args) => generate::run(&args),
     };
     exit.into()
 }

@@ -40,6 +40,10 @@ pub struct RunArgs {
     pub graphs: Option<PathBuf>,
 }
 
+/// The most search work (oracle nodes, or machine states) for which `run`
+/// also looks for fences the test's outcome does not need.
+const LINT_WORK: u64 = 20_000;
+
 /// Run `ptxmc run`.
 pub fn run(args: &RunArgs) -> Exit {
     let (tests, mut exit) = load_all(&args.paths, args.engine.model);
@@ -54,11 +58,24 @@ pub fn run(args: &RunArgs) -> Exit {
     let mut out = stdout.lock();
     let mut json = Vec::new();
     for (t, result) in tests.iter().zip(&results) {
+        // The redundant-fence lint reruns the oracle once per fence: only for
+        // tests whose run was complete and small. The measure is the engines'
+        // work, never the clock, so the notes are the same on every machine.
+        let work = result
+            .stats
+            .ax
+            .map(|a| a.nodes)
+            .or(result.stats.op.map(|o| o.distinct_states))
+            .unwrap_or(u64::MAX);
+        let cheap = result.incomplete.is_none() && !result.bound_hit && work <= LINT_WORK;
+        let mut notes = t.notes();
+        notes.extend(crate::explain::lints::notes(&t.program, cheap));
         let rep = TestReport {
             program: &t.program,
             file: t.display_path(),
             model: opts.model,
             result,
+            notes,
         };
         if result.disagreement.is_some() {
             exit = worst(exit, Exit::Disagreement);
@@ -72,10 +89,6 @@ pub fn run(args: &RunArgs) -> Exit {
         if result.termination.hangs() {
             exit = worst(exit, Exit::Hang);
         }
-        // The redundant-fence note reruns the oracle per fence: only for
-        // tests whose run was complete and quick.
-        let cheap = result.incomplete.is_none() && !result.bound_hit && result.seconds < 0.5;
-        let notes = crate::explain::lints::notes(&t.program, cheap);
         if let Some(dir) = &args.graphs {
             if let Err(e) = super::graphs::write(dir, &t.program, &result.outcomes) {
                 eprintln!("error: cannot write into {}: {e}", dir.display());
@@ -88,18 +101,9 @@ pub fn run(args: &RunArgs) -> Exit {
                 if args.stats {
                     text.push_str(&report::herd::stats(&rep));
                 }
-                for n in &notes {
-                    text.push_str(&format!("Note: {n}\n"));
-                }
                 let _ = writeln!(out, "{text}");
             }
-            RunFormat::Json => {
-                let mut v = report::json::report(&rep);
-                if let Some(obj) = v.as_object_mut() {
-                    obj.insert("notes".into(), serde_json::json!(notes));
-                }
-                json.push(v)
-            }
+            RunFormat::Json => json.push(report::json::report(&rep)),
         }
     }
     if args.format == RunFormat::Json {

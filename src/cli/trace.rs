@@ -4,11 +4,11 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use super::Exit;
-use super::common::load;
-use crate::litmus::{LitmusError, cond};
+use super::common::{load, pick, target_outcome};
 use crate::model::Model;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
+use crate::report::trace::{self, NoRun};
 
 /// Trace formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -24,7 +24,9 @@ pub enum TraceFormat {
 pub struct TraceArgs {
     /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
     pub file: PathBuf,
-    /// The final state to reach, e.g. `P1:r0=1 /\ P1:r1=0` (a shortest run is shown).
+    /// The final state to reach, e.g. `P1:r0=1 /\ P1:r1=0` or a state line copied from
+    /// `ptxmc run` (`1:r0=1; 1:r1=0;`); a shortest run is shown. Default: the outcome
+    /// the test's own condition asks about.
     #[arg(long, conflicts_with = "follow")]
     pub outcome: Option<String>,
     /// Show a shortest run into a hang instead: the steps to a deadlock or
@@ -58,21 +60,18 @@ pub fn run(args: &TraceArgs) -> Exit {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let Some(t) = tests.get(args.instance.saturating_sub(1)) else {
-        eprintln!(
-            "error: expected an instance between 1 and {}, found {}",
-            tests.len(),
-            args.instance
-        );
-        return Exit::BadInput;
+    let t = match pick(&tests, args.instance) {
+        Ok(t) => t,
+        Err(e) => return e,
     };
     let p = &t.program;
     let m = match Machine::new(p, args.loop_bound) {
         Ok(m) => m,
         Err(e) => {
             eprintln!(
-                "error: the test needs {} event slots; the machine holds at most 128",
-                e.0
+                "error: the test needs {} event slots; the machine holds at most {}",
+                e.0,
+                crate::rel::MAX_EVENTS
             );
             return Exit::Incomplete;
         }
@@ -80,39 +79,49 @@ pub fn run(args: &TraceArgs) -> Exit {
     if args.hang {
         return hang(args, &m, t);
     }
-    let (choices, goal) = match (&args.outcome, &args.follow) {
-        (Some(text), _) => {
-            let want = match cond::parse_outcome(p, text) {
+    let answer = |goal: &str, why: NoRun| -> Exit {
+        match args.format {
+            TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.file)),
+            TraceFormat::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&trace::json(
+                    &m.program,
+                    &m.columns,
+                    &t.display_path(),
+                    Some(goal),
+                    Err(&why),
+                ))
+                .unwrap_or_default()
+            ),
+        }
+        match why {
+            NoRun::Forbidden => Exit::CheckFailed,
+            NoRun::Incomplete(_) => Exit::Incomplete,
+        }
+    };
+    // Replay the given choices, or find a shortest run to the outcome asked
+    // for (by default the one the test's own condition asks about).
+    let (choices, goal) = match &args.follow {
+        Some(f) => (f.clone(), None),
+        None => {
+            let (want, goal) = match target_outcome(t, args.outcome.as_deref()) {
                 Ok(w) => w,
-                Err(d) => {
-                    eprint!("{}", LitmusError::new("--outcome", text, d).rendered());
-                    return Exit::BadInput;
-                }
+                Err(e) => return e,
             };
             match m.shortest_run(&want, args.max_states) {
-                Ok(c) => (c, Some(text.clone())),
-                Err(TraceError::Unreachable) => {
-                    println!(
-                        "No run of the machine ends in {text}: the model forbids this outcome."
-                    );
-                    return Exit::CheckFailed;
-                }
+                Ok(c) => (c, Some(goal)),
+                Err(TraceError::Unreachable) => return answer(&goal, NoRun::Forbidden),
                 Err(TraceError::TooManyStates(n)) => {
-                    println!("Incomplete: no run found within {n} states.");
-                    return Exit::Incomplete;
+                    return answer(
+                        &goal,
+                        NoRun::Incomplete(format!("the state limit ({n}) was reached")),
+                    );
                 }
                 Err(e) => unreachable!("{e:?}"),
             }
         }
-        (None, Some(f)) => (f.clone(), None),
-        (None, None) => {
-            eprintln!(
-                "error: expected `--outcome OUTCOME`, `--follow CHOICES` or `--hang`, found none"
-            );
-            return Exit::BadInput;
-        }
     };
-    let trace = match m.replay(&choices) {
+    let run = match m.replay(&choices) {
         Ok(t) => t,
         Err(TraceError::BadChoice {
             step,
@@ -127,18 +136,17 @@ pub fn run(args: &TraceArgs) -> Exit {
     match args.format {
         TraceFormat::Text => print!(
             "{}",
-            crate::report::trace::text(&m.program, &m.columns, goal.as_deref(), &trace, &args.file)
+            trace::text(&m.program, &m.columns, goal.as_deref(), &run, &args.file)
         ),
         TraceFormat::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "name": p.name,
-                "file": t.display_path(),
-                "outcome": goal,
-                "steps": trace.steps,
-                "choices": trace.choices,
-                "final_state": crate::report::trace::final_states(&m.program, &m.columns, &trace),
-            }))
+            serde_json::to_string_pretty(&trace::json(
+                &m.program,
+                &m.columns,
+                &t.display_path(),
+                goal.as_deref(),
+                Ok(&run),
+            ))
             .unwrap_or_default()
         ),
     }
@@ -148,25 +156,47 @@ pub fn run(args: &TraceArgs) -> Exit {
 /// `ptxmc trace --hang`.
 fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
     let p = &t.program;
+    let none = |why: String, exit: Exit| -> Exit {
+        match args.format {
+            TraceFormat::Text => println!("{why}"),
+            TraceFormat::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "name": p.name,
+                    "file": t.display_path(),
+                    "hang": serde_json::Value::Null,
+                    "why": why,
+                }))
+                .unwrap_or_default()
+            ),
+        }
+        exit
+    };
     let lasso = match m.shortest_hang(args.max_states) {
         Ok(l) => l,
         Err(TraceError::NoHang { bound_hit: false }) => {
-            println!(
-                "No run of the machine hangs: every execution of {} terminates.",
-                p.name
+            return none(
+                format!(
+                    "No run of the machine hangs: every execution of {} terminates.",
+                    p.name
+                ),
+                Exit::CheckFailed,
             );
-            return Exit::CheckFailed;
         }
         Err(TraceError::NoHang { bound_hit: true }) => {
-            println!(
-                "No hang found, but a loop reached the loop bound ({}): longer executions were not looked at.",
-                args.loop_bound
+            return none(
+                format!(
+                    "No hang found, but a loop reached the loop bound ({}): longer executions were not looked at.",
+                    args.loop_bound
+                ),
+                Exit::CheckFailed,
             );
-            return Exit::CheckFailed;
         }
         Err(TraceError::TooManyStates(n)) => {
-            println!("Incomplete: no hang found within {n} states.");
-            return Exit::Incomplete;
+            return none(
+                format!("Incomplete: no hang found within {n} states."),
+                Exit::Incomplete,
+            );
         }
         Err(e) => unreachable!("{e:?}"),
     };

@@ -104,7 +104,10 @@ pub fn compare(
     }
     let mut seen = std::collections::BTreeMap::<State, u64>::new();
     for o in &h.outcomes {
-        *seen.entry(o.values.clone()).or_default() += o.count;
+        let n = seen.entry(o.values.clone()).or_default();
+        *n = n
+            .checked_add(o.count)
+            .ok_or("the histogram's counts of one outcome add up beyond 64 bits")?;
     }
     let mut opts = RunOptions {
         engine: EngineChoice::Ax,
@@ -115,14 +118,21 @@ pub fn compare(
     // before calling an observation forbidden.
     while result.bound_hit
         && opts.loop_bound < MAX_LOOP_BOUND
-        && seen
-            .iter()
-            .any(|(s, n)| *n > 0 && !result.outcomes.contains(s))
+        && seen.iter().any(|(s, n)| {
+            *n > 0 && !result.outcomes.contains(s) && !result.filtered_out.contains(s)
+        })
     {
         opts.loop_bound = (opts.loop_bound * 2).min(MAX_LOOP_BOUND);
         result = engine::run(p, &opts);
     }
-    let allowed = &result.outcomes;
+    // Every state the model allows: a test's `filter` only narrows what
+    // reports list, not what the GPU may show.
+    let allowed: crate::outcome::Outcomes = result
+        .outcomes
+        .union(&result.filtered_out)
+        .cloned()
+        .collect();
+    let allowed = &allowed;
     let mut allowed_observed = Vec::new();
     let mut forbidden_observed = Vec::new();
     for (state, count) in &seen {

@@ -99,6 +99,17 @@ pub enum Reason {
     },
     /// A read-modify-write through a surface.
     SurfaceRmw,
+    /// An access whose proxy differs from the kind of the name it uses
+    /// (`cold r, x` with `x` a generic name): the harness places memory by
+    /// the names' declarations.
+    ProxyOtherName {
+        /// Thread name.
+        thread: String,
+        /// The access's proxy.
+        proxy: Proxy,
+        /// The name used.
+        name: String,
+    },
     /// `mul` on registers.
     Mul,
     /// An immediate or initial value outside 32 bits.
@@ -262,6 +273,14 @@ impl fmt::Display for Reason {
                 f,
                 "{thread} makes a {proxy}-proxy access; texture and surface objects over the test's memory are not generated yet (not validated on hardware)"
             ),
+            Reason::ProxyOtherName {
+                thread,
+                proxy,
+                name,
+            } => write!(
+                f,
+                "{thread} makes a {proxy}-proxy access through `{name}`, declared for another proxy; the harness places memory by the names' declarations"
+            ),
             Reason::SurfaceRmw => write!(
                 f,
                 "surface read-modify-writes (suatom, sured) are not generated: PTX has no suatom and sured has no semantics or scope"
@@ -415,6 +434,7 @@ impl Reason {
             Reason::RedAcqRel => "red-acq-rel",
             Reason::TextureSurface { .. } => "texture-surface",
             Reason::SurfaceRmw => "surface-rmw",
+            Reason::ProxyOtherName { .. } => "proxy-other-name",
             Reason::Mul => "mul",
             Reason::ValueRange(_) => "value-range",
             Reason::SurfaceShared { .. } => "surface-shared",
@@ -673,6 +693,14 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
         }
         for i in &th.code {
             if let Some(a) = i.access() {
+                let named = &p.addresses[a.addr];
+                if a.proxy != Proxy::Async && a.proxy != named.kind.proxy() {
+                    return Err(Reason::ProxyOtherName {
+                        thread: th.name.clone(),
+                        proxy: a.proxy,
+                        name: named.name.clone(),
+                    });
+                }
                 if a.proxy != Proxy::Generic && a.sem != Sem::Weak {
                     // `sured`/`suatom` carry the RMW default semantics; they are
                     // refused below for their own reason.

@@ -62,6 +62,14 @@ pub enum CmpOp {
     Ne,
 }
 
+/// How deep a proposition may be: the longest path from the root to a leaf,
+/// counting every `Not`, `And` and `Or` on it (a chain `a /\ b /\ c` is two
+/// levels). Every function that walks a [`Prop`] recursively (evaluation,
+/// printing, comparison, dropping the boxes) relies on this bound to stay
+/// far from the end of a thread's stack; parsers refuse deeper input with a
+/// positioned error and [`crate::ir::Program::validate`] checks it.
+pub const MAX_PROP_DEPTH: usize = 256;
+
 /// A proposition over one final state. `And`/`Or` are binary so that
 /// printing and re-parsing give back the same tree.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,6 +107,24 @@ impl Prop {
             Prop::Or(p, q) => p.eval(value) || q.eval(value),
         }
     }
+    /// The proposition's depth (see [`MAX_PROP_DEPTH`]): 0 for a leaf.
+    /// Computed without recursion, so it is safe on any tree.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut todo: Vec<(&Prop, usize)> = vec![(self, 0)];
+        while let Some((p, d)) = todo.pop() {
+            deepest = deepest.max(d);
+            match p {
+                Prop::True | Prop::False | Prop::Cmp(..) => {}
+                Prop::Not(x) => todo.push((x, d + 1)),
+                Prop::And(x, y) | Prop::Or(x, y) => {
+                    todo.push((x, d + 1));
+                    todo.push((y, d + 1));
+                }
+            }
+        }
+        deepest
+    }
     /// Every term the proposition mentions, in order.
     pub fn terms(&self) -> Vec<Term> {
         let mut out = Vec::new();
@@ -131,6 +157,16 @@ pub struct Condition {
 }
 
 impl Condition {
+    /// The outcome the condition asks about: its proposition for `exists` and
+    /// `~exists` (a state that proves or refutes it), the negation for
+    /// `forall` (a state that refutes it). What `trace`, `explain` and `fix`
+    /// target when no `--outcome` is given.
+    pub fn target(&self) -> Prop {
+        match self.quantifier {
+            Quantifier::Forall => Prop::Not(Box::new(self.prop.clone())),
+            Quantifier::Exists | Quantifier::NotExists => self.prop.clone(),
+        }
+    }
     /// Whether the condition holds given the number of final states that
     /// satisfy (`positive`) and do not satisfy (`negative`) the proposition.
     pub fn holds(&self, positive: usize, negative: usize) -> bool {

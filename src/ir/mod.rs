@@ -14,12 +14,16 @@
 //!    `va == itself` (the owner of that virtual address), on the same location.
 //!    Two addresses with the same `va` denote the same virtual address.
 //! 3. An access's `scope` is `Some` iff its semantics are strong; `Volatile`
-//!    always has scope `Sys`. An access's proxy is the proxy of its address kind.
+//!    always has scope `Sys`. An access's proxy is its instruction's (`tld`
+//!    is texture), whatever kind of declaration named its address: the
+//!    address gives the virtual address ([`Address::va`]) and the location.
 //! 4. RMW operand counts match [`RmwOp::arity`]; `red` (no destination) is
 //!    never `acquire`.
 //! 5. Each CTA (per GPU) lies in exactly one cluster; thread names are `P0..Pn`
 //!    in order.
 //! 6. Names of locations, addresses and registers are unique in their scope.
+//! 7. Propositions (the condition, the filter) are at most [`MAX_PROP_DEPTH`]
+//!    deep, so the recursive functions that walk them cannot overflow a stack.
 
 mod cond;
 pub mod eval;
@@ -27,7 +31,7 @@ mod instr;
 pub mod mbar;
 mod validate;
 
-pub use cond::{CmpOp, Condition, Prop, Quantifier, Term};
+pub use cond::{CmpOp, Condition, MAX_PROP_DEPTH, Prop, Quantifier, Term};
 pub use instr::{
     Access, ArithOp, AsyncKind, AsyncSrc, BarrierKind, BranchCmp, Completion, FenceSem, Instr,
     MbarOp, Operand, Proxy, ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SignalKind, SpaceQual,
@@ -63,6 +67,15 @@ pub struct Program {
     pub threads: Vec<Thread>,
     /// The final condition.
     pub condition: Condition,
+    /// herd's `filter P`: only final states satisfying `P` are listed and
+    /// counted for the verdict (the engines' comparison uses every state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<Prop>,
+    /// herd's `locations [...]`: the registers and locations the test asks
+    /// to see in its final states (only [`Term::Reg`] and [`Term::Loc`];
+    /// reports list every column anyway, this records the request).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shown: Vec<Term>,
     /// The verdict the source file claims, when it carries one (mixedproxy tests do).
     pub expectation: Option<Expectation>,
 }

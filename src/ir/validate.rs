@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use super::{AddressKind, Instr, Operand, Program, Sem, Term};
+use super::{AddressKind, Instr, MAX_PROP_DEPTH, Operand, Program, Sem, Term};
 
 /// A broken IR invariant. Parsers never produce these; they guard hand-built
 /// or deserialised programs.
@@ -144,12 +144,6 @@ impl Program {
                             "{at}: volatile implies .sys"
                         );
                     }
-                    ensure!(
-                        self.addresses[acc.addr].kind.proxy() == acc.proxy,
-                        "{at}: proxy {} does not match address `{}`",
-                        acc.proxy,
-                        self.addresses[acc.addr].name
-                    );
                 }
                 match ins {
                     Instr::Load { access, .. } => {
@@ -202,15 +196,39 @@ impl Program {
                 last = l.at;
             }
         }
-        for term in self.condition.prop.terms() {
-            match term {
-                Term::Reg { thread, reg } => ensure!(
-                    thread < self.threads.len() && reg < self.threads[thread].regs.len(),
-                    "condition names a missing register"
-                ),
-                Term::Loc(l) => ensure!(l < nlocs, "condition names a missing location"),
-                Term::Const(_) => {}
+        let props = std::iter::once(("condition", &self.condition.prop))
+            .chain(self.filter.iter().map(|f| ("filter", f)));
+        for (what, prop) in props {
+            ensure!(
+                prop.depth() <= MAX_PROP_DEPTH,
+                "the {what} is {} levels deep (at most {MAX_PROP_DEPTH})",
+                prop.depth()
+            );
+            for term in prop.terms() {
+                self.check_term(term, what)?;
             }
+        }
+        for &term in &self.shown {
+            ensure!(
+                !matches!(term, Term::Const(_)),
+                "`locations` lists a constant"
+            );
+            self.check_term(term, "`locations` clause")?;
+        }
+        Ok(())
+    }
+
+    fn check_term(&self, term: Term, what: &str) -> Result<(), IrError> {
+        match term {
+            Term::Reg { thread, reg } => ensure!(
+                thread < self.threads.len() && reg < self.threads[thread].regs.len(),
+                "the {what} names a missing register"
+            ),
+            Term::Loc(l) => ensure!(
+                l < self.locations.len(),
+                "the {what} names a missing location"
+            ),
+            Term::Const(_) => {}
         }
         Ok(())
     }

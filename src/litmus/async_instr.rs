@@ -4,13 +4,13 @@
 //! modifiers against what PTX allows and names anything ptxmc does not model.
 
 use super::diag::{Diagnostic, Span};
-use super::instr::{
+use super::raw::{
     Modifier, RawInstr, RawOperand, Resolver, address, classify, expect_operands, mod_error,
     register, value,
 };
 use crate::ir::{
-    AsyncKind, AsyncSrc, Completion, Instr, MbarOp, Operand, Proxy, RmwOp, Scope, Sem, SpaceQual,
-    Value, WaitPhase,
+    AsyncKind, AsyncSrc, Completion, Instr, MbarOp, Operand, RmwOp, Scope, Sem, SpaceQual, Value,
+    WaitPhase,
 };
 
 fn end_of(raw: &RawInstr) -> Span {
@@ -175,14 +175,7 @@ pub fn decode_cp(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Diagnost
                 }
             }
             expect_operands(raw, &[1], "[mbar]")?;
-            let addr = address(
-                r,
-                &raw.operands[0],
-                Proxy::Generic,
-                "cp.async.mbarrier.arrive",
-                Some(SpaceQual::SharedCta),
-                true,
-            )?;
+            let addr = address(r, &raw.operands[0], Some(SpaceQual::SharedCta), true)?;
             Ok(Instr::AsyncMbarArrive { addr, noinc })
         }
         (Some("async"), Some("ca" | "cg"), _) => {
@@ -217,22 +210,8 @@ pub fn decode_cp(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Diagnost
                 ));
             }
             expect_operands(raw, &[3], "[dst], [src], cp-size")?;
-            let dst = address(
-                r,
-                &raw.operands[0],
-                Proxy::Generic,
-                "cp.async",
-                Some(SpaceQual::SharedCta),
-                false,
-            )?;
-            let src = address(
-                r,
-                &raw.operands[1],
-                Proxy::Generic,
-                "cp.async",
-                Some(SpaceQual::Global),
-                false,
-            )?;
+            let dst = address(r, &raw.operands[0], Some(SpaceQual::SharedCta), false)?;
+            let src = address(r, &raw.operands[1], Some(SpaceQual::Global), false)?;
             let size = int_operand(&raw.operands[2], "the copy size in bytes (4, 8 or 16)")?;
             Ok(Instr::AsyncCopy {
                 kind: AsyncKind::NonBulk,
@@ -361,27 +340,8 @@ fn bulk_copy(
         "[dst], [src], size"
     };
     expect_operands(raw, &[if mbar { 4 } else { 3 }], shape)?;
-    let mn = if reduce.is_some() {
-        "cp.reduce.async.bulk"
-    } else {
-        "cp.async.bulk"
-    };
-    let dst = address(
-        r,
-        &raw.operands[0],
-        Proxy::Async,
-        mn,
-        Some(dst_space),
-        false,
-    )?;
-    let src = address(
-        r,
-        &raw.operands[1],
-        Proxy::Async,
-        mn,
-        Some(src_space),
-        false,
-    )?;
+    let dst = address(r, &raw.operands[0], Some(dst_space), false)?;
+    let src = address(r, &raw.operands[1], Some(src_space), false)?;
     let size = int_operand(&raw.operands[2], "the size in bytes")?;
     if size <= 0 {
         return Err(Diagnostic::expected(
@@ -397,14 +357,7 @@ fn bulk_copy(
         } else {
             SpaceQual::SharedCta
         };
-        Completion::Mbarrier(address(
-            r,
-            &raw.operands[3],
-            Proxy::Generic,
-            mn,
-            Some(bar_space),
-            true,
-        )?)
+        Completion::Mbarrier(address(r, &raw.operands[3], Some(bar_space), true)?)
     } else {
         Completion::BulkGroup
     };
@@ -525,7 +478,7 @@ pub fn decode_mbarrier(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Di
         };
         expect_operands(raw, &[3], shape)?;
         let dst = register(r, &ops[0])?;
-        let addr = address(r, &ops[1], Proxy::Generic, "mbarrier wait", space, true)?;
+        let addr = address(r, &ops[1], space, true)?;
         let v = value(r, &ops[2])?;
         let phase = if parity {
             WaitPhase::Parity(v)
@@ -591,7 +544,7 @@ pub fn decode_mbarrier(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Di
             "`.shared::cluster`",
         ));
     }
-    let addr = address(r, addr_op, Proxy::Generic, "mbarrier", space, true)?;
+    let addr = address(r, addr_op, space, true)?;
     let arg = if op == MbarOp::Init {
         // The count becomes part of the initial barrier state, so it must be known.
         let n = int_operand(&ops[1], "an arrival count (an integer literal)")?;
@@ -752,23 +705,9 @@ pub fn decode_st_red_async(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr
         AsyncKind::Store
     };
     expect_operands(raw, &[3], "[addr], value, [mbar]")?;
-    let dst = address(
-        r,
-        &raw.operands[0],
-        Proxy::Generic,
-        mn,
-        Some(SpaceQual::SharedCluster),
-        false,
-    )?;
+    let dst = address(r, &raw.operands[0], Some(SpaceQual::SharedCluster), false)?;
     let v = value(r, &raw.operands[1])?;
-    let bar = address(
-        r,
-        &raw.operands[2],
-        Proxy::Generic,
-        mn,
-        Some(SpaceQual::SharedCluster),
-        true,
-    )?;
+    let bar = address(r, &raw.operands[2], Some(SpaceQual::SharedCluster), true)?;
     Ok(Instr::AsyncCopy {
         kind,
         dst,

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use super::SourceMap;
 use super::diag::{Diagnostic, Span};
-use super::instr::{RawInstr, Resolver, decode};
+use super::instr::decode;
+use super::raw::{RawInstr, Resolver};
 use crate::ir::{
     AddrId, Address, AddressKind, Condition, Expectation, Instr, Label, LocKind, Location,
     Placement, Program, Prop, Quantifier, RegId, Register, Space, SpaceQual, Thread, Value,
@@ -43,6 +44,13 @@ pub struct Builder {
     pub spans: SourceMap,
     /// How an unknown address should have been declared, for messages.
     pub declare_hint: &'static str,
+    /// herd's rule: a location used but not declared is created, initially 0
+    /// (the Dat3M dialect); otherwise an unknown name is an error (mixedproxy).
+    pub implicit_locations: bool,
+    /// Per thread: register name → id (the IR's lists are searched linearly).
+    reg_index: Vec<HashMap<String, RegId>>,
+    /// Per thread: label name → index in `Thread::labels`.
+    label_index: Vec<HashMap<String, usize>>,
 }
 
 impl Builder {
@@ -57,6 +65,9 @@ impl Builder {
             threads: Vec::new(),
             spans: SourceMap::default(),
             declare_hint: "a location declared in the init block",
+            implicit_locations: false,
+            reg_index: Vec::new(),
+            label_index: Vec::new(),
         }
     }
 
@@ -167,22 +178,65 @@ impl Builder {
         });
         self.spans.threads.push(span);
         self.spans.instrs.push(Vec::new());
+        self.spans.initialised.push(Vec::new());
+        self.reg_index.push(HashMap::new());
+        self.label_index.push(HashMap::new());
         i
+    }
+
+    /// The register `name` of `thread`, if it has one.
+    pub fn reg_named(&self, thread: usize, name: &str) -> Option<RegId> {
+        self.reg_index[thread].get(name).copied()
     }
 
     /// The register `name` of `thread`, created (initially 0) on first mention.
     pub fn register(&mut self, thread: usize, name: &str) -> RegId {
-        let t = &mut self.threads[thread];
-        match t.reg_named(name) {
-            Some(r) => r,
-            None => {
-                t.regs.push(Register {
-                    name: name.to_string(),
-                    init: 0,
-                });
-                t.regs.len() - 1
-            }
+        if let Some(r) = self.reg_named(thread, name) {
+            return r;
         }
+        let regs = &mut self.threads[thread].regs;
+        regs.push(Register {
+            name: name.to_string(),
+            init: 0,
+        });
+        self.reg_index[thread].insert(name.to_string(), regs.len() - 1);
+        regs.len() - 1
+    }
+
+    /// The address `name` used by an instruction or a condition but not
+    /// declared: under herd's rule a new global location, initially 0, that
+    /// is its own (generic) virtual address; otherwise an error.
+    pub fn implicit_address(&mut self, name: &str, span: Span) -> Result<AddrId, Diagnostic> {
+        if !self.implicit_locations {
+            return Err(
+                Diagnostic::expected(span, self.declare_hint, format!("`{name}`"))
+                    .with_label("unknown location"),
+            );
+        }
+        if let Some(t) = (0..self.threads.len()).find(|&t| self.reg_named(t, name).is_some()) {
+            return Err(Diagnostic::expected(
+                span,
+                "a location",
+                format!("`{name}`, a register of P{t}"),
+            )
+            .with_label("a name is a register or a location, not both"));
+        }
+        let id = self.addresses.len();
+        self.by_name.insert(name.to_string(), id);
+        self.addresses.push(Address {
+            name: name.to_string(),
+            loc: self.locations.len(),
+            va: id,
+            kind: AddressKind::Generic,
+            alias_of: None,
+        });
+        self.locations.push(Location {
+            name: name.to_string(),
+            init: 0,
+            space: Space::Global,
+            kind: LocKind::Data,
+        });
+        Ok(id)
     }
 
     /// Set a register's initial value; a second initialisation is an error.
@@ -193,7 +247,7 @@ impl Builder {
         value: Value,
         span: Span,
     ) -> Result<(), Diagnostic> {
-        if self.threads[thread].reg_named(name).is_some() {
+        if self.reg_named(thread, name).is_some() {
             return Err(Diagnostic::expected(
                 span,
                 "one initial value per register",
@@ -209,6 +263,7 @@ impl Builder {
         }
         let r = self.register(thread, name);
         self.threads[thread].regs[r].init = value;
+        self.spans.initialised[thread].push(r);
         Ok(())
     }
 
@@ -228,13 +283,14 @@ impl Builder {
     /// Place a label before the next instruction of `thread`.
     pub fn push_label(&mut self, thread: usize, name: &str, span: Span) -> Result<(), Diagnostic> {
         let t = &mut self.threads[thread];
-        if t.labels.iter().any(|l| l.name == name) {
+        if self.label_index[thread].contains_key(name) {
             return Err(Diagnostic::expected(
                 span,
                 format!("a label not yet defined in {}", t.name),
                 format!("`{name}` again"),
             ));
         }
+        self.label_index[thread].insert(name.to_string(), t.labels.len());
         t.labels.push(Label {
             name: name.to_string(),
             at: t.code.len(),
@@ -250,7 +306,7 @@ impl Builder {
     ) -> Result<(), Diagnostic> {
         let t = &mut self.threads[thread];
         for (pc, name, span) in refs {
-            let Some(l) = t.labels.iter().find(|l| &l.name == name) else {
+            let Some(l) = self.label_index[thread].get(name).map(|&i| &t.labels[i]) else {
                 return Err(Diagnostic::expected(
                     *span,
                     format!("a label of {}", t.name),
@@ -279,6 +335,8 @@ impl Builder {
             addresses: self.addresses,
             threads: self.threads,
             condition: Condition { quantifier, prop },
+            filter: None,
+            shown: Vec::new(),
             expectation,
         };
         (program, self.spans)
@@ -299,13 +357,7 @@ impl Resolver for ThreadCtx<'_> {
         self.b.address(name)
     }
     fn unknown_address(&mut self, name: &str, span: Span) -> Result<AddrId, Diagnostic> {
-        Err(
-            Diagnostic::expected(span, self.b.declare_hint, format!("`{name}`"))
-                .with_label("unknown location"),
-        )
-    }
-    fn address_kind(&self, addr: AddrId) -> AddressKind {
-        self.b.addresses[addr].kind
+        self.b.implicit_address(name, span)
     }
     fn check_space(
         &self,

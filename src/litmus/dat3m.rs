@@ -3,27 +3,41 @@
 //!
 //! ```text
 //! PTX NAME
-//! "doc string"                       (any number, may span lines)
+//! "doc string"                       (free text until `{` is skipped; "..." are docs)
 //! { x=0; P1:r0=0; y @ generic aliases x; t @ texture aliases x; }
 //!  P0@cta 0,cluster 0,gpu 0 | P1@cta 1,gpu 0 ;
 //!  st.weak x, 1             | ld.acquire.gpu r0, y ;
+//! locations [x; P1:r0;]              (herd, optional)
+//! filter (P1:r0 == 1)                (herd, optional)
 //! exists (P1:r0 == 1 /\ P1:r1 == 0)
 //! expect permit as NAME             (optional, ptxmc extension)
 //! ```
+//!
+//! As in herd and Dat3M, a location used but not declared starts at 0; a
+//! register named by the condition must be written by its thread or set by
+//! the initial state (`cond::condition_register`).
 
 use std::collections::HashMap;
 
 use super::SourceMap;
 use super::builder::{AddrDecl, Builder};
-use super::cond::{TermResolver, parse_prop, parse_quantifier, thread_index};
+use super::cond::{
+    TermResolver, condition_register, parse_locations, parse_prop, parse_quantifier, thread_index,
+};
 use super::diag::{Diagnostic, Span, plural};
-use super::instr::{parse_int, parse_raw};
 use super::lexer::{Cursor, Tok, Token, tokenize};
-use crate::ir::{AddressKind, ExpectKind, Expectation, LocKind, Placement, Program, Space, Term};
+use super::raw::{parse_int, parse_raw, placement_number};
+use crate::ir::{
+    AddressKind, ExpectKind, Expectation, LocKind, Placement, Program, Prop, Space, Term,
+};
 
 /// Parse one Dat3M-dialect litmus test.
 pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     let mut s = Scanner { src, pos: 0 };
+    // A byte-order mark is not part of the text.
+    if src.starts_with('\u{feff}') {
+        s.pos = '\u{feff}'.len_utf8();
+    }
     s.skip_blank()?;
     let arch_start = s.pos;
     let arch = s.word();
@@ -52,37 +66,10 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     }
     s.pos = line_end;
     let mut b = Builder::new(name.to_string());
-
-    // Doc strings.
-    loop {
-        s.skip_blank()?;
-        if !s.rest().starts_with('"') {
-            break;
-        }
-        let start = s.pos;
-        match s.rest()[1..].find('"') {
-            Some(end) => {
-                b.docs.push(s.rest()[1..1 + end].to_string());
-                s.pos += end + 2;
-            }
-            None => {
-                return Err(Diagnostic::expected(
-                    Span::new(start, start + 1),
-                    "a closing `\"`",
-                    "the end of the file",
-                ));
-            }
-        }
-    }
+    b.implicit_locations = true;
+    s.skip_header(&mut b.docs)?;
 
     // Init block.
-    if !s.rest().starts_with('{') {
-        return Err(Diagnostic::expected(
-            s.here(),
-            "a doc string or `{` (the initial state)",
-            s.found_here(),
-        ));
-    }
     let open = s.pos;
     let Some(close_rel) = s.rest().find('}') else {
         return Err(Diagnostic::expected(
@@ -94,6 +81,11 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     let init_text = &src[open + 1..open + close_rel];
     let init_items = parse_init(init_text, open + 1)?;
     s.pos = open + close_rel + 1;
+    // Dat3M allows a `;` after the initial state.
+    s.skip_blank()?;
+    if s.rest().starts_with(';') {
+        s.pos += 1;
+    }
 
     let decls: Vec<AddrDecl> = init_items
         .iter()
@@ -182,17 +174,6 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
         if s.at_condition() {
             break;
         }
-        if let Some(kw) = ["locations", "filter"]
-            .iter()
-            .find(|k| s.rest().starts_with(*k))
-        {
-            return Err(Diagnostic::unsupported(
-                Span::new(s.pos, s.pos + kw.len()),
-                kw,
-                "a final condition (`exists`, `~exists`, `forall`)",
-            )
-            .with_note("herd's `locations` and `filter` clauses are not supported"));
-        }
         let (row, row_start) = s.row()?;
         let cells = split_cells(row, row_start);
         if cells.len() != nthreads {
@@ -211,13 +192,41 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
         b.resolve_branches(t, refs)?;
     }
 
-    // Final condition and optional expectation.
+    // herd's `locations [...]` and `filter P` (each at most once), the final
+    // condition, and the optional expectation.
     let cond_start = s.pos;
     let toks = tokenize(s.rest(), cond_start)?;
     let mut cur = Cursor::new(&toks, Span::new(src.len(), src.len()));
+    let mut shown: Option<Vec<Term>> = None;
+    let mut filter: Option<Prop> = None;
+    while let Some(kw) = cur
+        .peek()
+        .filter(|t| t.tok == Tok::Word && matches!(t.text, "locations" | "filter"))
+    {
+        let again = match kw.text {
+            "locations" => shown.is_some(),
+            _ => filter.is_some(),
+        };
+        if again {
+            return Err(Diagnostic::expected(
+                kw.span,
+                format!("one `{}` clause", kw.text),
+                format!("a second `{}`", kw.text),
+            ));
+        }
+        cur.bump();
+        let mut res = CondNames { b: &mut b };
+        if kw.text == "locations" {
+            shown = Some(parse_locations(&mut cur, &mut res)?);
+        } else {
+            filter = Some(parse_prop(&mut cur, &mut res)?);
+        }
+        cur.eat(Tok::Semi);
+    }
     let quantifier = parse_quantifier(&mut cur)?;
     let mut res = CondNames { b: &mut b };
     let prop = parse_prop(&mut cur, &mut res)?;
+    cur.eat(Tok::Semi);
     let mut expectation = None;
     if let Some(t) = cur.peek() {
         if t.tok == Tok::Word && t.text == "expect" {
@@ -233,7 +242,10 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
         ));
     }
     b.spans.condition = Span::new(cond_start, cur.prev_span().end);
-    Ok(b.finish(quantifier, prop, expectation))
+    let (mut program, spans) = b.finish(quantifier, prop, expectation);
+    program.filter = filter;
+    program.shown = shown.unwrap_or_default();
+    Ok((program, spans))
 }
 
 fn parse_expect(cur: &mut Cursor<'_, '_>) -> Result<Expectation, Diagnostic> {
@@ -275,7 +287,7 @@ impl TermResolver for CondNames<'_> {
                 reg.quoted(),
             ));
         }
-        let r = self.b.register(t, reg.text);
+        let r = condition_register(&self.b.threads, &self.b.spans.initialised, t, reg)?;
         Ok(Term::Reg { thread: t, reg: r })
     }
     fn bare(&mut self, name: &Token<'_>) -> Result<Term, Diagnostic> {
@@ -290,12 +302,22 @@ impl TermResolver for CondNames<'_> {
                 .with_note("record a wait's result in a register and test that instead"))
             }
             Some(a) => Ok(Term::Loc(self.b.location_of(a))),
-            None => Err(Diagnostic::expected(
-                name.span,
-                "a location declared in the init block, or `P<n>:<register>`",
-                name.quoted(),
-            )
-            .with_label("unknown location")),
+            None => {
+                // herd creates the location; but a register written without
+                // its thread would silently become a new location holding 0.
+                let owner =
+                    (0..self.b.threads.len()).find(|&t| self.b.reg_named(t, name.text).is_some());
+                if let Some(t) = owner {
+                    return Err(Diagnostic::expected(
+                        name.span,
+                        "a location or `P<n>:<register>`",
+                        format!("`{}`, a register of P{t}", name.text),
+                    )
+                    .with_label(format!("write `P{t}:{}` for the register", name.text)));
+                }
+                let a = self.b.implicit_address(name.text, name.span)?;
+                Ok(Term::Loc(self.b.location_of(a)))
+            }
         }
     }
 }
@@ -411,10 +433,7 @@ fn parse_shared_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<AddrD
     loop {
         let k = cur.expect(Tok::Word, "`cta N` (and optionally `gpu G`)")?;
         let v = cur.expect(Tok::Int, &format!("a number after `{}`", k.text))?;
-        let n: u32 = v
-            .text
-            .parse()
-            .map_err(|_| Diagnostic::expected(v.span, "a small non-negative number", v.quoted()))?;
+        let n = placement_number(v.text, v.span)?;
         match k.text {
             "cta" if cta.is_none() => cta = Some(n),
             "gpu" if gpu.is_none() => gpu = Some(n),
@@ -497,10 +516,7 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
     loop {
         let k = cur.expect(Tok::Word, "`cta N`, `cluster N` or `gpu N`")?;
         let v = cur.expect(Tok::Int, &format!("a number after `{}`", k.text))?;
-        let n: u32 = v
-            .text
-            .parse()
-            .map_err(|_| Diagnostic::expected(v.span, "a small non-negative number", v.quoted()))?;
+        let n = placement_number(v.text, v.span)?;
         let slot = match k.text {
             "cta" => &mut cta,
             "gpu" => &mut gpu,
@@ -679,25 +695,75 @@ impl<'s> Scanner<'s> {
         };
         kw("exists")
             || kw("forall")
+            || kw("locations")
+            || kw("filter")
             || (r.starts_with('~') && r[1..].trim_start().starts_with("exists"))
     }
     /// One table row: the rest of the line up to its `;` (which is consumed).
+    /// Only the row itself is scanned, so a line of many rows reads in
+    /// linear time.
     fn row(&mut self) -> Result<(&'s str, usize), Diagnostic> {
         let r = self.rest();
-        let line_end = r.find('\n').unwrap_or(r.len());
-        match r[..line_end].find(';') {
-            Some(semi) => {
+        match r.find([';', '\n']) {
+            Some(semi) if r.as_bytes()[semi] == b';' => {
                 let start = self.pos;
                 self.pos += semi + 1;
                 Ok((&r[..semi], start))
             }
-            None => {
+            other => {
+                let line_end = other.unwrap_or(r.len());
                 let end = self.pos + r[..line_end].trim_end().len();
                 Err(Diagnostic::expected(
                     Span::new(end, end + 1),
                     "`;` at the end of the row",
                     "the end of the line",
                 ))
+            }
+        }
+    }
+    /// Skip what lies between the `PTX NAME` line and the `{` of the initial
+    /// state, as herd and Dat3M do: free text, generator lines, quoted
+    /// command lines. Well-formed `"..."` strings there become the test's
+    /// doc strings; nothing there is an error. Each byte is looked at a
+    /// bounded number of times (a failed search for a closing `*)` or `"`
+    /// proves there is none further on).
+    fn skip_header(&mut self, docs: &mut Vec<String>) -> Result<(), Diagnostic> {
+        let mut comment_ends = true;
+        let after_name = self.pos;
+        loop {
+            let trimmed = self.rest().trim_start();
+            self.pos = self.src.len() - trimmed.len();
+            if trimmed.starts_with('{') {
+                return Ok(());
+            }
+            if comment_ends && trimmed.starts_with("(*") {
+                match trimmed.find("*)") {
+                    Some(e) => {
+                        self.pos += e + 2;
+                        continue;
+                    }
+                    None => comment_ends = false,
+                }
+            }
+            if let Some(body) = trimmed.strip_prefix('"') {
+                if let Some(e) = body.find('"') {
+                    docs.push(body[..e].to_string());
+                    self.pos += e + 2;
+                    continue;
+                }
+            }
+            match trimmed.chars().next() {
+                Some(c) => self.pos += c.len_utf8(),
+                None => {
+                    let first = self.src[after_name..].trim_start();
+                    let at = self.src.len() - first.len();
+                    let len = first.chars().next().map_or(0, char::len_utf8);
+                    return Err(Diagnostic::expected(
+                        Span::new(at, at + len),
+                        "the initial state (`{ ... }`) after the test's name",
+                        "no `{` in the rest of the file",
+                    ));
+                }
             }
         }
     }

@@ -8,7 +8,7 @@ use super::diag::{Diagnostic, Span};
 /// and plain names (`x`, `r0`, `P1`) are both [`Tok::Word`]; the instruction
 /// parser splits words at dots.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
-#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(skip r"[ \t\r\n\f\u{FEFF}]+")]
 #[logos(skip r"\(\*([^*]|\*+[^*)])*\*+\)")]
 #[logos(skip(r"//[^\n]*", allow_greedy = true))]
 pub enum Tok {
@@ -132,7 +132,15 @@ pub fn tokenize(text: &str, offset: usize) -> Result<Vec<Token<'_>>, Diagnostic>
             }),
             Err(()) => {
                 let bad = lex.slice();
-                let shown = bad.chars().next().map_or(String::new(), |c| c.to_string());
+                let first = bad.chars().next();
+                // Control characters (NUL, escape, ...) are shown escaped.
+                let shown = first.map_or(String::new(), |c| {
+                    if c.is_control() {
+                        c.escape_debug().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                });
                 let (expected, found) = if bad.starts_with('"') {
                     (
                         "a closing `\"`".to_string(),
@@ -149,12 +157,18 @@ pub fn tokenize(text: &str, offset: usize) -> Result<Vec<Token<'_>>, Diagnostic>
                         format!("character `{shown}`"),
                     )
                 };
-                let end = span.start + shown.len().max(1);
-                return Err(Diagnostic::expected(
-                    Span::new(span.start, end),
-                    expected,
-                    found,
-                ));
+                // An invisible character gets an empty span: the caret is
+                // then drawn where it lies (a span over a zero-width
+                // character draws none).
+                let end = match first {
+                    Some(c) if c.is_control() => span.start,
+                    c => span.start + c.map_or(1, char::len_utf8),
+                };
+                let d = Diagnostic::expected(Span::new(span.start, end), expected, found);
+                return Err(match first {
+                    Some(c) if c.is_control() => d.with_label("an invisible control character"),
+                    _ => d,
+                });
             }
         }
     }
@@ -212,7 +226,7 @@ impl<'t, 's> Cursor<'t, 's> {
             other => Err(self.error_at(other, what)),
         }
     }
-    /// "expected `what`, found <next token>".
+    /// "expected `what`, found" the next token.
     pub fn error(&self, what: &str) -> Diagnostic {
         self.error_at(self.peek(), what)
     }

@@ -22,13 +22,23 @@ use std::collections::HashMap;
 
 use super::SourceMap;
 use super::builder::{AddrDecl, Builder};
-use super::cond::{TermResolver, parse_prop};
+use super::cond::{TermResolver, condition_register, parse_prop, too_deep};
 use super::diag::{Diagnostic, Span, plural};
-use super::instr::{RawInstr, parse_int, parse_raw};
 use super::lexer::{Cursor, Tok, Token, tokenize};
+use super::raw::{MAX_PLACEMENT, RawInstr, parse_int, parse_raw};
 use crate::ir::{
-    AddressKind, CmpOp, ExpectKind, Expectation, Instr, Placement, Program, Prop, Quantifier, Term,
+    AddressKind, CmpOp, ExpectKind, Expectation, Instr, MAX_PROP_DEPTH, Placement, Program, Prop,
+    Quantifier, Term,
 };
+
+/// The largest text one template row may expand to: the peer suite's
+/// instances are below 1 KiB, and expansion multiplies (every placeholder
+/// receives its cell), so a small file could otherwise ask for gigabytes.
+pub const MAX_INSTANCE_BYTES: usize = 256 << 10;
+/// The most text all the rows of one file may expand to together.
+pub const MAX_EXPANDED_BYTES: usize = 4 << 20;
+/// The most template rows (instances) one file may have.
+pub const MAX_INSTANCES: usize = 4096;
 
 /// Parse a `.test` file into its instances: `(program, spans, template row)`.
 pub fn parse(
@@ -44,6 +54,7 @@ pub fn parse(
     let mut out = Vec::new();
     let mut k = 0;
     let mut line_start = rows_start;
+    let mut expanded = 0usize;
     for line in src[rows_start..].split_inclusive('\n') {
         let start = line_start;
         line_start += line.len();
@@ -53,8 +64,39 @@ pub fn parse(
         }
         k += 1;
         let content = line.trim_end_matches(['\n', '\r']);
+        let row_span = Span::new(start, start + content.len());
+        if k > MAX_INSTANCES {
+            return Err(Diagnostic::expected(
+                row_span,
+                format!("at most {MAX_INSTANCES} template rows"),
+                format!("row {k}"),
+            )
+            .with_label("ptxmc limits how many tests one file expands to"));
+        }
         let cells = split_row(content, start);
-        let exp = expand(template, &cells, start)?;
+        let budget = MAX_INSTANCE_BYTES.min(MAX_EXPANDED_BYTES - expanded);
+        let exp = expand(template, &cells, start, budget).map_err(|e| match e {
+            ExpandError::Diagnostic(d) => d,
+            ExpandError::TooLarge if budget < MAX_INSTANCE_BYTES => Diagnostic::expected(
+                row_span,
+                format!(
+                    "template rows that expand to at most {} KiB together",
+                    MAX_EXPANDED_BYTES >> 10
+                ),
+                format!("more by row {k}"),
+            )
+            .with_label("the expansion limit is reached at this row"),
+            ExpandError::TooLarge => Diagnostic::expected(
+                row_span,
+                format!(
+                    "a template row that expands to at most {} KiB",
+                    MAX_INSTANCE_BYTES >> 10
+                ),
+                format!("row {k}, which expands to more"),
+            )
+            .with_label("every placeholder of the template receives its cell"),
+        })?;
+        expanded += exp.text.len();
         let doc = format!("mixedproxy template row {k}: {}", squeeze(trimmed));
         let (p, m) = parse_instance(
             format!("{stem}[{k}]"),
@@ -74,7 +116,11 @@ pub fn parse(
     Ok(out)
 }
 
+/// A row as a one-line doc string: cells trimmed, blanks squeezed, and `"`
+/// written `'` (a doc string cannot hold `"`, so the canonical text of the
+/// instance stays readable as the same test).
 fn squeeze(s: &str) -> String {
+    let s = s.replace('"', "'");
     let parts: Vec<String> = s
         .split('|')
         .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
@@ -118,11 +164,22 @@ struct Expanded {
     origin: Vec<usize>,
 }
 
+/// Why a row could not be expanded.
+enum ExpandError {
+    /// A positioned error (a placeholder without a cell).
+    Diagnostic(Diagnostic),
+    /// The instance would exceed its byte budget.
+    TooLarge,
+}
+
+/// The template with `$k` replaced by cell `k`, stopping as soon as the text
+/// would exceed `budget` bytes.
 fn expand(
     template: &str,
     cells: &[(String, usize)],
     row_start: usize,
-) -> Result<Expanded, Diagnostic> {
+    budget: usize,
+) -> Result<Expanded, ExpandError> {
     let mut text = String::new();
     let mut origin = Vec::new();
     let bytes = template.as_bytes();
@@ -135,20 +192,26 @@ fn expand(
             }
             let n: usize = template[i + 1..j].parse().unwrap_or(usize::MAX);
             let Some((cell, cell_off)) = cells.get(n) else {
-                return Err(Diagnostic::expected(
+                return Err(ExpandError::Diagnostic(Diagnostic::expected(
                     Span::new(row_start, row_start + 1),
                     format!(
                         "a row with at least {} cells (the template uses `${n}`)",
                         n.saturating_add(1)
                     ),
                     plural(cells.len(), "cell"),
-                ));
+                )));
             };
+            if text.len() + cell.len() > budget {
+                return Err(ExpandError::TooLarge);
+            }
             text.push_str(cell);
             origin.extend((0..cell.len()).map(|k| cell_off + k));
             i = j;
         } else {
             let c = template[i..].chars().next().unwrap();
+            if text.len() + c.len_utf8() > budget {
+                return Err(ExpandError::TooLarge);
+            }
             text.push(c);
             origin.extend((0..c.len_utf8()).map(|k| i + k));
             i += c.len_utf8();
@@ -299,9 +362,12 @@ fn parse_instance(
         }
         // A precondition speaks about the value the load returned; that is the
         // final register value only if nothing writes the register again.
+        let mut writes = vec![0usize; b.threads[t].regs.len()];
+        for r in b.threads[t].code.iter().filter_map(|i| i.def()) {
+            writes[r] += 1;
+        }
         for &(pt, reg, _) in pre.iter().filter(|p| p.0 == t) {
-            let code = &b.threads[pt].code;
-            let defs = code.iter().filter(|i| i.def() == Some(reg)).count();
+            let defs = writes[reg];
             if defs > 1 {
                 let rname = b.threads[pt].regs[reg].name.clone();
                 return Err(remap_d(Diagnostic::expected(
@@ -333,6 +399,16 @@ fn parse_instance(
     let cond_end = ename.span.end;
     b.spans.condition = remap(origin, Span::new(kw.span.start, cond_end));
 
+    // Checked before the chain is built: a tree far deeper than the bound
+    // could not even be dropped safely.
+    if pre.len() > MAX_PROP_DEPTH {
+        return Err(remap_d(
+            too_deep(Span::new(kw.span.start, cond_end)).with_label(format!(
+                "{} preconditions make this condition too deep",
+                pre.len()
+            )),
+        ));
+    }
     let pre_prop = pre
         .iter()
         .map(|&(thread, reg, v)| Prop::Cmp(Term::Reg { thread, reg }, CmpOp::Eq, Term::Const(v)))
@@ -346,6 +422,16 @@ fn parse_instance(
         (_, Some(p)) => (Quantifier::Exists, Prop::And(Box::new(p), Box::new(prop))),
         (_, None) => (Quantifier::Exists, prop),
     };
+    // Preconditions add levels above the written condition.
+    if prop.depth() > MAX_PROP_DEPTH {
+        return Err(
+            remap_d(too_deep(Span::new(kw.span.start, cond_end))).with_label(format!(
+                "with its {} precondition(s) this condition is {} levels deep",
+                pre.len(),
+                prop.depth()
+            )),
+        );
+    }
     let expectation = Expectation {
         kind,
         name: ename.text.to_string(),
@@ -471,7 +557,7 @@ fn parse_thread<'s>(cur: &mut Cursor<'_, 's>) -> Result<RawThread<'s>, Diagnosti
     for (part, prefix) in name.text.split('.').zip(["d", "b", "t"]) {
         match part
             .strip_prefix(prefix)
-            .and_then(|n| n.parse::<u32>().ok())
+            .and_then(|n| n.parse::<u64>().ok())
         {
             Some(n) => nums.push(n),
             None => break,
@@ -481,6 +567,13 @@ fn parse_thread<'s>(cur: &mut Cursor<'_, 's>) -> Result<RawThread<'s>, Diagnosti
         return Err(Diagnostic::expected(
             name.span,
             "a thread name `dD.bB.tT` (device, block, thread)",
+            name.quoted(),
+        ));
+    }
+    if nums.iter().any(|&n| n > u64::from(MAX_PLACEMENT)) {
+        return Err(Diagnostic::expected(
+            name.span,
+            format!("device, block and thread numbers between 0 and {MAX_PLACEMENT}"),
             name.quoted(),
         ));
     }
@@ -506,7 +599,7 @@ fn parse_thread<'s>(cur: &mut Cursor<'_, 's>) -> Result<RawThread<'s>, Diagnosti
     }
     Ok(RawThread {
         name,
-        placement: (nums[0], nums[1]),
+        placement: (nums[0] as u32, nums[1] as u32),
         instrs,
     })
 }
@@ -519,17 +612,17 @@ struct Names<'b> {
 impl TermResolver for Names<'_> {
     fn thread_reg(&mut self, thread: &Token<'_>, reg: &Token<'_>) -> Result<Term, Diagnostic> {
         let t = super::cond::thread_index(thread, self.b.threads.len())?;
-        let r = self.b.register(t, reg.text);
+        let r = condition_register(&self.b.threads, &self.b.spans.initialised, t, reg)?;
         Ok(Term::Reg { thread: t, reg: r })
     }
     fn bare(&mut self, name: &Token<'_>) -> Result<Term, Diagnostic> {
         let owners: Vec<usize> = (0..self.b.threads.len())
-            .filter(|&t| self.b.threads[t].reg_named(name.text).is_some())
+            .filter(|&t| self.b.reg_named(t, name.text).is_some())
             .collect();
         match owners.as_slice() {
             [t] => Ok(Term::Reg {
                 thread: *t,
-                reg: self.b.threads[*t].reg_named(name.text).unwrap(),
+                reg: condition_register(&self.b.threads, &self.b.spans.initialised, *t, name)?,
             }),
             [] => match self.b.address(name.text) {
                 Some(a) => Ok(Term::Loc(self.b.location_of(a))),

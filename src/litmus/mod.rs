@@ -19,13 +19,14 @@ pub mod instr;
 pub mod lexer;
 pub mod mixedproxy;
 pub mod print;
+pub mod raw;
 
 pub use diag::{Diagnostic, LitmusError, Span};
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-use crate::ir::Program;
+use crate::ir::{Instr, Program, ProxyFenceKind};
 
 /// Where each part of a program was written, as byte spans of the source file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -36,6 +37,9 @@ pub struct SourceMap {
     pub threads: Vec<Span>,
     /// The final condition.
     pub condition: Span,
+    /// Per thread: the registers the initial state gives a value (a condition
+    /// may name these, and the registers the thread's code writes).
+    pub initialised: Vec<Vec<crate::ir::RegId>>,
 }
 
 /// The input format of a file.
@@ -77,6 +81,34 @@ impl LitmusTest {
     pub fn error(&self, d: Diagnostic) -> LitmusError {
         LitmusError::new(&self.path, &self.source, d)
     }
+    /// Notes for the reports: instructions the test uses that exist only in
+    /// the ISCA'22 model, not in PTX (`fence.proxy.texture`, `.surface`,
+    /// `.constant`), so that nobody takes them for fixes on real hardware.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (t, th) in self.program.threads.iter().enumerate() {
+            for (pc, i) in th.code.iter().enumerate() {
+                let Instr::ProxyFence { kind } = i else {
+                    continue;
+                };
+                if !matches!(
+                    kind,
+                    ProxyFenceKind::Texture | ProxyFenceKind::Surface | ProxyFenceKind::Constant
+                ) {
+                    continue;
+                }
+                let at = self.spans.instrs[t][pc].start.min(self.source.len());
+                let line = self.source[..at].matches('\n').count() + 1;
+                out.push(format!(
+                    "fence.proxy.{} ({}, line {line}) is a model-only instruction (ISCA'22), \
+                     not PTX: ptxas rejects it",
+                    kind.as_str(),
+                    th.name
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// Decide the format of a file from its extension (or its first word).
@@ -93,6 +125,9 @@ pub fn format_of(path: &str, text: &str) -> Option<Format> {
 }
 
 /// Parse a test file's text. `path` is used for messages and to pick the format.
+/// (The size of files is bounded when they are read, [`parse_file`]; a text
+/// in memory, such as a canonical text printed by ptxmc, is parsed whatever
+/// its size, in time linear in it.)
 pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusError> {
     let source: std::sync::Arc<str> = text.into();
     match format_of(path, text) {
@@ -135,19 +170,68 @@ pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusErr
     }
 }
 
+/// The largest test file ptxmc reads. Litmus tests are a few kilobytes;
+/// the bound keeps a mistaken argument (a device, a huge log) from filling
+/// memory.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+fn too_large(path: &str) -> LitmusError {
+    LitmusError::whole_file(
+        path,
+        &format!("a test file of at most {} MiB", MAX_FILE_BYTES >> 20),
+        "a larger file".to_string(),
+    )
+}
+
 /// Read and parse one file.
 pub fn parse_file(path: &Path) -> Result<Vec<LitmusTest>, LitmusError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| {
+    let io = |e: std::io::Error| {
         LitmusError::whole_file(&shown, "a readable file", format!("an I/O error: {e}"))
-    })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        LitmusError::whole_file(
+    };
+    // Only regular files: reading a FIFO or a device could block or never end.
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        let what = if meta.is_dir() {
+            "a directory"
+        } else {
+            "a special file (FIFO, socket or device)"
+        };
+        return Err(LitmusError::whole_file(
             &shown,
-            "UTF-8 text",
-            format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()),
-        )
-    })?;
+            "a regular file",
+            what.to_string(),
+        ));
+    }
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(path).map_err(io)?;
+    // `take` as well as the size: some files report no size (`/proc`).
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(&shown));
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            // Point at the offending byte: the text before it is valid.
+            let at = e.utf8_error().valid_up_to();
+            let byte = e.as_bytes()[at];
+            let lossy = String::from_utf8_lossy(e.as_bytes());
+            return Err(LitmusError::new(
+                &shown,
+                &lossy,
+                Diagnostic::expected(
+                    Span::new(at, at + 1),
+                    "UTF-8 text",
+                    format!("the byte 0x{byte:02x}, which is not UTF-8"),
+                ),
+            ));
+        }
+    };
     parse_source(&shown, &text)
 }
 
@@ -169,10 +253,23 @@ pub fn collect_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    walk_once(dir, out, &mut std::collections::HashSet::new())
+}
+
+/// Each directory is entered once (by its canonical path), so symbolic
+/// links that loop back cannot make the walk endless.
+fn walk_once(
+    dir: &Path,
+    out: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            walk(&path, out)?;
+            walk_once(&path, out, seen)?;
         } else if path
             .extension()
             .is_some_and(|e| e == "litmus" || e == "test")

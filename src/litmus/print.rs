@@ -15,7 +15,9 @@ pub fn to_litmus(p: &Program) -> String {
     let mut out = String::new();
     writeln!(out, "PTX {}", p.name).unwrap();
     for d in &p.docs {
-        writeln!(out, "\"{d}\"").unwrap();
+        // Parsers never make a doc string with `"`; a hand-built one is
+        // written with `'` rather than as text that reads differently.
+        writeln!(out, "\"{}\"", d.replace('"', "'")).unwrap();
     }
     out.push_str("{\n");
     for a in &p.addresses {
@@ -71,6 +73,10 @@ pub fn to_litmus(p: &Program) -> String {
             )
         })
         .collect();
+    // Columns are aligned up to a width; a longer cell (a very long name)
+    // is written as it is rather than widening every row of its column,
+    // so the text stays linear in the size of the program.
+    const ALIGN: usize = 100;
     let widths: Vec<usize> = headers
         .iter()
         .zip(&columns)
@@ -78,15 +84,18 @@ pub fn to_litmus(p: &Program) -> String {
             c.iter()
                 .map(String::len)
                 .chain([h.len()])
+                .filter(|&w| w <= ALIGN)
                 .max()
                 .unwrap_or(0)
         })
         .collect();
+    // Padded by hand: `format!`'s width is limited to 16 bits and a cell may
+    // be longer (a long register name).
     let row = |cells: Vec<&str>| -> String {
         let padded: Vec<String> = cells
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.len()))))
             .collect();
         format!(" {} ;\n", padded.join(" | "))
     };
@@ -97,6 +106,13 @@ pub fn to_litmus(p: &Program) -> String {
             .iter()
             .map(|c| c.get(i).map_or("", String::as_str))
             .collect()));
+    }
+    if !p.shown.is_empty() {
+        let items: Vec<String> = p.shown.iter().map(|t| format!("{};", term(p, t))).collect();
+        writeln!(out, "locations [{}]", items.join(" ")).unwrap();
+    }
+    if let Some(f) = &p.filter {
+        writeln!(out, "filter ({})", prop(p, f)).unwrap();
     }
     writeln!(
         out,
@@ -112,10 +128,12 @@ pub fn to_litmus(p: &Program) -> String {
 }
 
 /// The cells of one thread: labels on rows of their own, then instructions.
+/// Labels are sorted by position (an IR invariant), so one pass places them.
 fn column(p: &Program, t: &Thread) -> Vec<String> {
     let mut cells = Vec::new();
+    let mut labels = t.labels.iter().peekable();
     for pc in 0..=t.code.len() {
-        for l in t.labels.iter().filter(|l| l.at == pc) {
+        while let Some(l) = labels.next_if(|l| l.at <= pc) {
             cells.push(format!("{}:", l.name));
         }
         if let Some(i) = t.code.get(pc) {
@@ -425,10 +443,12 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             )
         }
         Instr::Branch { cond, target } => {
+            // Labels are sorted by position: the first one at the target.
+            let first = t.labels.partition_point(|l| l.at < *target);
             let label = t
                 .labels
-                .iter()
-                .find(|l| l.at == *target)
+                .get(first)
+                .filter(|l| l.at == *target)
                 .map_or_else(|| format!("L{target}"), |l| l.name.clone());
             match cond {
                 None => format!("goto {label}"),
@@ -467,6 +487,10 @@ pub fn prop(p: &Program, q: &Prop) -> String {
             };
             format!("{} {o} {}", term(p, a), term(p, b))
         }
+        // `~~(...)` rather than `~(~(...))`: the text nests no deeper than
+        // the tree, so every proposition the parser accepts prints as text
+        // it accepts again (`cond::MAX_NESTING`).
+        Prop::Not(x) if matches!(**x, Prop::Not(_)) => format!("~{}", prop(p, x)),
         Prop::Not(x) => format!("~({})", prop(p, x)),
         Prop::And(a, b) => {
             let l = match **a {

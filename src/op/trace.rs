@@ -144,8 +144,8 @@ impl Machine<'_> {
         let mut bound_hit = false;
         while let Some(st) = queue.pop_front() {
             let fp = st.fingerprint();
+            bound_hit |= st.threads.iter().any(|t| t.cut);
             if self.is_final(&st) {
-                bound_hit |= self.is_cut(&st);
                 continue;
             }
             match self.quiescence(&st) {

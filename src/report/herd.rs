@@ -87,6 +87,16 @@ pub fn report(r: &TestReport) -> String {
             .unwrap();
         }
     }
+    if let Some(f) = &p.filter {
+        let all = res.outcomes.len() + res.filtered_out.len();
+        writeln!(
+            out,
+            "Filter ({}): {} of {all} final states pass; only they are listed and counted",
+            prop(p, f),
+            res.outcomes.len()
+        )
+        .unwrap();
+    }
     if res.bound_hit {
         writeln!(
             out,
@@ -115,6 +125,9 @@ pub fn report(r: &TestReport) -> String {
         };
         writeln!(out, "Expectation {} {}: {status}", e.kind.as_str(), e.name).unwrap();
     }
+    for n in &r.notes {
+        writeln!(out, "Note: {n}").unwrap();
+    }
     writeln!(out, "Time {} {:.2}", p.name, res.seconds).unwrap();
     out
 }
@@ -132,6 +145,11 @@ pub fn state(p: &Program, cols: &Columns, s: &State) -> String {
         }
     }
     parts.join(" ")
+}
+
+/// A proposition in herd's notation (`1:r0=1 /\ ~(x=2)`).
+pub fn proposition(p: &Program, q: &Prop) -> String {
+    prop(p, q)
 }
 
 /// The condition in herd's notation: `exists (1:r0=1 /\ ~(x=2))`.

@@ -34,6 +34,16 @@ pub fn report(r: &TestReport) -> Value {
             Value::Object(m)
         })
         .collect();
+    let column_name = |t: &crate::ir::Term| match *t {
+        crate::ir::Term::Reg { thread, reg } => Some(format!(
+            "{}:{}",
+            p.threads[thread].name, p.threads[thread].regs[reg].name
+        )),
+        crate::ir::Term::Loc(l) => Some(p.locations[l].name.clone()),
+        crate::ir::Term::Const(_) => None,
+    };
+    let locations: Vec<String> = p.shown.iter().filter_map(column_name).collect();
+    let filter = p.filter.as_ref().map(|f| herd::proposition(p, f));
     let candidates = res.stats.ax.map_or(Value::Null, |s| json!(s.nodes));
     let disagreement = res.disagreement.as_ref().map(|d| {
         let list = |o: &crate::outcome::Outcomes| -> Vec<String> {
@@ -53,6 +63,9 @@ pub fn report(r: &TestReport) -> Value {
         "model": r.model.to_string(),
         "condition": herd::condition(p),
         "quantifier": p.condition.quantifier.keyword(),
+        "locations": locations,
+        "filter": filter,
+        "filtered_out": res.filtered_out.len(),
         "outcomes": outcomes,
         "verdict": if res.verdict.holds { "Ok" } else { "No" },
         "holds": res.verdict.holds,
@@ -70,6 +83,7 @@ pub fn report(r: &TestReport) -> Value {
         "termination": termination(r),
         "agree": res.disagreement.is_none(),
         "disagreement": disagreement,
+        "notes": r.notes,
         "candidates": candidates,
         "stats": stats(r),
         "engine_stats": res.stats,

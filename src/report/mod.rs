@@ -24,6 +24,8 @@ pub struct TestReport<'a> {
     pub model: Model,
     /// What the engines found.
     pub result: &'a RunResult,
+    /// Notes about the test's text ([`crate::litmus::LitmusTest::notes`]).
+    pub notes: Vec<String>,
 }
 
 impl TestReport<'_> {

@@ -1,5 +1,6 @@
-//! The text form of a machine trace (`ptxmc trace`). This function alone owns
-//! the layout; golden tests pin it.
+//! The text and JSON forms of `ptxmc trace`'s answer: a run of the machine,
+//! or why there is none. These functions alone own the layouts; golden tests
+//! pin them.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -114,4 +115,68 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
     )
     .unwrap();
     out
+}
+
+/// Why `trace` shows no run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoRun {
+    /// No run of the machine ends in the outcome: the model forbids it.
+    Forbidden,
+    /// The search for a run stopped at a limit before finding one.
+    Incomplete(String),
+}
+
+/// The text answer when there is no run to show.
+pub fn no_run_text(goal: &str, why: &NoRun, file: &Path) -> String {
+    match why {
+        NoRun::Forbidden => format!(
+            "No run of the machine ends in {goal}: the model forbids this outcome.\n\
+             Why: ptxmc explain {} --outcome '{goal}'\n",
+            file.display()
+        ),
+        NoRun::Incomplete(reason) => {
+            format!("Incomplete: no run ending in {goal} was found ({reason}).\n")
+        }
+    }
+}
+
+/// The JSON answer: the run (`"reachable": true`, its steps, choices and
+/// final state) or why there is none (`"reachable": false` with `"why"`, or
+/// `"incomplete"` with its reason).
+pub fn json(
+    p: &Program,
+    cols: &Columns,
+    file: &str,
+    goal: Option<&str>,
+    answer: Result<&Trace, &NoRun>,
+) -> serde_json::Value {
+    let mut v = serde_json::json!({
+        "name": p.name,
+        "file": file,
+        "outcome": goal,
+    });
+    let obj = v.as_object_mut().expect("an object");
+    match answer {
+        Ok(trace) => {
+            obj.insert("reachable".into(), true.into());
+            obj.insert("steps".into(), serde_json::json!(trace.steps));
+            obj.insert("choices".into(), serde_json::json!(trace.choices));
+            obj.insert(
+                "final_state".into(),
+                serde_json::json!(final_states(p, cols, trace)),
+            );
+        }
+        Err(NoRun::Forbidden) => {
+            obj.insert("reachable".into(), false.into());
+            obj.insert(
+                "why".into(),
+                "no run of the machine ends in this outcome: the model forbids it".into(),
+            );
+        }
+        Err(NoRun::Incomplete(reason)) => {
+            obj.insert("reachable".into(), serde_json::Value::Null);
+            obj.insert("incomplete".into(), reason.clone().into());
+        }
+    }
+    v
 }
