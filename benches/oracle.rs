@@ -1,11 +1,19 @@
-//! The axiomatic oracle over whole suites: the public Dat3M PTX suite
-//! (without the CADP liveness tests) and the project's litmus library.
+//! The axiomatic oracle: whole suites (the public Dat3M PTX suite without the
+//! CADP liveness tests, the project's litmus library), a fixed set of seeded
+//! random tests of the shapes issue 15 measured (4 threads × 5 instructions,
+//! 3 × 6), and the scaling families of `ptxmc::families` at growing n.
+//!
+//! `cargo bench --bench oracle`. Per-test medians and maxima over 20 seeds,
+//! and where the families cross 1 s and 10 s, come from
+//! `cargo run --release --example oracle_times` (`docs/oracle.md`).
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
+use std::time::Duration;
 
 use ptxmc::ax::{self, AxOptions};
+use ptxmc::families;
 use ptxmc::ir::Program;
 use ptxmc::litmus;
 
@@ -20,29 +28,72 @@ fn load(dir: &str, skip: &str) -> Vec<Program> {
         .collect()
 }
 
+fn parse(text: &str) -> Program {
+    litmus::parse_source("bench.litmus", text)
+        .expect("generated tests parse")
+        .remove(0)
+        .program
+}
+
+/// The number of outcomes, so that the work cannot be optimised away.
+fn outcomes(p: &Program) -> usize {
+    ax::run(black_box(p), &AxOptions::default())
+        .expect("within the oracle's structural limits")
+        .outcomes
+        .len()
+}
+
 fn suites(c: &mut Criterion) {
     let dat3m = load("tests/peers/dat3m/litmus/PTX", "/CADP/");
     let library = load("litmus", "\u{0}");
-    let opts = AxOptions::default();
     let mut g = c.benchmark_group("oracle");
     g.bench_function(format!("dat3m_ptx_non_cadp_{}_tests", dat3m.len()), |b| {
-        b.iter(|| {
-            dat3m
-                .iter()
-                .map(|p| ax::run(black_box(p), &opts).unwrap().outcomes.len())
-                .sum::<usize>()
-        })
+        b.iter(|| dat3m.iter().map(outcomes).sum::<usize>())
     });
     g.bench_function(format!("litmus_library_{}_tests", library.len()), |b| {
-        b.iter(|| {
-            library
-                .iter()
-                .map(|p| ax::run(black_box(p), &opts).unwrap().outcomes.len())
-                .sum::<usize>()
-        })
+        b.iter(|| library.iter().map(outcomes).sum::<usize>())
     });
     g.finish();
 }
 
-criterion_group!(benches, suites);
+/// Seeds 1–5 of each shape: a fixed, reproducible sample (the 20-seed
+/// figures come from the `oracle_times` example).
+fn random(c: &mut Criterion) {
+    for (threads, instrs) in [(3, 6), (4, 5)] {
+        let mut g = c.benchmark_group(format!("oracle-random-{threads}x{instrs}"));
+        for seed in 1..=5u64 {
+            let p = parse(&families::random(seed, threads, instrs));
+            g.bench_with_input(BenchmarkId::from_parameter(seed), &p, |b, p| {
+                b.iter(|| outcomes(p))
+            });
+        }
+        g.finish();
+    }
+}
+
+fn scaling(c: &mut Criterion) {
+    type Family = fn(usize) -> String;
+    let families: [(&str, Family, std::ops::RangeInclusive<usize>); 4] = [
+        ("iriw", families::iriw, 2..=6),
+        ("mp-chain", families::mp_chain, 2..=7),
+        ("sb-ring", families::sb_ring, 2..=7),
+        ("writers", families::writers, 2..=6),
+    ];
+    for (name, make, range) in families {
+        let mut g = c.benchmark_group(format!("oracle-scaling/{name}"));
+        for n in range {
+            let p = parse(&make(n));
+            g.bench_with_input(BenchmarkId::from_parameter(n), &p, |b, p| {
+                b.iter(|| outcomes(p))
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
+    targets = suites, random, scaling
+}
 criterion_main!(benches);

@@ -4,11 +4,11 @@
 
 use clap::ValueEnum;
 use serde::Serialize;
-use std::time::Instant;
 
 use crate::ax::{self, AxOptions, AxStats};
-use crate::explore::{self, ExploreOptions, ExploreStats, Limits};
+use crate::explore::{self, ExploreOptions, ExploreStats};
 use crate::ir::Program;
+use crate::limits::{Budget, Limits};
 use crate::model::Model;
 use crate::model::hang::Hang;
 use crate::op::{Machine, TooManySlots};
@@ -47,7 +47,9 @@ pub struct RunOptions {
     pub engine: EngineChoice,
     /// How many times a (non-spin) loop may jump back.
     pub loop_bound: u32,
-    /// Limits (both engines honour the time limit; the explorer all of them).
+    /// Limits of the run: one deadline and one memory ceiling for the whole
+    /// test (both engines together); the state limit applies to each engine
+    /// on its own measure (machine states, oracle search nodes).
     pub limits: Limits,
     /// Partial-order reduction in the operational machine.
     pub por: bool,
@@ -169,7 +171,8 @@ pub struct RunResult {
     pub verdict: Verdict,
     /// A loop bound cut some execution short: final states may be missing.
     pub bound_hit: bool,
-    /// A resource limit stopped an engine (and why).
+    /// A resource limit stopped an engine: which, why, and whether the
+    /// other engine finished.
     pub incomplete: Option<String>,
     /// The outcomes shown are partial (no engine finished); otherwise they
     /// are a complete engine's set even if the other was stopped.
@@ -200,126 +203,92 @@ impl RunResult {
     }
 }
 
+/// What one engine produced.
+struct EngineRun {
+    outcomes: Outcomes,
+    bound_hit: bool,
+    /// Why it stopped early, if it did.
+    stopped: Option<String>,
+    /// With the termination check and a finished run: a hang, or whether
+    /// the loop bound was reached (then "no hang" is not conclusive).
+    term: Option<Result<Hang, bool>>,
+    /// Why the termination search stopped early, if it did (the outcomes
+    /// are complete all the same).
+    term_stopped: Option<String>,
+}
+
+/// Stack for the oracle's thread: its search recurses once per read and per
+/// coherence orientation, with bit matrices in each frame.
+const AX_STACK: usize = 256 << 20;
+
 /// Run the chosen engine(s) on `p`, already admitted by `opts.model`.
+///
+/// Both engines share one [`Budget`]: with `--engine both` they run side by
+/// side (the oracle on a thread of its own) against the same deadline and
+/// memory ceiling, so the whole run returns within the time limit, and the
+/// complete set of whichever engine finished is kept.
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
-    let start = Instant::now();
-    let mut stats = EngineStats::default();
-    let mut incomplete = None;
+    let budget = Budget::new(opts.limits);
+    let start = budget.start();
     let check = opts.termination && crate::model::hang::can_block(&crate::model::lower::lower(p));
-    // Each engine's termination verdict: a hang, or whether the loop bound
-    // was reached before the program settled.
-    let mut ax_term: Option<Result<Hang, bool>> = None;
-    let mut op_term: Option<Result<Hang, bool>> = None;
-    let ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both).then(|| {
-        let ax_opts = AxOptions {
-            loop_bound: opts.loop_bound,
-            retry_loops: opts.retry_loops,
-            ..AxOptions::default()
+    let mut stats = EngineStats::default();
+    let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
+    let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);
+    let (ax, op) = std::thread::scope(|s| {
+        let beside = (want_ax && want_op).then(|| {
+            std::thread::Builder::new()
+                .name("ptxmc-oracle".into())
+                .stack_size(AX_STACK)
+                .spawn_scoped(s, || run_ax(p, opts, check, &budget))
+        });
+        let op = want_op.then(|| run_op(p, opts, check, &budget));
+        let ax = match beside {
+            Some(Ok(handle)) => Some(
+                handle
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            ),
+            // No thread to be had: run the oracle after the machine, on the
+            // budget that is left.
+            Some(Err(_)) => Some(run_ax(p, opts, check, &budget)),
+            None => want_ax.then(|| run_ax(p, opts, check, &budget)),
         };
-        match ax::run(p, &ax_opts) {
-            Ok(r) => {
-                stats.ax = Some(r.stats);
-                if check {
-                    match ax::termination(p, &ax_opts) {
-                        Ok(t) => {
-                            stats.ax_termination = Some(t.stats);
-                            ax_term = Some(t.hang.ok_or(t.bound_hit || r.bound_hit));
-                        }
-                        Err(limit) => {
-                            incomplete = Some(format!("axiomatic engine (termination): {limit}"));
-                        }
-                    }
-                }
-                (r.outcomes, r.bound_hit)
-            }
-            Err(limit) => {
-                incomplete = Some(format!("axiomatic engine: {limit}"));
-                (Outcomes::new(), false)
-            }
-        }
+        (ax, op)
     });
-    let mut op_done = false;
-    let op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both).then(|| {
-        match Machine::with_retry_loops(p, opts.loop_bound, opts.retry_loops) {
-            Ok(mut m) => {
-                m.por = opts.por;
-                let eo = ExploreOptions {
-                    limits: opts.limits,
-                    jobs: opts.jobs,
-                    exact: opts.exact,
-                    progress: opts.progress,
-                    termination: check,
-                };
-                let r = explore::explore(&m, &eo);
-                stats.op = Some(r.stats);
-                match r.incomplete {
-                    Some(why) => incomplete = Some(format!("operational engine: {why}")),
-                    None => {
-                        op_done = true;
-                        if check {
-                            op_term = Some(r.hang.ok_or(r.cut_reached || r.bound_hit));
-                        }
-                    }
-                }
-                (r.outcomes, r.bound_hit)
-            }
-            Err(TooManySlots(n)) => {
-                incomplete = Some(format!(
-                    "operational engine: the program needs {n} event slots (at most {})",
-                    crate::rel::MAX_EVENTS
-                ));
-                (Outcomes::new(), false)
-            }
-        }
-    });
-    // Which outcome set to show: a complete one if either engine finished.
-    let ax_done = stats.ax.is_some();
-    // Termination: a hang either engine found is real; "terminates" needs
-    // the bound never reached before the program settled.
-    let term_disagree = match (&op_term, &ax_term) {
-        (Some(o), Some(a)) if incomplete.is_none() => match (o, a) {
-            (Ok(_), Err(false)) | (Err(false), Ok(_)) => Some((o.is_ok(), a.is_ok())),
-            _ => None,
-        },
-        _ => None,
-    };
-    let termination = if !opts.termination {
-        Termination::NotChecked(NotChecked::Off)
-    } else if !check {
-        Termination::Terminates { trivially: true }
-    } else if incomplete.is_some() {
-        Termination::NotChecked(NotChecked::Incomplete)
-    } else {
-        let verdicts = [&op_term, &ax_term];
-        let hang = verdicts
-            .iter()
-            .find_map(|v| v.as_ref().and_then(|r| r.as_ref().ok()));
-        match hang {
-            Some(h) => Termination::Hangs(h.clone()),
-            None if verdicts.iter().any(|v| matches!(v, Some(Err(true)))) => {
-                Termination::NotChecked(NotChecked::LoopBound(opts.loop_bound))
-            }
-            None => Termination::Terminates { trivially: false },
-        }
-    };
+    let (ax, ax_stats) = ax.map_or((None, None), |(r, s)| (Some(r), Some(s)));
+    let (op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
+    stats.ax = ax_stats.map(|s| s.0);
+    stats.ax_termination = ax_stats.and_then(|s| s.1);
+    stats.op = op_stats;
+    let incomplete = incompleteness(ax.as_ref(), op.as_ref());
+    let (termination, term_disagree) = termination(
+        opts,
+        check,
+        incomplete.is_some(),
+        op.as_ref().and_then(|r| r.term.as_ref()),
+        ax.as_ref().and_then(|r| r.term.as_ref()),
+    );
     let (outcomes, bound_hit, disagreement, partial) = match (ax, op) {
-        (Some((a, ab)), Some((o, ob))) => {
-            let d = ((a != o || term_disagree.is_some()) && incomplete.is_none()).then(|| {
-                Disagreement {
-                    only_op: o.difference(&a).cloned().collect(),
-                    only_ax: a.difference(&o).cloned().collect(),
-                    termination: term_disagree,
-                }
+        (Some(a), Some(o)) => {
+            let differ = a.outcomes != o.outcomes || term_disagree.is_some();
+            let d = (differ && incomplete.is_none()).then(|| Disagreement {
+                only_op: o.outcomes.difference(&a.outcomes).cloned().collect(),
+                only_ax: a.outcomes.difference(&o.outcomes).cloned().collect(),
+                termination: term_disagree,
             });
-            match (ax_done, op_done) {
-                (true, _) => (a, ab || ob, d, false),
-                (false, true) => (o, ob, d, false),
-                (false, false) => (a.union(&o).cloned().collect(), ab || ob, d, true),
+            let bound_hit = a.bound_hit || o.bound_hit;
+            match (a.stopped.is_none(), o.stopped.is_none()) {
+                (true, _) => (a.outcomes, bound_hit, d, false),
+                (false, true) => (o.outcomes, o.bound_hit, d, false),
+                (false, false) => {
+                    let union = a.outcomes.union(&o.outcomes).cloned().collect();
+                    (union, bound_hit, d, true)
+                }
             }
         }
-        (Some((a, ab)), None) => (a, ab, None, !ax_done),
-        (None, Some((o, ob))) => (o, ob, None, !op_done),
+        (Some(a), None) => (a.outcomes, a.bound_hit, None, a.stopped.is_some()),
+        (None, Some(o)) => (o.outcomes, o.bound_hit, None, o.stopped.is_some()),
         (None, None) => unreachable!("some engine runs"),
     };
     // herd's `filter` applies to what is listed and judged, after the
@@ -339,5 +308,147 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         disagreement,
         termination,
         seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// The run's termination verdict from each engine's, and whether they
+/// disagree: a hang either engine found is real; "terminates" needs the
+/// loop bound never reached; a conclusive hang against a conclusive
+/// termination is a disagreement.
+fn termination(
+    opts: &RunOptions,
+    check: bool,
+    incomplete: bool,
+    op: Option<&Result<Hang, bool>>,
+    ax: Option<&Result<Hang, bool>>,
+) -> (Termination, Option<(bool, bool)>) {
+    if !opts.termination {
+        return (Termination::NotChecked(NotChecked::Off), None);
+    }
+    if !check {
+        return (Termination::Terminates { trivially: true }, None);
+    }
+    if incomplete {
+        return (Termination::NotChecked(NotChecked::Incomplete), None);
+    }
+    let disagree = match (op, ax) {
+        (Some(o @ Ok(_)), Some(a @ Err(false))) | (Some(o @ Err(false)), Some(a @ Ok(_))) => {
+            Some((o.is_ok(), a.is_ok()))
+        }
+        _ => None,
+    };
+    let verdicts = [op, ax];
+    let hang = verdicts.iter().flatten().find_map(|r| r.as_ref().ok());
+    let verdict = match hang {
+        Some(h) => Termination::Hangs(h.clone()),
+        None if verdicts.iter().flatten().any(|r| matches!(r, Err(true))) => {
+            Termination::NotChecked(NotChecked::LoopBound(opts.loop_bound))
+        }
+        None => Termination::Terminates { trivially: false },
+    };
+    (verdict, disagree)
+}
+
+/// Which engines were stopped and why; with two engines of which one
+/// finished, also that the states shown are the finished one's.
+fn incompleteness(ax: Option<&EngineRun>, op: Option<&EngineRun>) -> Option<String> {
+    let named = |label: &str, r: Option<&EngineRun>| {
+        r.and_then(|r| r.stopped.as_ref().or(r.term_stopped.as_ref()))
+            .map(|why| format!("{label} engine: {why}"))
+    };
+    let stopped: Vec<String> = [named("axiomatic", ax), named("operational", op)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if stopped.is_empty() {
+        return None;
+    }
+    let mut why = stopped.join("; ");
+    match (ax, op) {
+        (Some(a), Some(_)) if a.stopped.is_none() => {
+            why.push_str("; the axiomatic engine finished: the states below are its complete set")
+        }
+        (Some(_), Some(o)) if o.stopped.is_none() => {
+            why.push_str("; the operational engine finished: the states below are its complete set")
+        }
+        _ => {}
+    }
+    Some(why)
+}
+
+/// The oracle: its outcomes, then (with `check`, if those finished) its
+/// termination search; its counters for each.
+fn run_ax(
+    p: &Program,
+    opts: &RunOptions,
+    check: bool,
+    budget: &Budget,
+) -> (EngineRun, (AxStats, Option<AxStats>)) {
+    let ax_opts = AxOptions {
+        loop_bound: opts.loop_bound,
+        retry_loops: opts.retry_loops,
+        ..AxOptions::default()
+    };
+    let r = ax::run_within(p, &ax_opts, budget);
+    let mut run = EngineRun {
+        outcomes: r.outcomes,
+        bound_hit: r.bound_hit,
+        stopped: r.incomplete.map(|why| why.to_string()),
+        term: None,
+        term_stopped: None,
+    };
+    let mut term_stats = None;
+    if check && run.stopped.is_none() {
+        match ax::termination_within(p, &ax_opts, budget, r.stats.nodes) {
+            Ok(t) => {
+                term_stats = Some(t.stats);
+                run.term = Some(t.hang.ok_or(t.bound_hit || r.bound_hit));
+            }
+            Err(why) => run.term_stopped = Some(format!("{why} in the termination search")),
+        }
+    }
+    (run, (r.stats, term_stats))
+}
+
+fn run_op(
+    p: &Program,
+    opts: &RunOptions,
+    check: bool,
+    budget: &Budget,
+) -> (EngineRun, Option<ExploreStats>) {
+    match Machine::with_retry_loops(p, opts.loop_bound, opts.retry_loops) {
+        Ok(mut m) => {
+            m.por = opts.por;
+            let eo = ExploreOptions {
+                limits: opts.limits,
+                jobs: opts.jobs,
+                exact: opts.exact,
+                progress: opts.progress,
+                termination: check,
+            };
+            let r = explore::explore_within(&m, &eo, budget);
+            let finished = r.incomplete.is_none();
+            let run = EngineRun {
+                outcomes: r.outcomes,
+                bound_hit: r.bound_hit,
+                stopped: r.incomplete.map(|why| why.to_string()),
+                term: (check && finished).then(|| r.hang.ok_or(r.cut_reached || r.bound_hit)),
+                term_stopped: None,
+            };
+            (run, Some(r.stats))
+        }
+        Err(TooManySlots(n)) => {
+            let run = EngineRun {
+                outcomes: Outcomes::new(),
+                bound_hit: false,
+                term: None,
+                term_stopped: None,
+                stopped: Some(format!(
+                    "the program needs {n} event slots (at most {})",
+                    crate::rel::MAX_EVENTS
+                )),
+            };
+            (run, None)
+        }
     }
 }

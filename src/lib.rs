@@ -23,12 +23,14 @@ pub mod cli;
 pub mod engine;
 pub mod explain;
 pub mod explore;
+pub mod families;
 pub mod fix;
 // `gen` is a reserved word in Rust 2024; the directory keeps the short name.
 #[path = "gen/mod.rs"]
 pub mod generate;
 pub mod hw;
 pub mod ir;
+pub mod limits;
 pub mod litmus;
 pub mod model;
 pub mod op;

@@ -168,6 +168,8 @@ fn ptxmc(args: &[&str]) -> (i32, String) {
 fn limits_exit_4_with_an_incomplete_verdict() {
     let (code, out) = ptxmc(&[
         "run",
+        "--engine",
+        "op",
         "--max-states",
         "3",
         "litmus/iriw/IRIW+rlx.gpu.litmus",

@@ -738,7 +738,13 @@ fn cli_reports_limits_with_exit_4_and_writes_no_verdicts() {
     ]);
     assert_eq!(code, 4, "{out}{err}");
     assert!(err.contains("error: 2+2W+"), "{err}");
-    assert!(err.contains("is incomplete: operational engine:"), "{err}");
+    assert!(
+        err.contains(
+            "is incomplete: axiomatic engine: the state limit (2) was reached; \
+             operational engine: the state limit (2) was reached"
+        ),
+        "{err}"
+    );
     assert!(
         err.ends_with("test(s) incomplete; no verdicts written\n"),
         "{err}"

@@ -8,6 +8,10 @@
 //! Fence-SC order and the coherence order, pruning at every step.
 //! `docs/oracle.md` lists every reading of the model this implementation
 //! makes, with the tests that pin it.
+//!
+//! Every phase that can grow — unfolding, the walk over path combinations,
+//! the search, the final states of a leaf — polls the run's [`Budget`]; the
+//! state limit counts search nodes ([`AxStats::nodes`]).
 
 pub mod graph;
 pub mod search;
@@ -17,11 +21,12 @@ pub mod unfold;
 use serde::Serialize;
 
 use crate::ir::Program;
+use crate::limits::{Budget, Exceeded, Poll};
 use crate::outcome::{Columns, Outcomes};
 use crate::rel;
 
 pub use search::AxStats;
-pub use termination::{AxTermination, termination};
+pub use termination::{AxTermination, termination, termination_within};
 
 /// Options of the oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,8 +35,6 @@ pub struct AxOptions {
     pub loop_bound: u32,
     /// The most control-flow paths per thread before giving up.
     pub max_paths: usize,
-    /// Give up after this much time.
-    pub timeout: Option<std::time::Duration>,
     /// Recognise retry loops (else they are bounded like other loops).
     pub retry_loops: bool,
 }
@@ -41,7 +44,6 @@ impl Default for AxOptions {
         AxOptions {
             loop_bound: 2,
             max_paths: 4096,
-            timeout: None,
             retry_loops: true,
         }
     }
@@ -50,13 +52,15 @@ impl Default for AxOptions {
 /// What the oracle found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxResult {
-    /// Every allowed final state.
+    /// Every allowed final state (with `incomplete`: those found so far).
     pub outcomes: Outcomes,
     /// Some execution was cut at the loop bound: longer executions exist and
     /// their final states are not listed.
     pub bound_hit: bool,
     /// Search counters.
     pub stats: AxStats,
+    /// Why the oracle stopped before the end, if it did: `outcomes` is partial.
+    pub incomplete: Option<AxLimit>,
 }
 
 /// Why the oracle could not finish.
@@ -71,8 +75,8 @@ pub enum AxLimit {
     },
     /// A candidate has more events than the bit matrices hold.
     TooManyEvents,
-    /// The time limit passed.
-    Timeout(u64),
+    /// A limit of the run (states = search nodes, time, memory) was reached.
+    Budget(Exceeded),
 }
 
 impl std::fmt::Display for AxLimit {
@@ -87,35 +91,62 @@ impl std::fmt::Display for AxLimit {
             AxLimit::TooManyEvents => {
                 write!(f, "an execution has more than {} events", rel::MAX_EVENTS)
             }
-            AxLimit::Timeout(ms) => write!(
-                f,
-                "the time limit ({:.1} s) was reached",
-                *ms as f64 / 1000.0
-            ),
+            AxLimit::Budget(e) => e.fmt(f),
         }
     }
 }
 
-/// Enumerate every final state the model allows for `p`.
+/// Enumerate every final state the model allows for `p`, without resource
+/// limits; `Err` only if the program is beyond the oracle (too many paths or
+/// events).
 pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
+    let r = run_within(p, opts, &Budget::unlimited());
+    match r.incomplete {
+        Some(why) => Err(why),
+        None => Ok(r),
+    }
+}
+
+/// Enumerate every final state the model allows for `p` within `budget`;
+/// a run stopped early says why in [`AxResult::incomplete`] and keeps the
+/// outcomes and counters it had.
+pub fn run_within(p: &Program, opts: &AxOptions, budget: &Budget) -> AxResult {
+    let mut r = AxResult {
+        outcomes: Outcomes::new(),
+        bound_hit: false,
+        stats: AxStats::default(),
+        incomplete: None,
+    };
+    if let Err(why) = search_all(p, opts, budget, &mut r) {
+        r.incomplete = Some(why);
+    }
+    r
+}
+
+fn search_all(
+    p: &Program,
+    opts: &AxOptions,
+    budget: &Budget,
+    r: &mut AxResult,
+) -> Result<(), AxLimit> {
     let lowered = crate::model::lower::lower(p);
     let p = &lowered;
     let cols = Columns::of(p);
-    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
-    let paths = unfold_all(p, opts, false)?;
-    let mut outcomes = Outcomes::new();
-    let mut stats = AxStats::default();
-    let mut bound_hit = false;
+    let paths = unfold_all(p, opts, false, budget)?;
     let inits = p.locations.len();
     let mut idx = vec![0usize; paths.len()];
     if paths.iter().any(|ps| ps.is_empty()) {
-        return Ok(AxResult {
-            outcomes,
-            bound_hit,
-            stats,
-        });
+        return Ok(());
     }
     loop {
+        // One combination is one search node at least, so the state limit
+        // and the clock bound this walk even when every search is trivial.
+        if let Some(e) = budget
+            .check()
+            .or_else(|| budget.states_exceeded(r.stats.nodes))
+        {
+            return Err(AxLimit::Budget(e));
+        }
         let combo: Vec<&unfold::Path> =
             idx.iter().enumerate().map(|(t, &i)| &paths[t][i]).collect();
         let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
@@ -123,25 +154,21 @@ pub fn run(p: &Program, opts: &AxOptions) -> Result<AxResult, AxLimit> {
             return Err(AxLimit::TooManyEvents);
         }
         let truncated = combo.iter().any(|c| c.truncated);
-        if !(truncated && bound_hit) {
+        if !(truncated && r.bound_hit) {
             let g = graph::Graph::new(p, &combo);
-            let mut s = search::Search::new(&g, &cols, &mut outcomes).with_deadline(deadline);
+            let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes);
             let found = s.run();
-            add_stats(&mut stats, &s.stats);
-            if s.timed_out {
-                return Err(AxLimit::Timeout(opts.timeout.unwrap().as_millis() as u64));
+            add_stats(&mut r.stats, &s.stats);
+            if let Some(e) = s.stopped {
+                return Err(AxLimit::Budget(e));
             }
-            bound_hit |= truncated && found.any;
+            r.bound_hit |= truncated && found.any;
         }
         // Next combination (odometer order).
         let mut t = 0;
         loop {
             if t == idx.len() {
-                return Ok(AxResult {
-                    outcomes,
-                    bound_hit,
-                    stats,
-                });
+                return Ok(());
             }
             idx[t] += 1;
             if idx[t] < paths[t].len() {
@@ -158,19 +185,25 @@ fn unfold_all(
     p: &Program,
     opts: &AxOptions,
     stuck: bool,
+    budget: &Budget,
 ) -> Result<Vec<Vec<unfold::Path>>, AxLimit> {
     let loops = crate::model::loops::analyse(p, opts.retry_loops);
+    let mut poll = Poll::new(budget);
     let mut paths = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
-        let ps =
-            unfold::unfold(th, &loops[t], opts.loop_bound, opts.max_paths, stuck).map_err(|e| {
-                match e {
-                    unfold::UnfoldError::TooManyPaths(limit) => {
-                        AxLimit::TooManyPaths { thread: t, limit }
-                    }
-                    unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
-                }
-            })?;
+        let ps = unfold::unfold(
+            th,
+            &loops[t],
+            opts.loop_bound,
+            opts.max_paths,
+            stuck,
+            &mut poll,
+        )
+        .map_err(|e| match e {
+            unfold::UnfoldError::TooManyPaths(limit) => AxLimit::TooManyPaths { thread: t, limit },
+            unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
+            unfold::UnfoldError::Budget(e) => AxLimit::Budget(e),
+        })?;
         paths.push(ps);
     }
     Ok(paths)

@@ -22,6 +22,7 @@
 use serde::Serialize;
 
 use crate::ir::{Proxy, Value};
+use crate::limits::{Budget, Exceeded, Poll};
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
@@ -82,22 +83,32 @@ pub struct Search<'a, 'p> {
     dst_cand: Vec<Set>,
     /// Program order and signal → await edges: the static part of base causality.
     base: Rel,
+    /// When every access is generic and each location has one address (no
+    /// proxies, no aliases): per memory event of a thread, the memory events
+    /// of its location. Proxy-preserved causality is then base causality
+    /// restricted to these pairs, which saves the per-pair proxy rules.
+    plain_same_loc: Option<Vec<Set>>,
+    /// Some event depends on a read (`dep` is not empty).
+    has_deps: bool,
     /// Morally strong pairs of `fence.sc`.
     sc_pairs: Vec<(usize, usize)>,
-    /// Morally strong pairs of same-location writes (initial writes excluded).
-    ws_pairs: Vec<(usize, usize)>,
+    /// Morally strong pairs of same-location writes (initial writes
+    /// excluded), per location.
+    ws_pairs_of: Vec<Vec<(usize, usize)>>,
     /// Counters.
     pub stats: AxStats,
     /// Record outcomes (false for a skeleton cut at the loop bound).
     record: bool,
-    /// Give up at this instant.
-    deadline: Option<std::time::Instant>,
-    /// The deadline passed: results are partial.
-    pub timed_out: bool,
+    /// The run's budget, polled at every node and in every loop that can grow.
+    poll: Poll<'a>,
+    /// Search nodes of the run before this search (the state limit counts all).
+    nodes_before: u64,
+    /// A limit of the run was reached: results are partial.
+    pub stopped: Option<Exceeded>,
     found: bool,
-    /// For a graph with stuck paths: reads-from and coherence of the first
-    /// consistent execution found (a hang witness).
-    pub witness: Option<(Vec<Option<usize>>, Rel)>,
+    /// For a graph with stuck paths: reads-from of the first consistent
+    /// execution found (a hang witness).
+    pub witness: Option<Vec<Option<usize>>>,
     out: &'a mut Outcomes,
 }
 
@@ -144,8 +155,16 @@ struct Closures {
 }
 
 impl<'a, 'p> Search<'a, 'p> {
-    /// Prepare the search of `g`; outcomes go to `out`.
-    pub fn new(g: &'a Graph<'p>, cols: &'a Columns, out: &'a mut Outcomes) -> Self {
+    /// Prepare the search of `g`; outcomes go to `out`. The search stops
+    /// when `budget` is exceeded, its state limit counting `nodes_before`
+    /// plus this search's nodes.
+    pub fn new(
+        g: &'a Graph<'p>,
+        cols: &'a Columns,
+        out: &'a mut Outcomes,
+        budget: &'a Budget,
+        nodes_before: u64,
+    ) -> Self {
         let n = g.len();
         let mut cta_of = vec![0; n];
         for (i, row) in cta_of.iter_mut().enumerate() {
@@ -188,50 +207,81 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
             }
         }
-        let mut ws_pairs = Vec::new();
-        for &ws in &g.writes_of {
-            for a in members(ws & !g.inits) {
-                for b in members(ws & !g.inits) {
-                    if a < b && g.ms.has(a, b) {
-                        ws_pairs.push((a, b));
+        let ws_pairs_of = g
+            .writes_of
+            .iter()
+            .map(|&ws| {
+                let mut pairs = Vec::new();
+                for a in members(ws & !g.inits) {
+                    for b in members(ws & !g.inits) {
+                        if a < b && g.ms.has(a, b) {
+                            pairs.push((a, b));
+                        }
                     }
                 }
-            }
-        }
+                pairs
+            })
+            .collect();
+        let plain = (0..n).all(|x| {
+            let e = &g.events[x];
+            !e.is_mem()
+                || (e.proxy == Proxy::Generic
+                    && (0..n).all(|y| {
+                        let f = &g.events[y];
+                        !f.is_mem() || f.loc != e.loc || f.va == e.va
+                    }))
+        });
+        let plain_same_loc = plain.then(|| {
+            (0..n)
+                .map(|x| {
+                    let e = &g.events[x];
+                    (0..n)
+                        .filter(|&y| e.is_mem() && g.events[y].is_mem() && g.events[y].loc == e.loc)
+                        .fold(0, |m, y| m | bit(y))
+                })
+                .collect()
+        });
         Search {
             g,
             cols,
+            plain_same_loc,
+            has_deps: g.dep.pairs().next().is_some(),
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
             src_cand,
             dst_cand,
             base,
             sc_pairs,
-            ws_pairs,
+            ws_pairs_of,
             stats: AxStats::default(),
             record: !g.truncated && g.stuck.iter().all(Option::is_none),
-            deadline: None,
-            timed_out: false,
+            poll: Poll::new(budget),
+            nodes_before,
+            stopped: None,
             found: false,
             witness: None,
             out,
         }
     }
 
-    /// Stop searching at `deadline`.
-    pub fn with_deadline(mut self, deadline: Option<std::time::Instant>) -> Self {
-        self.deadline = deadline;
-        self
-    }
-
-    /// Count a node; look at the clock now and then.
+    /// Count a node and poll the budget.
     fn tick(&mut self) {
         self.stats.nodes += 1;
-        if self.stats.nodes % 1024 == 0 {
-            if let Some(d) = self.deadline {
-                self.timed_out |= std::time::Instant::now() > d;
-            }
+        if self.stopped.is_none() {
+            self.stopped = self.poll.step().or_else(|| {
+                self.poll
+                    .budget()
+                    .states_exceeded(self.nodes_before + self.stats.nodes)
+            });
         }
+    }
+
+    /// Poll the budget from a loop inside one node; true if the search must stop.
+    fn poll(&mut self) -> bool {
+        if self.stopped.is_none() {
+            self.stopped = self.poll.step();
+        }
+        self.stopped.is_some()
     }
 
     /// Run the whole search. For a skeleton cut at the loop bound, stop at
@@ -243,7 +293,7 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn stop(&self) -> bool {
-        self.timed_out || (self.found && !self.record)
+        self.stopped.is_some() || (self.found && !self.record)
     }
 
     // ---- step 1: reads-from ----------------------------------------------
@@ -287,7 +337,8 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         let mut rd = self.rf_rel.clone();
         rd.union_with(&self.g.dep);
-        if rd.has_cycle() {
+        // rf alone (write → read) has no cycle: only dependencies can close one.
+        if self.has_deps && rd.has_cycle() {
             self.stats.pruned_thin_air += 1;
             return false;
         }
@@ -303,7 +354,13 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_causality += 1;
             return false;
         }
-        true
+        // The coherence every completion must contain already breaks A3, A5
+        // or A6 for the reads bound so far: no completion can repair it.
+        let Some(co) = self.min_co(&cause) else {
+            self.stats.pruned_coherence += 1;
+            return false;
+        };
+        self.co_consistent(&co, &cause)
     }
 
     /// Atomicity, decided by reads-from alone: two RMWs that read the same
@@ -357,6 +414,9 @@ impl<'a, 'p> Search<'a, 'p> {
     /// Observation: `(ms ∩ rf) ; (rmw ; (ms ∩ rf))*`.
     fn obs(&self) -> Rel {
         let msrf = self.g.ms.intersect(&self.rf_rel);
+        if self.g.rmw.pairs().next().is_none() {
+            return msrf; // no RMW to chain through
+        }
         let step = self.g.rmw.compose(&msrf).closure();
         let mut obs = msrf.compose(&step);
         obs.union_with(&msrf);
@@ -456,6 +516,16 @@ impl<'a, 'p> Search<'a, 'p> {
         let n = g.len();
         let cl = self.closures(cb, sw_ra, extra);
         let mut ppcb = Rel::empty(n);
+        if let (Some(same), [c]) = (&self.plain_same_loc, cl.by_sig.as_slice()) {
+            for (x, &m) in same.iter().enumerate() {
+                if g.events[x].thread.is_some() {
+                    ppcb.set_row(x, c.row(x) & m);
+                }
+            }
+            let mut cause = obs.compose(&ppcb);
+            cause.union_with(&ppcb);
+            return cause;
+        }
         for x in 0..n {
             let a = &g.events[x];
             if !a.is_mem() || a.thread.is_none() {
@@ -654,7 +724,7 @@ impl<'a, 'p> Search<'a, 'p> {
     /// Every way the barrier arrivals can form completed instances, as
     /// synchronisation edges; `None` if some waiting thread never gets
     /// through, or a stuck thread's barrier completes.
-    fn barrier_choices(&self) -> Option<Vec<Rel>> {
+    fn barrier_choices(&mut self) -> Option<Vec<Rel>> {
         let g = self.g;
         let n = g.len();
         let mut choices = vec![Rel::empty(n)];
@@ -671,9 +741,12 @@ impl<'a, 'p> Search<'a, 'p> {
             if stuck {
                 return None;
             }
-            let needed = inst.needed;
             let mut phase_choices = Vec::new();
-            for s in subsets(part.len(), needed) {
+            for s in subsets(part.len(), inst.needed) {
+                // Choices are exponential in the participants: poll.
+                if self.poll() {
+                    return Some(Vec::new());
+                }
                 let mut r = Rel::empty(n);
                 for (i, &bi) in part.iter().enumerate() {
                     if s & (1 << i) == 0 {
@@ -692,6 +765,9 @@ impl<'a, 'p> Search<'a, 'p> {
             let mut next = Vec::new();
             for c in &choices {
                 for p in &phase_choices {
+                    if self.poll() {
+                        return Some(Vec::new());
+                    }
                     let mut x = c.clone();
                     x.union_with(p);
                     next.push(x);
@@ -737,6 +813,39 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_causality += 1;
             return;
         }
+        let Some(co) = self.min_co(&cause) else {
+            self.stats.pruned_coherence += 1;
+            return;
+        };
+        if !self.co_consistent(&co, &cause) {
+            return;
+        }
+        // Given reads-from and causality, the axioms constrain the coherence
+        // of each location apart from the others (A1, A3, A5 and the
+        // from-read part of A6 each relate events of one location), so the
+        // final values are a product over locations of the writes that can
+        // end their location's coherence: search each location alone, for
+        // each candidate last write, stopping at the first coherence that
+        // works. (Orienting every pair of every location together, as one
+        // product, costs the product of the locations' orders.)
+        let g = self.g;
+        let mut finals: Vec<Vec<Value>> = Vec::with_capacity(g.writes_of.len());
+        for l in 0..g.writes_of.len() {
+            let ws = g.writes_of[l];
+            let pairs = std::mem::take(&mut self.ws_pairs_of[l]);
+            let vals = self.co_finals(&co, &cause, ws, &pairs);
+            self.ws_pairs_of[l] = pairs;
+            match vals {
+                Some(v) if !v.is_empty() => finals.push(v),
+                _ => return,
+            }
+        }
+        self.leaf(&finals);
+    }
+
+    /// The least coherence: initial writes first, and the causality order
+    /// between same-location writes (A1); `None` if it is cyclic.
+    fn min_co(&self, cause: &Rel) -> Option<Rel> {
         let g = self.g;
         let mut co = Rel::empty(g.len());
         for &ws in &g.writes_of {
@@ -753,39 +862,125 @@ impl<'a, 'p> Search<'a, 'p> {
             }
         }
         co.close();
-        if !co.closed_is_acyclic() {
-            self.stats.pruned_coherence += 1;
-            return;
-        }
-        self.co_step(0, co, &cause);
+        co.closed_is_acyclic().then_some(co)
     }
 
-    fn co_step(&mut self, i: usize, co: Rel, cause: &Rel) {
-        self.tick();
-        if self.stop() {
-            return;
-        }
-        if !self.co_consistent(&co, cause) {
-            return;
-        }
-        let mut i = i;
-        while let Some(&(a, b)) = self.ws_pairs.get(i) {
-            if !(co.has(a, b) || co.has(b, a)) {
-                break;
+    /// The values of the writes of one location (`ws`, its morally strong
+    /// pairs `pairs`) that end some consistent coherence of it extending
+    /// `co`; for a skeleton that records nothing, only whether one exists
+    /// (a one-element list). `None` when the search was stopped.
+    fn co_finals(
+        &mut self,
+        co: &Rel,
+        cause: &Rel,
+        ws: crate::rel::Set,
+        pairs: &[(usize, usize)],
+    ) -> Option<Vec<Value>> {
+        if !self.record {
+            let any = self.co_exists(co, cause, pairs, None);
+            if self.stopped.is_some() {
+                return None;
             }
-            i += 1;
+            return Some(if any { vec![0] } else { Vec::new() });
         }
-        let Some(&(a, b)) = self.ws_pairs.get(i) else {
-            return self.leaf(&co);
+        if pairs.iter().all(|&(a, b)| co.has(a, b) || co.has(b, a)) {
+            // Nothing to orient: `co` (already checked) is the location's
+            // only coherence, and its maximal writes are the final values.
+            let mut vals: Vec<Value> = members(ws)
+                .filter(|&w| co.row(w) & ws == 0)
+                .map(|w| self.write_value(w))
+                .collect();
+            vals.sort_unstable();
+            vals.dedup();
+            return Some(vals);
+        }
+        let g = self.g;
+        let mut vals = Vec::new();
+        for w in members(ws) {
+            if co.row(w) & ws != 0 {
+                continue; // something already follows it
+            }
+            // Every write morally strong with w goes before it.
+            let mut c = co.clone();
+            for w2 in members(ws & g.ms.row(w)) {
+                if !c.has(w2, w) {
+                    c.add_closed(w2, w);
+                }
+            }
+            if !c.closed_is_acyclic() || c.row(w) & ws != 0 {
+                self.stats.pruned_coherence += 1;
+                continue;
+            }
+            let v = self.write_value(w);
+            if vals.contains(&v) {
+                continue; // this final value is known possible already
+            }
+            if self.co_exists(&c, cause, pairs, Some((w, ws))) {
+                vals.push(v);
+            }
+            if self.stopped.is_some() {
+                return None;
+            }
+        }
+        vals.sort_unstable();
+        Some(vals)
+    }
+
+    /// Whether orienting the rest of `pairs` can extend `co` (closed) into a
+    /// coherence satisfying A3, A5 and A6, with `last` (a write and its
+    /// location's writes) kept coherence-maximal.
+    fn co_exists(
+        &mut self,
+        co: &Rel,
+        cause: &Rel,
+        pairs: &[(usize, usize)],
+        last: Option<(usize, crate::rel::Set)>,
+    ) -> bool {
+        self.tick();
+        if self.stopped.is_some() {
+            return false;
+        }
+        if !self.co_consistent(co, cause) {
+            return false;
+        }
+        if let Some((w, ws)) = last {
+            if co.row(w) & ws != 0 {
+                return false;
+            }
+        }
+        let Some(k) = pairs
+            .iter()
+            .position(|&(a, b)| !(co.has(a, b) || co.has(b, a)))
+        else {
+            return true;
         };
+        let (a, b) = pairs[k];
         for (x, y) in [(a, b), (b, a)] {
             let mut c = co.clone();
             c.add_closed(x, y);
-            self.co_step(i + 1, c, cause);
-            if self.stop() {
-                return;
+            if !c.closed_is_acyclic() {
+                self.stats.pruned_coherence += 1;
+                continue;
+            }
+            if self.co_exists(&c, cause, &pairs[k + 1..], last) {
+                return true;
+            }
+            if self.stopped.is_some() {
+                return false;
             }
         }
+        false
+    }
+
+    /// The value write `w` writes, with every read bound.
+    fn write_value(&self, w: usize) -> Value {
+        let g = self.g;
+        let base = g.events[w].thread.map_or(0, |t| g.offset[t]);
+        g.value[w]
+            .as_ref()
+            .expect("a write has a value")
+            .eval(&mut |i| g.read_value(&self.rf, base + i))
+            .expect("all reads are bound at a leaf")
     }
 
     /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`;
@@ -794,7 +989,8 @@ impl<'a, 'p> Search<'a, 'p> {
     fn co_consistent(&mut self, co: &Rel, cause: &Rel) -> bool {
         let g = self.g;
         for r in members(g.latest) {
-            let w = self.rf[r].unwrap();
+            // During reads-from, a read not bound yet has no say.
+            let Some(w) = self.rf[r] else { continue };
             if co.row(w) & g.writes_of[g.events[r].loc] != 0 {
                 self.stats.pruned_not_latest += 1;
                 return false;
@@ -802,7 +998,8 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         // Atomicity: no morally strong write between an RMW's read and write.
         for (r, w) in g.rmw.pairs() {
-            let src = self.rf[r].unwrap();
+            // During reads-from, an RMW whose read is not bound yet has no say.
+            let Some(src) = self.rf[r] else { continue };
             for w2 in members(co.row(src)) {
                 if g.ms.has(r, w2) && g.ms.has(w2, w) && co.has(w2, w) {
                     self.stats.pruned_atomicity += 1;
@@ -830,11 +1027,13 @@ impl<'a, 'p> Search<'a, 'p> {
 
     // ---- step 5: final states ---------------------------------------------
 
-    fn leaf(&mut self, co: &Rel) {
+    /// A consistent execution: record its registers with every combination
+    /// of the locations' possible final values (`finals`, per location).
+    fn leaf(&mut self, finals: &[Vec<Value>]) {
         self.stats.executions += 1;
         self.found = true;
         if g_has_stuck(self.g) && self.witness.is_none() {
-            self.witness = Some((self.rf.clone(), co.clone()));
+            self.witness = Some(self.rf.clone());
         }
         if !self.record {
             return;
@@ -851,43 +1050,42 @@ impl<'a, 'p> Search<'a, 'p> {
                     .expect("all reads are bound at a leaf");
             }
         }
-        // Each location may end with any co-maximal write (digest §3.9.7).
-        let finals: Vec<Vec<Value>> = g
-            .writes_of
+        // One final state per choice of a value for each location: walk the
+        // product with an odometer, inserting as we go, so that memory holds
+        // only the outcome set and the budget sees each new outcome.
+        let cols: Vec<(usize, &[Value])> = finals
             .iter()
-            .map(|&ws| {
-                let mut vals: Vec<Value> = members(ws)
-                    .filter(|&w| co.row(w) & ws == 0)
-                    .map(|w| {
-                        let base = g.events[w].thread.map_or(0, |t| g.offset[t]);
-                        g.value[w]
-                            .as_ref()
-                            .unwrap()
-                            .eval(&mut |i| g.read_value(&self.rf, base + i))
-                            .unwrap()
-                    })
-                    .collect();
-                vals.sort_unstable();
-                vals.dedup();
-                vals
-            })
+            .enumerate()
+            .filter_map(|(l, vals)| Some((self.cols.loc(l)?, vals.as_slice())))
             .collect();
-        let mut combos = vec![state];
-        for (l, vals) in finals.iter().enumerate() {
-            let Some(col) = self.cols.loc(l) else {
-                continue;
-            };
-            let mut next = Vec::with_capacity(combos.len() * vals.len());
-            for s in &combos {
-                for &v in vals {
-                    let mut s2 = s.clone();
-                    s2[col] = v;
-                    next.push(s2);
-                }
-            }
-            combos = next;
+        if cols.iter().any(|(_, vals)| vals.is_empty()) {
+            return;
         }
-        self.out.extend(combos);
+        let width = self.cols.len() as u64;
+        let mut pick = vec![0usize; cols.len()];
+        loop {
+            for (&(col, vals), &k) in cols.iter().zip(&pick) {
+                state[col] = vals[k];
+            }
+            if self.out.insert(state.clone()) {
+                self.poll.budget().reserve_output(width);
+            }
+            if self.poll() {
+                return;
+            }
+            let mut i = 0;
+            loop {
+                let Some(&(_, vals)) = cols.get(i) else {
+                    return;
+                };
+                pick[i] += 1;
+                if pick[i] < vals.len() {
+                    break;
+                }
+                pick[i] = 0;
+                i += 1;
+            }
+        }
     }
 }
 
@@ -895,9 +1093,7 @@ fn g_has_stuck(g: &Graph) -> bool {
     g.stuck.iter().any(Option::is_some)
 }
 
-/// All subsets of `0..n` with exactly `k` members, as bit masks.
-fn subsets(n: usize, k: usize) -> Vec<u64> {
-    (0u64..(1u64 << n))
-        .filter(|s| s.count_ones() as usize == k)
-        .collect()
+/// All subsets of `0..n` (n < 64) with exactly `k` members, as bit masks.
+fn subsets(n: usize, k: usize) -> impl Iterator<Item = u64> {
+    (0u64..(1u64 << n)).filter(move |s| s.count_ones() as usize == k)
 }

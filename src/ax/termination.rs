@@ -13,6 +13,7 @@
 //! bound only says that the bound was reached before the program settled.
 
 use crate::ir::{Instr, Program, mbar};
+use crate::limits::Budget;
 use crate::model::hang::{Hang, Stuck, Waits};
 use crate::outcome::{Columns, Outcomes};
 use crate::rel::{self, members};
@@ -34,12 +35,23 @@ pub struct AxTermination {
     pub stats: AxStats,
 }
 
-/// Search for a hang of `p` (the test as written; it is lowered here).
+/// Search for a hang of `p` (the test as written; it is lowered here),
+/// without resource limits.
 pub fn termination(p: &Program, opts: &AxOptions) -> Result<AxTermination, AxLimit> {
+    termination_within(p, opts, &Budget::unlimited(), 0)
+}
+
+/// Search for a hang of `p` within `budget`; `nodes_before`: search nodes
+/// the oracle already spent on this run (the state limit counts them all).
+pub fn termination_within(
+    p: &Program,
+    opts: &AxOptions,
+    budget: &Budget,
+    nodes_before: u64,
+) -> Result<AxTermination, AxLimit> {
     let lowered = crate::model::lower::lower(p);
     let p = &lowered;
-    let deadline = opts.timeout.map(|t| std::time::Instant::now() + t);
-    let paths = super::unfold_all(p, opts, true)?;
+    let paths = super::unfold_all(p, opts, true, budget)?;
     let mut result = AxTermination {
         hang: None,
         bound_hit: false,
@@ -53,6 +65,12 @@ pub fn termination(p: &Program, opts: &AxOptions) -> Result<AxTermination, AxLim
     let inits = p.locations.len();
     let mut idx = vec![0usize; paths.len()];
     loop {
+        // Each combination costs at least a look: the limits bound this walk
+        // even when every search is trivial.
+        let spent = nodes_before + result.stats.nodes;
+        if let Some(e) = budget.check().or_else(|| budget.states_exceeded(spent)) {
+            return Err(AxLimit::Budget(e));
+        }
         let combo: Vec<&Path> = idx.iter().enumerate().map(|(t, &i)| &paths[t][i]).collect();
         let truncated = combo.iter().any(|c| c.truncated);
         let worth = combo.iter().any(|c| c.stuck.is_some())
@@ -64,17 +82,17 @@ pub fn termination(p: &Program, opts: &AxOptions) -> Result<AxTermination, AxLim
                 return Err(AxLimit::TooManyEvents);
             }
             let g = Graph::new(p, &combo);
-            let mut s = Search::new(&g, &cols, &mut sink).with_deadline(deadline);
+            let mut s = Search::new(&g, &cols, &mut sink, budget, spent);
             s.run();
             super::add_stats(&mut result.stats, &s.stats);
-            if s.timed_out {
-                return Err(AxLimit::Timeout(opts.timeout.unwrap().as_millis() as u64));
+            if let Some(e) = s.stopped {
+                return Err(AxLimit::Budget(e));
             }
-            if let Some((rf, co)) = s.witness.take() {
+            if let Some(rf) = s.witness.take() {
                 if truncated {
                     result.bound_hit = true;
                 } else {
-                    let hang = describe(&s, &g, &combo, &rf, &co);
+                    let hang = describe(&s, &g, &combo, &rf);
                     result.hang = Some(hang);
                     return Ok(result);
                 }
@@ -120,13 +138,7 @@ fn awaits_consistent(p: &Program, combo: &[&Path]) -> bool {
 }
 
 /// The hang a consistent stuck candidate stands for.
-fn describe(
-    s: &Search,
-    g: &Graph,
-    combo: &[&Path],
-    rf: &[Option<usize>],
-    _co: &crate::rel::Rel,
-) -> Hang {
+fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Hang {
     let p = g.program;
     let mut stuck = Vec::new();
     for (t, path) in combo.iter().enumerate() {

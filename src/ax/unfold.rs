@@ -18,6 +18,7 @@ use crate::ir::{
     Access, ArithOp, BranchCmp, FenceSem, Instr, Operand, Proxy, ProxyFenceKind, RmwOp, Scope, Sem,
     Thread, Value, mbar,
 };
+use crate::limits::{Exceeded, Poll};
 use crate::model::loops::{Beyond, LoopInfo};
 
 use crate::rel::{MAX_EVENTS, Set, bit};
@@ -234,6 +235,8 @@ pub enum UnfoldError {
     TooManyPaths(usize),
     /// A path with more events than the oracle can represent.
     TooManyEvents,
+    /// A limit of the run (time, memory) was reached.
+    Budget(Exceeded),
 }
 
 #[derive(Clone)]
@@ -262,13 +265,15 @@ impl State {
 }
 
 /// All paths of `t` (whose loops are `loops`), with non-spin back edges
-/// taken at most `bound` times; with `stuck`, its stuck paths too.
+/// taken at most `bound` times; with `stuck`, its stuck paths too. `poll`
+/// is stepped once per instruction executed.
 pub fn unfold(
     t: &Thread,
     loops: &LoopInfo,
     bound: u32,
     max_paths: usize,
     stuck: bool,
+    poll: &mut Poll,
 ) -> Result<Vec<Path>, UnfoldError> {
     let mut out = Vec::new();
     let init = State {
@@ -283,6 +288,9 @@ pub fn unfold(
     let mut stack = vec![init];
     while let Some(mut s) = stack.pop() {
         loop {
+            if let Some(e) = poll.step() {
+                return Err(UnfoldError::Budget(e));
+            }
             if s.events.len() + 2 > MAX_EVENTS {
                 return Err(UnfoldError::TooManyEvents);
             }
@@ -298,7 +306,7 @@ pub fn unfold(
             };
             let pc = s.pc;
             if loops.loop_at(pc).is_some_and(|l| l.head == pc) {
-                // Spin-loop back edges are never taken: this is the loop's entry.
+                // A new iteration of a spin or retry loop starts here.
                 s.iter_start = s.events.len();
             }
             let val = |s: &State, o: &Operand| crate::ir::eval::operand(&s.regs, o);

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::Exit;
 use crate::engine::{EngineChoice, RunOptions};
-use crate::explore::Limits;
 use crate::ir::Prop;
+use crate::limits::Limits;
 use crate::litmus::{self, LitmusError, LitmusTest, cond};
 use crate::model::Model;
 
@@ -33,13 +33,16 @@ pub struct EngineArgs {
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
-    /// Stop a test after this many distinct machine states (result: incomplete, exit 4).
+    /// Stop an engine after this many states: distinct machine states for
+    /// `op`, search nodes for `ax` (result: incomplete, exit 4).
     #[arg(long, value_name = "N")]
     pub max_states: Option<u64>,
-    /// Stop a test after this many seconds (result: incomplete, exit 4).
+    /// Stop a test after this many seconds, both engines together, printing
+    /// included (result: incomplete, exit 4).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// Stop when resident memory exceeds this many MiB (default: 80% of physical memory).
+    /// Stop when resident memory exceeds this many MiB, keeping room to print
+    /// the outcomes found (default: 80% of physical memory; result: incomplete, exit 4).
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<u64>,
     /// Do not check termination (deadlocks, spinning forever; on by default
@@ -75,7 +78,8 @@ impl EngineArgs {
                 timeout: self
                     .timeout
                     .filter(|t| *t > 0.0)
-                    .map(Duration::from_secs_f64),
+                    // Beyond `Duration` (or infinite): no limit.
+                    .and_then(|t| Duration::try_from_secs_f64(t).ok()),
                 max_memory,
             },
             por: !self.no_por,

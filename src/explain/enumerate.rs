@@ -143,17 +143,28 @@ fn walk_all(
     visit: &mut dyn FnMut(&Candidate) -> bool,
 ) -> Result<Summary, Stopped> {
     let mut paths: Vec<Vec<Path>> = Vec::new();
+    // Unfolding polls the run's budget like the oracle's does; here the only
+    // limit it can meet is the deadline.
+    let budget = crate::limits::Budget::new(crate::limits::Limits {
+        timeout: limits
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now())),
+        ..Default::default()
+    });
+    let mut poll = crate::limits::Poll::new(&budget);
     let loops = crate::model::loops::analyse(p, true);
     for (t, th) in p.threads.iter().enumerate() {
-        let ps =
-            unfold::unfold(th, &loops[t], limits.loop_bound, 4096, false).map_err(|e| match e {
+        let ps = unfold::unfold(th, &loops[t], limits.loop_bound, 4096, false, &mut poll).map_err(
+            |e| match e {
+                unfold::UnfoldError::Budget(_) => Stopped::Timeout,
                 unfold::UnfoldError::TooManyPaths(n) => {
                     Stopped::TooLarge(format!("thread P{t} has more than {n} control-flow paths"))
                 }
                 unfold::UnfoldError::TooManyEvents => {
                     Stopped::TooLarge("a path has too many events".into())
                 }
-            })?;
+            },
+        )?;
         paths.push(ps);
     }
     let mut summary = Summary::default();

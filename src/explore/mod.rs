@@ -26,27 +26,19 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::limits::{Budget, Exceeded, Poll};
 use crate::model::hang::Hang;
 use crate::op::Machine;
 use crate::op::hang::Quiescence;
 use crate::op::state::State;
 use crate::outcome::Outcomes;
 
-/// Limits of one exploration. Hitting one ends the run as incomplete.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Stop after this many distinct states.
-    pub max_states: Option<u64>,
-    /// Stop after this much wall-clock time.
-    pub timeout: Option<Duration>,
-    /// Stop when the process's resident memory exceeds this many bytes.
-    pub max_memory: Option<u64>,
-}
+pub use crate::limits::{Limits, current_rss, peak_rss};
 
 /// How to explore.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExploreOptions {
-    /// Limits.
+    /// Limits ([`explore`]; [`explore_within`] takes a budget instead).
     pub limits: Limits,
     /// Worker threads (1 = sequential).
     pub jobs: usize,
@@ -106,7 +98,7 @@ pub struct Explored {
     /// Some thread stopped at the loop bound in a reachable end state.
     pub bound_hit: bool,
     /// A limit stopped the search (and which); outcomes are partial.
-    pub incomplete: Option<String>,
+    pub incomplete: Option<Exceeded>,
     /// With the termination check: the least hang witness found (the same
     /// for any number of workers, since every state is visited once).
     pub hang: Option<Hang>,
@@ -158,9 +150,11 @@ struct Counters {
     final_states: AtomicU64,
 }
 
-struct Ctx<'m, 'p> {
+struct Ctx<'m, 'p, 'b> {
     machine: &'m Machine<'p>,
     seen: Seen,
+    /// Distinct states inserted (the seen-set's length, without locking its shards).
+    distinct: AtomicU64,
     counters: Counters,
     outcomes: Mutex<Outcomes>,
     bound_hit: AtomicBool,
@@ -168,17 +162,16 @@ struct Ctx<'m, 'p> {
     hang: Mutex<Option<Hang>>,
     cut_reached: AtomicBool,
     stop: AtomicBool,
-    why: Mutex<Option<String>>,
-    limits: Limits,
-    start: Instant,
+    why: Mutex<Option<Exceeded>>,
+    budget: &'b Budget,
     /// Split-off stacks waiting for a worker; splitting stops while there are
     /// enough of them, so the queue (and the memory it holds) stays small.
     pending: std::sync::atomic::AtomicUsize,
     jobs: usize,
 }
 
-impl Ctx<'_, '_> {
-    fn halt(&self, why: String) {
+impl Ctx<'_, '_, '_> {
+    fn halt(&self, why: Exceeded) {
         let mut w = self.why.lock().unwrap();
         if w.is_none() {
             *w = Some(why);
@@ -186,30 +179,16 @@ impl Ctx<'_, '_> {
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Check the limits now and then (cheap enough every 1024 states).
-    fn check_limits(&self, expanded: u64) {
-        if let Some(max) = self.limits.max_states {
-            if self.seen.len() as u64 > max {
-                self.halt(format!("the state limit ({max}) was reached"));
+    /// Remember `st`; true if it is new.
+    fn insert(&self, st: &State) -> bool {
+        let new = self.seen.insert(st);
+        if new {
+            let n = self.distinct.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(e) = self.budget.states_exceeded(n) {
+                self.halt(e);
             }
         }
-        if expanded % 1024 == 1 {
-            if let Some(t) = self.limits.timeout {
-                if self.start.elapsed() > t {
-                    self.halt(format!(
-                        "the time limit ({:.1} s) was reached",
-                        t.as_secs_f64()
-                    ));
-                }
-            }
-            if let Some(m) = self.limits.max_memory {
-                if let Some(rss) = current_rss() {
-                    if rss > m {
-                        self.halt(format!("the memory limit ({} MiB) was reached", m >> 20));
-                    }
-                }
-            }
-        }
+        new
     }
 
     /// Depth-first search from the states of `stack`; with a scope, split off
@@ -221,12 +200,15 @@ impl Ctx<'_, '_> {
         let m = self.machine;
         let mut local = Outcomes::new();
         let mut since_split = 0u32;
+        let mut poll = Poll::new(self.budget);
         while let Some(st) = stack.pop() {
+            if let Some(e) = poll.step() {
+                self.halt(e);
+            }
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let expanded = self.counters.states.fetch_add(1, Ordering::Relaxed) + 1;
-            self.check_limits(expanded);
+            self.counters.states.fetch_add(1, Ordering::Relaxed);
             if self.termination && st.threads.iter().any(|t| t.cut) {
                 self.cut_reached.store(true, Ordering::Relaxed);
             }
@@ -235,7 +217,23 @@ impl Ctx<'_, '_> {
                 if m.is_cut(&st) {
                     self.bound_hit.store(true, Ordering::Relaxed);
                 } else {
-                    local.extend(m.outcomes(&st));
+                    // Declared per worker, so an outcome two workers find
+                    // counts twice: the reserve errs on the safe side.
+                    // One final state may stand for a product of outcomes:
+                    // poll while taking them.
+                    m.for_each_outcome(&st, |o| {
+                        let width = o.len() as u64;
+                        if local.insert(o) {
+                            self.budget.reserve_output(width);
+                        }
+                        match poll.step() {
+                            Some(e) => {
+                                self.halt(e);
+                                std::ops::ControlFlow::Break(())
+                            }
+                            None => std::ops::ControlFlow::Continue(()),
+                        }
+                    });
                 }
                 continue;
             }
@@ -266,7 +264,7 @@ impl Ctx<'_, '_> {
                 .transitions
                 .fetch_add(f.states.len() as u64, Ordering::Relaxed);
             for s in f.states.into_iter().rev() {
-                if self.seen.insert(&s) {
+                if self.insert(&s) {
                     stack.push(s);
                 } else {
                     self.counters.dedup_hits.fetch_add(1, Ordering::Relaxed);
@@ -294,8 +292,16 @@ impl Ctx<'_, '_> {
     }
 }
 
-/// Explore every state reachable from the initial state.
+/// Explore every state reachable from the initial state, within `opts.limits`.
 pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
+    explore_within(m, opts, &Budget::new(opts.limits))
+}
+
+/// Explore every state reachable from the initial state, within `budget`
+/// (shared with whatever else the run does; `opts.limits` is not read). The
+/// state limit counts distinct states; time and memory are looked at every
+/// [`Poll::PERIOD`] expansions of each worker.
+pub fn explore_within(m: &Machine, opts: &ExploreOptions, budget: &Budget) -> Explored {
     let start = Instant::now();
     let seen = if opts.exact {
         Seen::Exact(DashSet::with_hasher(FxBuildHasher::default()))
@@ -305,6 +311,7 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
     let ctx = Ctx {
         machine: m,
         seen,
+        distinct: AtomicU64::new(0),
         counters: Counters::default(),
         outcomes: Mutex::new(Outcomes::new()),
         bound_hit: AtomicBool::new(false),
@@ -313,13 +320,12 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
         cut_reached: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         why: Mutex::new(None),
-        limits: opts.limits,
-        start,
+        budget,
         pending: std::sync::atomic::AtomicUsize::new(0),
         jobs: opts.jobs,
     };
     let init = Box::new(m.initial());
-    ctx.seen.insert(&init);
+    ctx.insert(&init);
     let done = AtomicBool::new(false);
     std::thread::scope(|sc| {
         if opts.progress {
@@ -401,19 +407,4 @@ fn progress(states: &AtomicU64, done: &AtomicBool, start: Instant) {
         }
     }
     bar.finish_and_clear();
-}
-
-/// Current resident set size in bytes (Linux), if known.
-fn current_rss() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
-
-/// Peak resident set size in bytes (Linux), if known.
-pub fn peak_rss() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }

@@ -165,15 +165,31 @@ impl<'p> Machine<'p> {
     /// The final states a final machine state stands for: registers, and for
     /// each location any coherence-maximal version (co may stay partial).
     pub fn outcomes(&self, st: &State) -> Vec<Outcome> {
-        let mut base = vec![0; self.columns.len()];
+        let mut out = Vec::new();
+        self.for_each_outcome(st, |o| {
+            out.push(o);
+            std::ops::ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// [`Machine::outcomes`] one at a time, until `f` breaks: their number
+    /// is a product over locations, which a caller with limits must be able
+    /// to stop.
+    pub fn for_each_outcome(
+        &self,
+        st: &State,
+        mut f: impl FnMut(Outcome) -> std::ops::ControlFlow<()>,
+    ) {
+        let mut state = vec![0; self.columns.len()];
         for (t, ts) in st.threads.iter().enumerate() {
             for (r, v) in ts.regs.iter().enumerate() {
                 if let Some(c) = self.columns.reg(t, r) {
-                    base[c] = *v;
+                    state[c] = *v;
                 }
             }
         }
-        let mut out = vec![base];
+        let mut cols: Vec<(usize, Vec<Value>)> = Vec::new();
         for l in 0..self.program.locations.len() {
             let Some(col) = self.columns.loc(l) else {
                 continue;
@@ -185,18 +201,33 @@ impl<'p> Machine<'p> {
                 .collect();
             finals.sort_unstable();
             finals.dedup();
-            out = out
-                .into_iter()
-                .flat_map(|s| {
-                    finals.iter().map(move |&v| {
-                        let mut s = s.clone();
-                        s[col] = v;
-                        s
-                    })
-                })
-                .collect();
+            cols.push((col, finals));
         }
-        out
+        if cols.iter().any(|(_, vals)| vals.is_empty()) {
+            return;
+        }
+        // Odometer over one value per location.
+        let mut pick = vec![0usize; cols.len()];
+        loop {
+            for ((col, vals), &k) in cols.iter().zip(&pick) {
+                state[*col] = vals[k];
+            }
+            if f(state.clone()).is_break() {
+                return;
+            }
+            let mut i = 0;
+            loop {
+                let Some((_, vals)) = cols.get(i) else {
+                    return;
+                };
+                pick[i] += 1;
+                if pick[i] < vals.len() {
+                    break;
+                }
+                pick[i] = 0;
+                i += 1;
+            }
+        }
     }
 
     /// The value a bound read returned.

@@ -38,11 +38,13 @@ pub fn report(r: &TestReport) -> String {
     )
     .unwrap();
     if let Some(why) = &res.incomplete {
-        writeln!(
-            out,
-            "Incomplete: {why}; the states below are only those found"
-        )
-        .unwrap();
+        // With two engines, the other one may have finished: `why` says so.
+        let found = if res.partial {
+            "; the states below are only those found"
+        } else {
+            ""
+        };
+        writeln!(out, "Incomplete: {why}{found}").unwrap();
     }
     writeln!(out, "States {}", res.outcomes.len()).unwrap();
     for s in &res.outcomes {

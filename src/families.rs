@@ -1,0 +1,223 @@
+//! Litmus tests made by program, for tests and benchmarks: seeded random
+//! tests of a given shape, scaling families whose cost grows with `n`, and a
+//! spin lock whose cost grows with the loop bound.
+//!
+//! Every builder returns litmus text in the Dat3M dialect (parse it with
+//! [`crate::litmus::parse_source`]), so a failing case can be written to a file
+//! and run with `ptxmc run` as it is. Every thread sits in its own CTA of one
+//! cluster of one GPU, and every strong access is `.gpu`-scoped, so all of
+//! them are morally strong with each other: the hardest case for both engines.
+//!
+//! The random tests are reproducible: the same `(seed, threads, instrs)` gives
+//! the same text on every machine and every version of this crate (the
+//! generator is XorShift seeded through `rand_core`'s portable
+//! `seed_from_u64`).
+
+use rand_core::{Rng, SeedableRng};
+use rand_xorshift::XorShiftRng;
+use std::fmt::Write;
+
+/// Thread placement header: `P{i}@cta {i},cluster 0,gpu 0`, one CTA per thread.
+fn header(threads: usize) -> String {
+    (0..threads)
+        .map(|i| format!("P{i}@cta {i},cluster 0,gpu 0"))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// The instruction table: one column per thread, padded with empty cells.
+fn table(cols: &[Vec<String>]) -> String {
+    let mut s = format!(" {} ;\n", header(cols.len()));
+    let depth = cols.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 0..depth {
+        let row: Vec<&str> = cols
+            .iter()
+            .map(|c| c.get(k).map_or("", String::as_str))
+            .collect();
+        writeln!(s, " {} ;", row.join(" | ")).unwrap();
+    }
+    s
+}
+
+/// A whole test: name, initial values of `locs` (all 0), table, a condition
+/// that always holds (these tests are about the set of outcomes, not a verdict).
+fn test(name: &str, locs: &[String], cols: &[Vec<String>]) -> String {
+    let init: String = locs.iter().map(|l| format!("{l}=0; ")).collect();
+    format!("PTX {name}\n{{ {init}}}\n{}exists (0 == 0)\n", table(cols))
+}
+
+/// A seeded random test of `threads` threads with `instrs` instructions each:
+/// loads (`ld.relaxed.gpu` or `ld.acquire.gpu`, each into its own register)
+/// and stores (`st.relaxed.gpu` or `st.release.gpu` of a value unique in the
+/// test) to two locations `x` and `y`, each kind equally likely.
+///
+/// This is the shape of issue 15's measurements ("4 × 4", "4 × 5", "3 × 6").
+pub fn random(seed: u64, threads: usize, instrs: usize) -> String {
+    let mut rng = XorShiftRng::seed_from_u64(seed);
+    let mut pick = |n: u32| (rng.next_u32() % n) as usize;
+    let mut value = 0;
+    let cols: Vec<Vec<String>> = (0..threads)
+        .map(|_| {
+            (0..instrs)
+                .map(|k| {
+                    let loc = ["x", "y"][pick(2)];
+                    if pick(2) == 0 {
+                        let sem = ["relaxed", "acquire"][pick(2)];
+                        format!("ld.{sem}.gpu r{k}, {loc}")
+                    } else {
+                        let sem = ["relaxed", "release"][pick(2)];
+                        value += 1;
+                        format!("st.{sem}.gpu {loc}, {value}")
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let name = format!("random-{threads}x{instrs}-seed{seed}");
+    test(&name, &["x".into(), "y".into()], &cols)
+}
+
+/// IRIW with `n` readers: two writers (`x`, then `y`) and `n` readers of
+/// both, half reading `x` first, half `y` first.
+pub fn iriw(n: usize) -> String {
+    let mut cols = vec![
+        vec!["st.relaxed.gpu x, 1".to_string()],
+        vec!["st.relaxed.gpu y, 1".to_string()],
+    ];
+    for i in 0..n {
+        let (a, b) = if i % 2 == 0 { ("x", "y") } else { ("y", "x") };
+        cols.push(vec![
+            format!("ld.relaxed.gpu r0, {a}"),
+            format!("ld.relaxed.gpu r1, {b}"),
+        ]);
+    }
+    test(&format!("IRIW-{n}"), &["x".into(), "y".into()], &cols)
+}
+
+/// Message passing through `n` threads: the first writes `x` and flag `f1`,
+/// thread `i` reads `f{i}` and writes `f{i+1}`, the last reads the last flag
+/// and then `x` (`n` ≥ 2 threads in all).
+pub fn mp_chain(n: usize) -> String {
+    let n = n.max(2);
+    let mut cols = vec![vec![
+        "st.relaxed.gpu x, 1".to_string(),
+        "st.relaxed.gpu f1, 1".to_string(),
+    ]];
+    for i in 1..n - 1 {
+        cols.push(vec![
+            format!("ld.relaxed.gpu r0, f{i}"),
+            format!("st.relaxed.gpu f{}, 1", i + 1),
+        ]);
+    }
+    cols.push(vec![
+        format!("ld.relaxed.gpu r0, f{}", n - 1),
+        "ld.relaxed.gpu r1, x".to_string(),
+    ]);
+    let mut locs = vec!["x".to_string()];
+    locs.extend((1..n).map(|i| format!("f{i}")));
+    test(&format!("MP-chain-{n}"), &locs, &cols)
+}
+
+/// Store buffering around a ring of `n` threads: thread `i` writes `x{i}`,
+/// then reads `x{(i+1) mod n}`.
+pub fn sb_ring(n: usize) -> String {
+    let cols: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            vec![
+                format!("st.relaxed.gpu x{i}, 1"),
+                format!("ld.relaxed.gpu r0, x{}", (i + 1) % n),
+            ]
+        })
+        .collect();
+    let locs: Vec<String> = (0..n).map(|i| format!("x{i}")).collect();
+    test(&format!("SB-ring-{n}"), &locs, &cols)
+}
+
+/// `n` writers of distinct values to one location and a reader that reads it twice.
+pub fn writers(n: usize) -> String {
+    let mut cols: Vec<Vec<String>> = (0..n)
+        .map(|i| vec![format!("st.relaxed.gpu x, {}", i + 1)])
+        .collect();
+    cols.push(vec![
+        "ld.relaxed.gpu r0, x".to_string(),
+        "ld.relaxed.gpu r1, x".to_string(),
+    ]);
+    test(&format!("W-{n}"), &["x".into()], &cols)
+}
+
+/// A spin lock taken by `threads` threads (each in its own CTA): retry an
+/// acquiring CAS of `lock` from 0 to 1 until it returns 0, increment `x`
+/// inside the critical section, release the lock with a release store of 0.
+///
+/// The retry loop writes (a failed CAS still writes the value it read), so it
+/// is not a spin loop; it is a retry loop, whose failed iterations both
+/// engines drop (`docs/loops.md`), which makes it cheap. With
+/// `--bound-retry-loops` it is bounded instead and its cost grows with
+/// `--loop-bound` (the limits tests use it that way).
+pub fn spin_lock(threads: usize) -> String {
+    let cols: Vec<Vec<String>> = (0..threads)
+        .map(|_| {
+            vec![
+                "LC00:".to_string(),
+                "atom.acquire.gpu.cas r0, lock, 0, 1".to_string(),
+                "bne r0, 0, LC00".to_string(),
+                "ld.relaxed.gpu r1, x".to_string(),
+                "add r1, r1, 1".to_string(),
+                "st.relaxed.gpu x, r1".to_string(),
+                "st.release.gpu lock, 0".to_string(),
+            ]
+        })
+        .collect();
+    test(
+        &format!("spin-lock-{threads}"),
+        &["lock".into(), "x".into()],
+        &cols,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::litmus;
+
+    fn parses(text: &str) -> crate::ir::Program {
+        litmus::parse_source("families.litmus", text)
+            .unwrap_or_else(|e| panic!("{}\n{text}", e.rendered()))
+            .remove(0)
+            .program
+    }
+
+    #[test]
+    fn every_builder_gives_a_test_that_parses() {
+        for text in [
+            random(1, 4, 5),
+            iriw(3),
+            mp_chain(4),
+            sb_ring(3),
+            writers(3),
+            spin_lock(2),
+        ] {
+            let p = parses(&text);
+            assert!(
+                p.threads
+                    .iter()
+                    .enumerate()
+                    .all(|(i, t)| t.name == format!("P{i}"))
+            );
+        }
+        assert_eq!(parses(&random(7, 3, 6)).threads.len(), 3);
+        assert_eq!(parses(&iriw(3)).threads.len(), 5);
+        assert_eq!(parses(&mp_chain(4)).threads.len(), 4);
+        assert_eq!(parses(&writers(3)).threads.len(), 4);
+    }
+
+    #[test]
+    fn random_tests_are_reproducible_and_vary_with_the_seed() {
+        assert_eq!(random(3, 4, 5), random(3, 4, 5));
+        assert_ne!(random(3, 4, 5), random(4, 4, 5));
+        let t = random(3, 4, 5);
+        let rows = t.lines().filter(|l| l.ends_with(';')).count();
+        // The placement header and one row per instruction.
+        assert_eq!(rows, 1 + 5, "{t}");
+    }
+}

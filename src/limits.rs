@@ -1,0 +1,310 @@
+//! Resource limits of a run — states, time, memory — and the [`Budget`]
+//! through which every engine and every phase that can grow polls them.
+//!
+//! One budget serves one test's whole run: with `--engine both` the two
+//! engines share its deadline and its memory ceiling, so `--timeout 5` bounds
+//! the test, not each engine. The state limit is counted by each engine on
+//! its own measure (the machine's distinct states, the oracle's search
+//! nodes), so it is checked by the engines with [`Budget::states_exceeded`].
+//!
+//! Polling is cheap: a hot loop keeps a [`Poll`], which looks at the clock
+//! every [`Poll::PERIOD`] steps; the budget itself reads the resident set
+//! size (a `/proc` read) at most every [`MEMORY_PERIOD`]. Once time or memory
+//! is exceeded the budget stays exceeded, so every engine and phase that asks
+//! afterwards stops with the same reason.
+//!
+//! **Output.** Printing the outcomes is a phase too: a large set takes
+//! seconds to format and many times its own size in memory (the JSON report
+//! builds a map per outcome). So the engines declare every new outcome
+//! ([`Budget::reserve_output`]) and the budget keeps time and memory in
+//! reserve for printing it ([`OUTPUT_TIME_PER_VALUE`],
+//! [`OUTPUT_BYTES_PER_VALUE`]): the search stops early enough for the
+//! report to be written within the limits.
+
+use serde::Serialize;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Limits of one test's run. Hitting one ends the run as incomplete.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Stop an engine after this many states: distinct machine states for
+    /// the operational engine, search nodes for the axiomatic oracle.
+    pub max_states: Option<u64>,
+    /// Stop the run after this much wall-clock time (both engines together).
+    pub timeout: Option<Duration>,
+    /// Stop when the process's resident memory exceeds this many bytes.
+    pub max_memory: Option<u64>,
+}
+
+/// Which limit stopped an engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Exceeded {
+    /// The engine's own count passed `max_states` (the limit).
+    States(u64),
+    /// The deadline passed (the timeout).
+    Time(Duration),
+    /// Resident memory passed `max_memory` (the limit, in bytes).
+    Memory(u64),
+}
+
+impl std::fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exceeded::States(max) => write!(f, "the state limit ({max}) was reached"),
+            Exceeded::Time(t) => {
+                write!(f, "the time limit ({:.1} s) was reached", t.as_secs_f64())
+            }
+            Exceeded::Memory(m) => write!(f, "the memory limit ({} MiB) was reached", m >> 20),
+        }
+    }
+}
+
+/// How often, at most, the budget reads the resident set size.
+pub const MEMORY_PERIOD: Duration = Duration::from_millis(10);
+
+/// Time kept in reserve per value of a found outcome (one register or
+/// location of one final state) to print it. The JSON report, the slower
+/// format (a map per outcome: much of its time goes to fresh pages), took
+/// 0.8 µs per value on an idle 2-core machine and up to 2.7 µs with eight
+/// busy processes beside it (120,000 outcomes of 20 values in 6.5 s).
+pub const OUTPUT_TIME_PER_VALUE: Duration = Duration::from_nanos(3000);
+
+/// Memory kept in reserve per value of a found outcome for its report. The
+/// JSON report (a map entry per value with its key, the value, the index,
+/// then the text, all alive together) took 120 bytes per value with 11
+/// columns and 340 with 20 short location names.
+pub const OUTPUT_BYTES_PER_VALUE: u64 = 384;
+
+/// The limits of one run, with its clock. Shared (`&Budget`) by every engine
+/// and worker of the run; all its methods take `&self`.
+#[derive(Debug)]
+pub struct Budget {
+    limits: Limits,
+    start: Instant,
+    deadline: Option<Instant>,
+    /// The time or memory limit that was hit first (it stays hit).
+    hit: OnceLock<Exceeded>,
+    /// Nanoseconds after `start` before which memory is not read again.
+    next_memory_check: AtomicU64,
+    /// Resident memory when last read, in bytes.
+    last_rss: AtomicU64,
+    /// Values of the outcomes found so far, to be printed.
+    output_values: AtomicU64,
+}
+
+impl Budget {
+    /// A budget for `limits` whose clock starts now.
+    pub fn new(limits: Limits) -> Budget {
+        let start = Instant::now();
+        Budget {
+            limits,
+            start,
+            // A timeout beyond the clock's range is no deadline.
+            deadline: limits.timeout.and_then(|t| start.checked_add(t)),
+            hit: OnceLock::new(),
+            next_memory_check: AtomicU64::new(0),
+            last_rss: AtomicU64::new(0),
+            output_values: AtomicU64::new(0),
+        }
+    }
+
+    /// A budget without limits (benchmarks, library callers).
+    pub fn unlimited() -> Budget {
+        Budget::new(Limits::default())
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// When the clock started.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    /// The time or memory limit already hit, without looking again.
+    pub fn exceeded(&self) -> Option<Exceeded> {
+        self.hit.get().copied()
+    }
+
+    /// Declare `values` more values of new outcomes (outcomes × columns),
+    /// which the report will have to print.
+    pub fn reserve_output(&self, values: u64) {
+        self.output_values.fetch_add(values, Ordering::Relaxed);
+    }
+
+    /// Look at the clock and, at most every [`MEMORY_PERIOD`], at resident
+    /// memory, keeping the output's reserve of each; the limit hit, if any.
+    pub fn check(&self) -> Option<Exceeded> {
+        if let Some(e) = self.hit.get() {
+            return Some(*e);
+        }
+        let now = Instant::now();
+        let values = self.output_values.load(Ordering::Relaxed);
+        if let (Some(d), Some(t)) = (self.deadline, self.limits.timeout) {
+            let reserve = OUTPUT_TIME_PER_VALUE.saturating_mul(values.min(u32::MAX as u64) as u32);
+            if now + reserve >= d {
+                return Some(self.set(Exceeded::Time(t)));
+            }
+        }
+        if let Some(max) = self.limits.max_memory {
+            // Reading the resident size costs a few microseconds: at most
+            // every MEMORY_PERIOD. The output's reserve grows much faster
+            // than that, so it is added to the last reading at every look.
+            let since = now.duration_since(self.start).as_nanos() as u64;
+            if since >= self.next_memory_check.load(Ordering::Relaxed) {
+                self.next_memory_check
+                    .store(since + MEMORY_PERIOD.as_nanos() as u64, Ordering::Relaxed);
+                if let Some(rss) = current_rss() {
+                    self.last_rss.store(rss, Ordering::Relaxed);
+                }
+            }
+            let reserve = values.saturating_mul(OUTPUT_BYTES_PER_VALUE);
+            if self
+                .last_rss
+                .load(Ordering::Relaxed)
+                .saturating_add(reserve)
+                > max
+            {
+                return Some(self.set(Exceeded::Memory(max)));
+            }
+        }
+        None
+    }
+
+    /// The state limit, for an engine that has counted `n` states.
+    pub fn states_exceeded(&self, n: u64) -> Option<Exceeded> {
+        self.limits
+            .max_states
+            .filter(|&max| n > max)
+            .map(Exceeded::States)
+    }
+
+    fn set(&self, e: Exceeded) -> Exceeded {
+        *self.hit.get_or_init(|| e)
+    }
+}
+
+/// A cheap poll of a [`Budget`] from a loop: it counts steps and checks the
+/// budget every [`Poll::PERIOD`] of them.
+#[derive(Debug)]
+pub struct Poll<'b> {
+    budget: &'b Budget,
+    steps: u32,
+}
+
+impl<'b> Poll<'b> {
+    /// Steps between two looks at the budget: a step costs at least tens of
+    /// nanoseconds and a look about as much, so the poll costs ~1%.
+    pub const PERIOD: u32 = 128;
+
+    /// A poll of `budget`.
+    pub fn new(budget: &'b Budget) -> Self {
+        Poll { budget, steps: 0 }
+    }
+
+    /// The budget polled.
+    pub fn budget(&self) -> &'b Budget {
+        self.budget
+    }
+
+    /// Count one step; the time or memory limit hit, if any (looked at
+    /// every [`Poll::PERIOD`] steps, otherwise only the latched result).
+    #[inline]
+    pub fn step(&mut self) -> Option<Exceeded> {
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps % Self::PERIOD == 0 {
+            self.budget.check()
+        } else {
+            self.budget.exceeded()
+        }
+    }
+}
+
+/// Current resident set size in bytes (Linux), if known.
+pub fn current_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Peak resident set size in bytes (Linux), if known.
+pub fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passed_deadline_is_reported_and_stays_reported() {
+        let b = Budget::new(Limits {
+            timeout: Some(Duration::ZERO),
+            ..Limits::default()
+        });
+        assert_eq!(b.check(), Some(Exceeded::Time(Duration::ZERO)));
+        assert_eq!(b.exceeded(), Some(Exceeded::Time(Duration::ZERO)));
+    }
+
+    #[test]
+    fn memory_over_the_limit_is_reported() {
+        let b = Budget::new(Limits {
+            max_memory: Some(1),
+            ..Limits::default()
+        });
+        assert_eq!(b.check(), Some(Exceeded::Memory(1)));
+    }
+
+    #[test]
+    fn outcomes_to_print_bring_the_deadline_forward() {
+        let b = Budget::new(Limits {
+            timeout: Some(Duration::from_secs(60)),
+            ..Limits::default()
+        });
+        assert_eq!(b.check(), None);
+        // 2^25 values need about 100 s of printing: more than the limit.
+        b.reserve_output(1 << 25);
+        assert_eq!(b.check(), Some(Exceeded::Time(Duration::from_secs(60))));
+    }
+
+    #[test]
+    fn no_limit_never_stops() {
+        let b = Budget::unlimited();
+        let mut p = Poll::new(&b);
+        assert!((0..10_000).all(|_| p.step().is_none()));
+        assert_eq!(b.states_exceeded(u64::MAX), None);
+    }
+
+    #[test]
+    fn the_state_limit_is_strict() {
+        let b = Budget::new(Limits {
+            max_states: Some(5),
+            ..Limits::default()
+        });
+        assert_eq!(b.states_exceeded(5), None);
+        assert_eq!(b.states_exceeded(6), Some(Exceeded::States(5)));
+    }
+
+    #[test]
+    fn messages_name_the_limit() {
+        assert_eq!(
+            Exceeded::Time(Duration::from_millis(5000)).to_string(),
+            "the time limit (5.0 s) was reached"
+        );
+        assert_eq!(
+            Exceeded::Memory(64 << 20).to_string(),
+            "the memory limit (64 MiB) was reached"
+        );
+        assert_eq!(
+            Exceeded::States(3).to_string(),
+            "the state limit (3) was reached"
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! Every limit holds in every engine: deliberately huge programs run by the
+//! binary under `--timeout`, `--max-states` and `--max-memory`, with
+//! `--engine ax`, `op` and `both`, return with exit status 4 and a report
+//! that says which engine was stopped by which limit.
+//!
+//! The only timing here is a hang guard (a run still going after
+//! [`HANG_GUARD`] fails the test); how close to the limit a run returns is
+//! measured, not asserted (`docs/exploration.md`, "Limits").
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ptxmc::families;
+
+/// A run that has not returned by then is a hang.
+const HANG_GUARD: Duration = Duration::from_secs(90);
+
+const ENGINES: [&str; 3] = ["ax", "op", "both"];
+
+/// Write `text` to a fresh file of this test process.
+fn file(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ptxmc-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!("{name}.litmus"));
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+/// Run the binary; exit status, stdout, and how long it took. Panics if the
+/// run outlives the hang guard (after killing it).
+fn ptxmc(args: &[&str]) -> (i32, String, Duration) {
+    let start = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ptxmc starts");
+    // Read stdout on the side so a large report cannot block the child.
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut s).unwrap();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > HANG_GUARD {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`ptxmc {}` did not return in {HANG_GUARD:?}",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = reader.join().unwrap();
+    (status.code().unwrap_or(-1), out, start.elapsed())
+}
+
+/// Two threads writing `n` locations with weak stores: weak writes are not
+/// morally strong, so coherence leaves each location's two writes unordered
+/// and a single execution has 2^n final states. Memory grows fast in both
+/// engines (the oracle's final states, the machine's states).
+fn weak_writes(n: usize) -> String {
+    let locs: String = (0..n).map(|i| format!("x{i}=0; ")).collect();
+    let mut rows = String::new();
+    for i in 0..n {
+        rows.push_str(&format!(" st.weak x{i}, 1 | st.weak x{i}, 2 ;\n"));
+    }
+    format!(
+        "PTX weak-writes-{n}\n{{ {locs}}}\n P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;\n{rows}exists (0 == 0)\n"
+    )
+}
+
+/// Deliberately huge programs, each with the extra arguments it needs: two
+/// whose searches are huge, then one whose set of final states is (its
+/// oracle search is small: the state limit does not stop it).
+fn huge() -> Vec<(&'static str, PathBuf, Vec<&'static str>)> {
+    vec![
+        // Far beyond either engine in seconds.
+        (
+            "random-4x8",
+            file("random-4x8", &families::random(1, 4, 8)),
+            vec![],
+        ),
+        // A retry loop that writes, bounded on purpose (the retry-loop
+        // reduction of docs/loops.md makes it instant): the oracle has 7^3
+        // path combinations.
+        (
+            "spin-lock-3",
+            file("spin-lock-3", &families::spin_lock(3)),
+            vec!["--bound-retry-loops", "--loop-bound", "6"],
+        ),
+        (
+            "weak-writes-20",
+            file("weak-writes-20", &weak_writes(20)),
+            vec![],
+        ),
+    ]
+}
+
+/// Run `program` with `engine` under `limit` (JSON report) and check that it
+/// returned, incomplete, for the reason `why`, with exit status 4.
+fn assert_stops(
+    engine: &str,
+    name: &str,
+    program: &Path,
+    extra: &[&str],
+    limit: &[&str],
+    why: &str,
+) {
+    let mut args = vec!["run", "--engine", engine, "--format", "json", "--jobs", "1"];
+    args.extend(limit);
+    args.extend(extra);
+    args.push(program.to_str().unwrap());
+    let (code, out, took) = ptxmc(&args);
+    let context = format!(
+        "{name}, --engine {engine} {}: returned in {took:?}",
+        limit.join(" ")
+    );
+    assert_eq!(code, 4, "{context}\n{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("a JSON report");
+    assert_eq!(v[0]["complete"], false, "{context}");
+    let reason = v[0]["incomplete_reason"].as_str().unwrap();
+    assert!(reason.contains(why), "{context}: {reason}");
+    if engine != "op" {
+        assert!(reason.contains("axiomatic engine: "), "{context}: {reason}");
+    }
+    if engine != "ax" {
+        assert!(
+            reason.contains("operational engine: "),
+            "{context}: {reason}"
+        );
+    }
+}
+
+#[test]
+fn the_time_limit_holds_in_every_engine() {
+    for (name, program, extra) in huge() {
+        for engine in ENGINES {
+            assert_stops(
+                engine,
+                name,
+                &program,
+                &extra,
+                &["--timeout", "2"],
+                "the time limit (2.0 s) was reached",
+            );
+        }
+    }
+}
+
+#[test]
+fn the_state_limit_holds_in_every_engine() {
+    for (name, program, extra) in huge().into_iter().take(2) {
+        for engine in ENGINES {
+            assert_stops(
+                engine,
+                name,
+                &program,
+                &extra,
+                &["--max-states", "20000"],
+                "the state limit (20000) was reached",
+            );
+        }
+    }
+}
+
+/// A small ceiling that the weak writes reach within a second in both
+/// engines; a ceiling below the process's own size stops every program at
+/// the first look, in every phase that looks.
+#[test]
+fn the_memory_limit_holds_in_every_engine() {
+    for (name, program, extra) in huge() {
+        for engine in ENGINES {
+            assert_stops(
+                engine,
+                name,
+                &program,
+                &extra,
+                &["--max-memory", "1"],
+                "the memory limit (1 MiB) was reached",
+            );
+        }
+    }
+    let program = file("weak-writes-20-mem", &weak_writes(20));
+    for engine in ENGINES {
+        assert_stops(
+            engine,
+            "weak-writes-20",
+            &program,
+            &[],
+            &["--max-memory", "64"],
+            "the memory limit (64 MiB) was reached",
+        );
+    }
+}
+
+/// The outcome lines of a herd report.
+fn states(out: &str) -> Vec<&str> {
+    out.lines().filter(|l| l.ends_with(';')).collect()
+}
+
+/// With both engines, one may finish while the other is stopped: the report
+/// keeps the finished engine's complete set and says so. The state limit
+/// makes this deterministic: the machine needs 147 distinct states for the
+/// spin lock at loop bound 6, the oracle 46,075 search nodes.
+#[test]
+fn with_both_engines_the_report_says_which_engine_finished() {
+    let program = file("spin-lock-2", &families::spin_lock(2));
+    let path = program.to_str().unwrap();
+    // Bounded on purpose: reduced, the retry loop is instant in both engines.
+    let (code, both, _) = ptxmc(&[
+        "run",
+        "--bound-retry-loops",
+        "--max-states",
+        "1000",
+        "--loop-bound",
+        "6",
+        path,
+    ]);
+    assert_eq!(code, 4, "{both}");
+    assert!(
+        both.contains(
+            "Incomplete: axiomatic engine: the state limit (1000) was reached; \
+             the operational engine finished: the states below are its complete set\n"
+        ),
+        "{both}"
+    );
+    let (code, op, _) = ptxmc(&[
+        "run",
+        "--bound-retry-loops",
+        "--engine",
+        "op",
+        "--loop-bound",
+        "6",
+        path,
+    ]);
+    assert_eq!(code, 0, "{op}");
+    assert!(!states(&op).is_empty());
+    assert_eq!(states(&both), states(&op));
+}
+
+/// A stopped run's report says its states are partial.
+#[test]
+fn a_stopped_engine_alone_says_its_states_are_partial() {
+    let program = file("random-4x8-herd", &families::random(1, 4, 8));
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--engine",
+        "ax",
+        "--max-states",
+        "500",
+        program.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.contains(
+            "Incomplete: axiomatic engine: the state limit (500) was reached; \
+             the states below are only those found\n"
+        ),
+        "{out}"
+    );
+}
