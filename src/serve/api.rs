@@ -287,15 +287,15 @@ pub fn answer(endpoint: Endpoint, body: &[u8], server: &ServerLimits) -> Answer 
 
 /// `POST /api/run`: exactly what `ptxmc run --format json FILE` prints.
 fn run(req: &TestRequest, p: &Prepared) -> Answer {
+    // As `ptxmc run` with the request's options (one worker per request).
     let opts = RunOptions {
         model: p.model,
         engine: p.engine,
         loop_bound: p.loop_bound,
         limits: p.limits,
-        por: true,
         jobs: 1,
-        exact: false,
         progress: false,
+        ..RunOptions::default()
     };
     match crate::report::run::json_of_source(&p.file, &req.test, &opts) {
         Ok(reports) => Answer::ok(Value::Array(reports)),

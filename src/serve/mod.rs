@@ -121,14 +121,9 @@ async fn library_file(Query(q): Query<HashMap<String, String>>) -> Response {
 /// or answer busy, and compute on a blocking thread, catching panics.
 async fn compute(State(s): State<AppState>, body: Body, endpoint: Endpoint) -> Response {
     let max = s.config.max_body;
-    let bytes = match axum::body::to_bytes(body, max).await {
+    let bytes = match read_body(body, max).await {
         Ok(b) => b,
-        Err(_) => {
-            return json(Answer::error(
-                413,
-                format!("request body too large (this server takes at most {max} bytes)"),
-            ));
-        }
+        Err(a) => return json(a),
     };
     let limits = s.config.limits;
     let job = match std::panic::catch_unwind(|| api::check(endpoint, &bytes, &limits)) {
@@ -154,6 +149,38 @@ async fn compute(State(s): State<AppState>, body: Body, endpoint: Endpoint) -> R
         Ok(Ok(a)) => json(a),
         _ => internal_error(),
     }
+}
+
+/// How much of a too-large body is read (and dropped) before the answer, so
+/// that the client, still sending, reads the 413 instead of a reset connection.
+const DRAIN: usize = 16 << 20;
+
+/// The request body, at most `max` bytes; a longer one is drained (up to
+/// [`DRAIN`]) and answered 413.
+async fn read_body(mut body: Body, max: usize) -> Result<Vec<u8>, Answer> {
+    use http_body_util::BodyExt;
+    let mut buf = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(Answer::error(400, "the request body could not be read"));
+        };
+        if let Ok(data) = frame.into_data() {
+            seen = seen.saturating_add(data.len());
+            if seen <= max {
+                buf.extend_from_slice(&data);
+            } else if seen > DRAIN {
+                break;
+            }
+        }
+    }
+    if seen > max {
+        return Err(Answer::error(
+            413,
+            format!("request body too large (this server takes at most {max} bytes)"),
+        ));
+    }
+    Ok(buf)
 }
 
 fn internal_error() -> Response {

@@ -330,6 +330,7 @@ impl<'p> Session<'p> {
             jobs: 1,
             exact: false,
             progress: false,
+            ..ExploreOptions::default()
         };
         let r = explore::explore_from_within(&self.explorer, self.states[k].clone(), &opts, budget);
         Reachable {
