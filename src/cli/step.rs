@@ -57,6 +57,7 @@ Commands:
   s       restart from the initial state
   o       the final states still reachable from here
   g COND  go to an outcome by the shortest path, e.g. g 1:r0=1 /\\ 1:r1=0
+  g hang  go into a hang (a deadlock, or a loop that spins forever)
   f       the run so far and the `ptxmc trace --follow` command that replays it
   e [COND]  explain an outcome (default: this run's final state, or the test's condition)
   p       print the state again          h   this help
@@ -171,6 +172,17 @@ fn command(s: &mut Session, t: &LitmusTest, file: &str, line: &str, args: &StepA
         "o" => text::reachable(s, &s.reachable()),
         "f" => text::follow(s, file),
         "g" if rest.is_empty() => "error: expected an outcome after `g`, e.g. `g 1:r0=1`\n".into(),
+        "g" if rest == "hang" => {
+            let answer = s.go_to_hang();
+            let said = text::go_to_hang(s, &answer);
+            match answer {
+                GoTo::Path(p) if !p.is_empty() => {
+                    let _ = s.replay(&p);
+                    format!("{said}{}", show(s))
+                }
+                _ => said,
+            }
+        }
         "g" => match outcome(t, rest) {
             Err(e) => e,
             Ok(want) => {

@@ -41,7 +41,7 @@ pub struct TraceArgs {
     pub follow: Option<Vec<usize>>,
     /// Offer every thread's transitions at every state, as `ptxmc step` does
     /// (the machine's reduction off): choices are counted that way.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hang")]
     pub every_step: bool,
     /// Template row of a mixedproxy file (1-based).
     #[arg(long, default_value_t = 1)]

@@ -393,12 +393,19 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
     }
     let mut goto = Value::Null;
     if let Some(goal) = &req.goal {
-        let want = match outcome(t, goal) {
-            Ok(w) => w,
-            Err(a) => return a,
+        let (answer, message) = if goal == "hang" {
+            let answer = s.go_to_hang();
+            let message = step::text::go_to_hang(&s, &answer);
+            (answer, message)
+        } else {
+            let want = match outcome(t, goal) {
+                Ok(w) => w,
+                Err(a) => return a,
+            };
+            let answer = s.go_to(&want);
+            let message = step::text::go_to(&s, goal, &answer);
+            (answer, message)
         };
-        let answer = s.go_to(&want);
-        let message = step::text::go_to(&s, goal, &answer);
         let (reached, taken, since, incomplete) = match &answer {
             GoTo::Path(path) => (true, path.len(), None, None),
             GoTo::Unreachable { since } => (false, 0, *since, None),
@@ -450,6 +457,10 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         "picture": picture::picture(m, s.current()),
         "transitions": s.transitions(),
         "over": s.is_final(),
+        "hang": s.hang().map(|h| json!({
+            "kind": h.kind().as_str(),
+            "why": crate::report::hang::sentence(&t.program, &h),
+        })),
         "final_states": final_states,
         "follow": format!("ptxmc trace {} {}", shell_word(&p.file), s.follow_args()),
         "reachable": reachable,

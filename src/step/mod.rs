@@ -30,6 +30,8 @@ use std::collections::VecDeque;
 use crate::explore::{self, ExploreOptions};
 use crate::ir::{Program, Prop, Term};
 use crate::limits::{Budget, Exceeded, Limits, Poll};
+use crate::model::hang::Hang;
+use crate::op::hang::Quiescence;
 use crate::op::state::State;
 use crate::op::trace::{Trace, TraceError, TraceStep};
 use crate::op::{Machine, TooManySlots};
@@ -345,20 +347,48 @@ impl<'p> Session<'p> {
         want.eval(&|t: &Term| self.machine.columns.term(o, t))
     }
 
+    /// The hang the current state is (a deadlock, or threads that spin
+    /// forever on the latest versions with nothing left to release them),
+    /// if it is one ([`crate::op::Machine::quiescence`]).
+    pub fn hang(&self) -> Option<Hang> {
+        self.hang_at(self.current())
+    }
+
+    fn hang_at(&self, st: &State) -> Option<Hang> {
+        if self.machine.is_final(st) {
+            return None;
+        }
+        match self.machine.quiescence(st) {
+            Quiescence::Hang(h) => Some(h),
+            Quiescence::Running | Quiescence::Cut => None,
+        }
+    }
+
+    /// A shortest extension of the current run into a hang; or since which
+    /// step no run from here can hang (`since: None`: no run of the test
+    /// hangs, within the loop bound).
+    pub fn go_to_hang(&self) -> GoTo {
+        let budget = Budget::new(self.options.limits);
+        let hangs = |st: &State| self.hang_at(st).is_some();
+        let reaches = |k: usize| -> Result<bool, Exceeded> {
+            self.shortest_from(&self.states[k], &hangs, &budget)
+                .map(|p| p.is_some())
+        };
+        self.first_out_of_reach(|st| self.shortest_from(st, &hangs, &budget), reaches)
+    }
+
     /// A shortest extension of the current run that ends in a final state
     /// where `want` holds; or since which step no run can reach one.
     pub fn go_to(&self, want: &Prop) -> GoTo {
         let budget = Budget::new(self.options.limits);
-        match self.shortest_from(self.current(), want, &budget) {
-            Ok(Some(path)) => return GoTo::Path(path),
-            Ok(None) => {}
-            Err(e) => return GoTo::Incomplete(e),
-        }
-        if self.steps.is_empty() {
-            return GoTo::Unreachable { since: None };
-        }
-        // Reachability only shrinks along a run: find the first state from
-        // which the outcome is out of reach by bisection over the prefixes.
+        let m = &self.machine;
+        let ends_in = |st: &State| {
+            m.is_final(st)
+                && !m.is_cut(st)
+                && m.outcomes(st).iter().any(|o| self.satisfies(o, want))
+        };
+        // Reachability from a state: the explorer (with its reductions) is
+        // faster than a breadth-first search.
         let reaches = |k: usize| -> Result<bool, Exceeded> {
             let r = self.reachable_from(k, &budget);
             if r.outcomes.iter().any(|o| self.satisfies(o, want)) {
@@ -369,6 +399,26 @@ impl<'p> Session<'p> {
                 None => Ok(false),
             }
         };
+        self.first_out_of_reach(|st| self.shortest_from(st, &ends_in, &budget), reaches)
+    }
+
+    /// A shortest path from the current state (`search`), or else the first
+    /// step from which nothing is in reach (`reaches(k)`: from `states[k]`).
+    fn first_out_of_reach(
+        &self,
+        search: impl Fn(&State) -> Result<Option<Vec<usize>>, Exceeded>,
+        reaches: impl Fn(usize) -> Result<bool, Exceeded>,
+    ) -> GoTo {
+        match search(self.current()) {
+            Ok(Some(path)) => return GoTo::Path(path),
+            Ok(None) => {}
+            Err(e) => return GoTo::Incomplete(e),
+        }
+        if self.steps.is_empty() {
+            return GoTo::Unreachable { since: None };
+        }
+        // Reachability only shrinks along a run: find the first state from
+        // which the target is out of reach by bisection over the prefixes.
         match reaches(0) {
             Ok(false) => return GoTo::Unreachable { since: None },
             Ok(true) => {}
@@ -387,12 +437,12 @@ impl<'p> Session<'p> {
         GoTo::Unreachable { since: Some(hi) }
     }
 
-    /// Breadth-first search from `from` for a final state where `want`
-    /// holds, with the stepping machine's own choices; `None` if there is none.
+    /// Breadth-first search from `from` for a state where `goal` holds, with
+    /// the stepping machine's own choices; `None` if there is none.
     fn shortest_from(
         &self,
         from: &State,
-        want: &Prop,
+        goal: &dyn Fn(&State) -> bool,
         budget: &Budget,
     ) -> Result<Option<Vec<usize>>, Exceeded> {
         let m = &self.machine;
@@ -406,18 +456,18 @@ impl<'p> Session<'p> {
                 return Err(e);
             }
             let fp = st.fingerprint();
-            if m.is_final(&st) {
-                if !m.is_cut(&st) && m.outcomes(&st).iter().any(|o| self.satisfies(o, want)) {
-                    let mut choices = Vec::new();
-                    let mut cur = fp;
-                    while cur != root {
-                        let (p, c) = parent[&cur];
-                        choices.push(c);
-                        cur = p;
-                    }
-                    choices.reverse();
-                    return Ok(Some(choices));
+            if goal(&st) {
+                let mut choices = Vec::new();
+                let mut cur = fp;
+                while cur != root {
+                    let (p, c) = parent[&cur];
+                    choices.push(c);
+                    cur = p;
                 }
+                choices.reverse();
+                return Ok(Some(choices));
+            }
+            if m.is_final(&st) {
                 continue;
             }
             for (i, (_, s)) in m.successors(&st).into_iter().enumerate() {

@@ -53,6 +53,15 @@ pub fn state(s: &Session, pic: &Picture) -> String {
     for b in &pic.barriers {
         writeln!(out, "Barrier: {b}").unwrap();
     }
+    if let Some(h) = s.hang() {
+        writeln!(
+            out,
+            "Hang ({}): {}.",
+            h.kind().as_str(),
+            crate::report::hang::sentence(m.source, &h)
+        )
+        .unwrap();
+    }
     if s.is_final() {
         match s.final_states() {
             Some(states) => {
@@ -178,6 +187,30 @@ pub fn go_to(s: &Session, goal: &str, answer: &GoTo) -> String {
                 step.instruction,
                 step.action,
                 k - 1
+            )
+        }
+        GoTo::Incomplete(e) => format!("Incomplete: {e} before the search could tell.\n"),
+    }
+}
+
+/// The answer to `g hang`.
+pub fn go_to_hang(s: &Session, answer: &GoTo) -> String {
+    match answer {
+        GoTo::Path(p) if p.is_empty() => "Already there: this state is a hang.\n".into(),
+        GoTo::Path(p) => format!(
+            "Took {} step{} into a hang.\n",
+            p.len(),
+            if p.len() == 1 { "" } else { "s" }
+        ),
+        GoTo::Unreachable { since: None } => format!(
+            "No run of the machine hangs: every execution of {} terminates (within the loop bound).\n",
+            s.machine().program.name
+        ),
+        GoTo::Unreachable { since: Some(k) } => {
+            let step = &s.steps()[k - 1];
+            format!(
+                "No run from here hangs; one could until step {k} ({} `{}` {}).\n",
+                step.thread, step.instruction, step.action
             )
         }
         GoTo::Incomplete(e) => format!("Incomplete: {e} before the search could tell.\n"),

@@ -204,6 +204,15 @@ function renderRun(reports) {
     if (picks && r.positive) out.append(el("p", { class: "counters" }, "Highlighted: the final states where the condition's proposition holds."));
     out.append(el("button", { id: "explain-condition", onclick: () => explain(null, r) },
       r.quantifier === "forall" ? "Explain the condition's negation" : "Explain the condition's outcome"));
+    const term = r.termination;
+    if (term && term.hangs) {
+      out.append(el("div", { class: "verdict warn", id: "hang" },
+        el("b", {}, `Hang (${term.kind}): `), words(term.why), " ",
+        el("button", { onclick: () => { showTab("step"); ui.history = []; ui.redo = []; step({ goal: "hang" }); } }, "Step into it")));
+    } else if (term && term.why) {
+      out.append(el("p", { class: "counters", id: "termination" },
+        words(`${term.checked ? "Terminates" : "Termination not shown"}: ${term.why}.`)));
+    }
     if (r.notes && r.notes.length) out.append(el("ul", { class: "notes" }, r.notes.map((n) => el("li", {}, words(n)))));
   }
 }
@@ -343,9 +352,12 @@ function renderStep(d) {
       onclick: () => { ui.history.push(t.index); ui.redo = []; step(); },
     }, el("b", {}, `${t.index}`), t.step.thread, " ", el("code", {}, t.step.instruction), " ", words(t.step.action)));
   }
+  if (d.hang) {
+    tr.prepend(el("div", { class: "over stuck", id: "hang-here" }, `Hang (${d.hang.kind}): `, words(d.hang.why)));
+  }
   if (!d.transitions.length) {
     const text = d.final_states ? `Final state: ${d.final_states.join("  or  ")}`
-      : d.over ? "The run is over: a thread stopped at the loop bound." : "No transition: this run is stuck; undo.";
+      : d.over ? "The run is over: a thread stopped at the loop bound." : d.hang ? "No transition: the run is stuck for good." : "No transition: this run is stuck; undo.";
     tr.append(el("div", { class: d.final_states ? "over" : "over stuck", id: "final-state" }, text));
   }
   renderState(d.picture);
