@@ -159,8 +159,20 @@ async fn screenshot(c: &Client, name: &str) {
     };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(dir);
     std::fs::create_dir_all(&dir).unwrap();
+    // The whole page, from the top: the window as tall as the page.
+    let height = c
+        .execute("window.scrollTo(0, 0); return document.documentElement.scrollHeight;", vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap_or(1000)
+        .saturating_add(200)
+        .clamp(900, 1800);
+    c.set_window_size(1400, height as u32).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
     let png = c.screenshot().await.expect("a screenshot");
     std::fs::write(dir.join(name), png).unwrap();
+    c.set_window_size(1400, 1000).await.unwrap();
 }
 
 fn chromium_present() -> bool {

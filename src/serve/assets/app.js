@@ -250,7 +250,7 @@ async function explain(outcome, report) {
     pics.append(fig);
   }
   box.replaceChildren(
-    el("h2", {}, `Why: ${data.outcome}`),
+    el("h2", { class: "plain" }, `Why: ${data.outcome}`),
     el("pre", { class: "explain-text" }, data.text),
     data.pictures.length ? el("h2", {}, data.allowed ? "A witness execution" : "Candidate executions and the cycle each breaks") : null,
     pics);
