@@ -161,7 +161,10 @@ async fn screenshot(c: &Client, name: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     // The whole page, from the top: the window as tall as the page.
     let height = c
-        .execute("window.scrollTo(0, 0); return document.documentElement.scrollHeight;", vec![])
+        .execute(
+            "window.scrollTo(0, 0); return document.documentElement.scrollHeight;",
+            vec![],
+        )
         .await
         .unwrap()
         .as_u64()
@@ -180,7 +183,9 @@ fn chromium_present() -> bool {
         return true;
     }
     if std::env::var_os("CI").is_some() {
-        panic!("CI is set but {CHROMIUM} or {CHROMEDRIVER} is missing: .ci/run installs chromium and chromium-driver");
+        panic!(
+            "CI is set but {CHROMIUM} or {CHROMEDRIVER} is missing: .ci/run installs chromium and chromium-driver"
+        );
     }
     eprintln!(
         "\n!!! SKIPPED: the browser tests need Debian's chromium and chromium-driver \
@@ -219,7 +224,13 @@ async fn session(client: Client, base: String) {
     assert!(verdict.contains("does not hold: the model forbids the outcome (0 of 3 final states satisfy its proposition)"), "{verdict}");
     let rows = c.find_all(Locator::Css("table.outcomes tr")).await.unwrap();
     assert_eq!(rows.len(), 4, "a header and three final states");
-    let table = c.find(Locator::Css("table.outcomes")).await.unwrap().text().await.unwrap();
+    let table = c
+        .find(Locator::Css("table.outcomes"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     for row in ["0 0 1 1", "0 1 1 1", "1 1 1 1"] {
         assert!(table.contains(row), "{table}");
     }
@@ -228,7 +239,11 @@ async fn session(client: Client, base: String) {
     wait_text(c, "#explanation .picture h3", "MP+rel+acq.gpu-candidate1").await;
     let why = wait_text(c, "#explanation pre", "is forbidden").await;
     assert!(why.contains("Causality"), "{why}");
-    assert!(c.find(Locator::Css("#explanation .picture svg")).await.is_ok());
+    assert!(
+        c.find(Locator::Css("#explanation .picture svg"))
+            .await
+            .is_ok()
+    );
     screenshot(c, "playground-run.png").await;
 
     // Step: an allowed weak outcome, reached by clicking transitions.
@@ -237,14 +252,20 @@ async fn session(client: Client, base: String) {
     wait_text(c, "#verdict", "holds: the outcome is allowed").await;
     click(c, "#tab-step").await;
     wait_text(c, "#step-status", "step 0").await;
-    let text = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+    let text =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
     let (status, path) = post(
         base,
         "/api/step",
         &json!({"test": text, "file": file, "goal": "1:r0=1 /\\ 1:r1=0"}),
     );
     assert_eq!(status, 200);
-    let choices: Vec<u64> = path["history"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let choices: Vec<u64> = path["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     assert!(choices.len() >= 4, "{choices:?}");
     for (k, choice) in choices.iter().enumerate() {
         click(c, &format!("button.transition[data-index='{choice}']")).await;
@@ -257,7 +278,13 @@ async fn session(client: Client, base: String) {
     assert!(fin.contains("1:r0=1; 1:r1=0;"), "{fin}");
     let follow = value(c, "#follow").await;
     let list: Vec<String> = choices.iter().map(u64::to_string).collect();
-    assert_eq!(follow, format!("ptxmc trace {file} --follow {} --every-step", list.join(",")));
+    assert_eq!(
+        follow,
+        format!(
+            "ptxmc trace {file} --follow {} --every-step",
+            list.join(",")
+        )
+    );
     // Undo: back one step, the transitions are there again.
     click(c, "#undo").await;
     wait_text(c, "#step-status", &format!("step {}", choices.len() - 1)).await;
@@ -304,7 +331,10 @@ async fn session(client: Client, base: String) {
     let fin2 = wait_text(c, "#final-state", "Final state: ").await;
     assert_eq!(fin2, fin);
     assert_eq!(value(c, "#follow").await, follow);
-    assert_eq!(c.find_all(Locator::Css("#history li")).await.unwrap().len(), history);
+    assert_eq!(
+        c.find_all(Locator::Css("#history li")).await.unwrap().len(),
+        history
+    );
     assert_eq!(value(c, "#file").await, file);
     assert_eq!(value(c, "#test").await, text);
     c.close_window().await.unwrap();

@@ -176,7 +176,14 @@ fn step_and_explain_work_on_every_library_test() {
     }
 }
 
-const MP: &str = include_str!("../litmus/mp/MP+rel+acq.gpu.litmus");
+static MP_TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// MP with release/acquire, from the library.
+fn mp() -> &'static str {
+    MP_TEXT.get_or_init(|| {
+        std::fs::read_to_string(root().join("litmus/mp/MP+rel+acq.gpu.litmus")).unwrap()
+    })
+}
 
 #[test]
 fn malformed_requests_get_a_json_4xx() {
@@ -187,31 +194,31 @@ fn malformed_requests_get_a_json_4xx() {
         ("/api/run", "[]".into(), 400, "bad request: "),
         (
             "/api/run",
-            json!({"text": MP}).to_string(),
+            json!({"text": mp()}).to_string(),
             400,
             "bad request: unknown field `text`",
         ),
         (
             "/api/run",
-            json!({"test": MP, "engine": "warp"}).to_string(),
+            json!({"test": mp(), "engine": "warp"}).to_string(),
             400,
             "expected engine op or ax or both, found `warp`",
         ),
         (
             "/api/run",
-            json!({"test": MP, "model": "ptx9"}).to_string(),
+            json!({"test": mp(), "model": "ptx9"}).to_string(),
             400,
             "expected model ",
         ),
         (
             "/api/run",
-            json!({"test": MP, "timeout": -1.0}).to_string(),
+            json!({"test": mp(), "timeout": -1.0}).to_string(),
             400,
             "expected a positive timeout in seconds, found -1",
         ),
         (
             "/api/run",
-            json!({"test": MP, "loop_bound": 99}).to_string(),
+            json!({"test": mp(), "loop_bound": 99}).to_string(),
             400,
             "expected a loop bound of at most 4 (this server's limit), found 99",
         ),
@@ -223,25 +230,25 @@ fn malformed_requests_get_a_json_4xx() {
         ),
         (
             "/api/step",
-            json!({"test": MP, "history": [0, 9]}).to_string(),
+            json!({"test": mp(), "history": [0, 9]}).to_string(),
             400,
             "expected a choice below 3 at step 2, found 9",
         ),
         (
             "/api/step",
-            json!({"test": MP, "goal": "1:r7=1"}).to_string(),
+            json!({"test": mp(), "goal": "1:r7=1"}).to_string(),
             400,
             "error: ",
         ),
         (
             "/api/step",
-            json!({"test": MP, "instance": 2}).to_string(),
+            json!({"test": mp(), "instance": 2}).to_string(),
             400,
             "expected an instance between 1 and 1, found 2",
         ),
         (
             "/api/explain",
-            json!({"test": MP, "outcome": "x="}).to_string(),
+            json!({"test": mp(), "outcome": "x="}).to_string(),
             400,
             "error: ",
         ),
@@ -256,7 +263,7 @@ fn malformed_requests_get_a_json_4xx() {
         );
     }
     // A parse error: the CLI's message, with its line and column.
-    let bad = MP.replace("st.release.gpu f, 1", "st.relxase.gpu f, 1");
+    let bad = mp().replace("st.release.gpu f, 1", "st.relxase.gpu f, 1");
     let (s, v) = post(b, "/api/run", &json!({"test": bad, "file": "bad.litmus"}));
     assert_eq!(s, 400);
     std::fs::create_dir_all(root().join("target/serve-test")).unwrap();
@@ -304,7 +311,7 @@ fn malformed_requests_get_a_json_4xx() {
         "{answer}"
     );
     // Still serving.
-    let (s, v) = post(b, "/api/run", &json!({"test": MP}));
+    let (s, v) = post(b, "/api/run", &json!({"test": mp()}));
     assert_eq!(s, 200, "{v}");
 }
 
@@ -355,7 +362,7 @@ fn a_full_server_answers_busy() {
     let first = std::thread::spawn(move || post(&base, "/api/run", &json!({"test": slow})));
     std::thread::sleep(Duration::from_millis(500));
     let start = Instant::now();
-    let (s, v) = post(&server.base, "/api/run", &json!({"test": MP}));
+    let (s, v) = post(&server.base, "/api/run", &json!({"test": mp()}));
     assert_eq!(s, 503, "{v}");
     assert_eq!(
         v["error"],
@@ -366,7 +373,10 @@ fn a_full_server_answers_busy() {
     assert_eq!(get(&server.base, "/").0, 200);
     let (s, _) = first.join().unwrap();
     assert_eq!(s, 200);
-    assert_eq!(post(&server.base, "/api/run", &json!({"test": MP})).0, 200);
+    assert_eq!(
+        post(&server.base, "/api/run", &json!({"test": mp()})).0,
+        200
+    );
 }
 
 /// A few hundred mixed requests from several threads: valid, malformed,
@@ -396,7 +406,7 @@ fn load_of_mixed_requests_from_several_threads() {
                     let kind = (t * EACH + i) % 8;
                     let (name, status, v) = match kind {
                         0 => {
-                            let (s, v) = post(&base, "/api/run", &json!({"test": MP}));
+                            let (s, v) = post(&base, "/api/run", &json!({"test": mp()}));
                             if s == 200 {
                                 assert_eq!(v[0]["name"], "MP+rel+acq.gpu");
                                 assert_eq!(v[0]["outcomes"].as_array().unwrap().len(), 3);
@@ -404,8 +414,11 @@ fn load_of_mixed_requests_from_several_threads() {
                             ("run", s, v)
                         }
                         1 => {
-                            let (s, v) =
-                                post(&base, "/api/step", &json!({"test": MP, "history": [2, 0]}));
+                            let (s, v) = post(
+                                &base,
+                                "/api/step",
+                                &json!({"test": mp(), "history": [2, 0]}),
+                            );
                             if s == 200 {
                                 assert_eq!(v["step"], 2);
                                 assert!(!v["transitions"].as_array().unwrap().is_empty());
@@ -437,7 +450,7 @@ fn load_of_mixed_requests_from_several_threads() {
                             ("slow", s, v)
                         }
                         6 => {
-                            let (s, v) = post(&base, "/api/explain", &json!({"test": MP}));
+                            let (s, v) = post(&base, "/api/explain", &json!({"test": mp()}));
                             if s == 200 {
                                 assert_eq!(v["allowed"], false);
                             }
@@ -479,7 +492,7 @@ fn load_of_mixed_requests_from_several_threads() {
     );
     // Still serving.
     assert_eq!(get(&server.base, "/").0, 200);
-    let (s, v) = post(&server.base, "/api/run", &json!({"test": MP}));
+    let (s, v) = post(&server.base, "/api/run", &json!({"test": mp()}));
     assert_eq!(s, 200, "{v}");
 }
 
@@ -533,5 +546,5 @@ fn the_page_and_the_library_are_embedded() {
     );
     assert_eq!(s, 200);
     let f: Value = serde_json::from_str(&f).unwrap();
-    assert_eq!(f["text"], MP);
+    assert_eq!(f["text"], mp());
 }

@@ -281,3 +281,28 @@ fn the_follow_command_replays_in_trace() {
     );
     assert!(trace.lines().filter(|l| l.starts_with("  ")).count() >= 3);
 }
+
+/// A flag that is never set: a shortest run into the hang, the hang named
+/// in the state; a test without loops has none.
+#[test]
+fn a_session_goes_into_a_hang_and_names_it() {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus/liveness/Flag-never-set.litmus");
+    let t = litmus::parse_file(&f).unwrap().remove(0);
+    let mut s = Session::new(&t.program, options(true)).unwrap();
+    assert!(s.hang().is_none());
+    let GoTo::Path(path) = s.go_to_hang() else {
+        panic!("the flag is never set: P1 spins forever")
+    };
+    s.replay(&path).unwrap();
+    let h = s.hang().expect("a hang");
+    assert_eq!(h.kind().as_str(), "spin");
+    let pic = picture::picture(s.machine(), s.current());
+    let drawn = text::state(&s, &pic);
+    assert!(
+        drawn.contains("Hang (spin): P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time"),
+        "{drawn}"
+    );
+    let mp = mp_relaxed();
+    let s = Session::new(&mp.program, options(true)).unwrap();
+    assert_eq!(s.go_to_hang(), GoTo::Unreachable { since: None });
+}

@@ -115,4 +115,3 @@ pub fn get(base: &str, path: &str) -> (u16, String, String) {
         r.body_mut().read_to_string().unwrap(),
     )
 }
-
