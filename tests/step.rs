@@ -65,7 +65,16 @@ fn every_library_test_steps_to_the_end_and_reaches_its_outcome_as_the_engines_sa
                     }
                     s.take((k * 7 + 3) % n).expect("an enabled transition");
                     k += 1;
-                    assert!(k < 10_000, "{}: the walk does not end", f.display());
+                    if k == 2_000 {
+                        // Only a spin loop can go on for ever (the walk may keep
+                        // choosing its iterations).
+                        assert!(
+                            f.to_string_lossy().contains("/liveness/"),
+                            "{}: the walk does not end",
+                            f.display()
+                        );
+                        break;
+                    }
                 }
                 let pic = picture::picture(s.machine(), s.current());
                 assert!(!text::state(&s, &pic).is_empty());

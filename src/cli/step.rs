@@ -95,8 +95,13 @@ pub fn run(args: &StepArgs) -> Exit {
         }
     };
     if let Some(f) = &args.follow {
-        if let Err(e) = session.replay(f) {
-            eprintln!("error: --follow: {e:?}");
+        if let Err(crate::op::trace::TraceError::BadChoice {
+            step,
+            choice,
+            available,
+        }) = session.replay(f)
+        {
+            eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
             return Exit::BadInput;
         }
     }

@@ -83,6 +83,7 @@ function showParseError(data) {
 function setTest(text, file) {
   $("test").value = text;
   $("file").value = file || "playground.litmus";
+  $("library").value = file || "";
   ui.history = [];
   ui.redo = [];
   showParseError(null);
@@ -110,7 +111,6 @@ async function pickFromLibrary(path) {
   const { ok, data } = await api(`/api/library/file?path=${encodeURIComponent(path)}`);
   if (!ok) return;
   setTest(data.text, data.path);
-  $("library").value = data.path;
   await refresh();
 }
 
