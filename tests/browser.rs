@@ -112,15 +112,21 @@ async fn wait_gone(c: &Client, css: &str) {
     }
 }
 
+/// Click `css` once it exists; again if the page re-rendered it in between
+/// (a stale element).
 async fn click(c: &Client, css: &str) {
-    c.wait()
-        .at_most(WAIT)
-        .for_element(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("no `{css}`: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("`{css}` cannot be clicked: {e}"));
+    let start = Instant::now();
+    loop {
+        let err = match c.find(Locator::Css(css)).await {
+            Ok(e) => match e.click().await {
+                Ok(()) => return,
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        assert!(start.elapsed() < WAIT, "`{css}` cannot be clicked: {err}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn value(c: &Client, css: &str) -> String {
@@ -356,7 +362,6 @@ async fn session(client: Client, base: String) {
 
     // A test that can hang: the Run view says so, and steps into it.
     pick(c, "litmus/liveness/Flag-never-set.litmus").await;
-    click(c, "#tab-run").await;
     let hang = wait_text(c, "#hang", "Hang (spin)").await;
     assert!(hang.contains("P1 spins in the loop"), "{hang}");
     click(c, "#hang button").await;

@@ -8,8 +8,18 @@ const ui = {
   tab: "run",
   history: [],   // choices taken (what `ptxmc trace --follow` replays)
   redo: [],      // undone choices, the next to redo last
-  libraryPath: "",
+  // Answers can come back out of order: each kind of request keeps a
+  // number, and an answer to anything but the latest is dropped.
+  latest: { pick: 0, run: 0, step: 0, explain: 0 },
 };
+
+function ticket(kind) {
+  return ++ui.latest[kind];
+}
+
+function stale(kind, t) {
+  return ui.latest[kind] !== t;
+}
 
 // ---- small helpers ---------------------------------------------------------
 
@@ -108,8 +118,9 @@ async function loadLibrary() {
 
 async function pickFromLibrary(path) {
   if (!path) return;
+  const t = ticket("pick");
   const { ok, data } = await api(`/api/library/file?path=${encodeURIComponent(path)}`);
-  if (!ok) return;
+  if (!ok || stale("pick", t)) return;
   setTest(data.text, data.path);
   await refresh();
 }
@@ -219,8 +230,10 @@ function renderRun(reports) {
 
 async function run() {
   $("run-status").textContent = "running…";
+  const t = ticket("run");
   const { ok, status, data } = await api("/api/run",
     testRequest({ engine: $("engine").value, model: $("model").value }));
+  if (stale("run", t)) return;
   $("run-status").textContent = "";
   $("explanation").replaceChildren();
   if (!ok) {
@@ -237,7 +250,9 @@ async function explain(outcome, report) {
   box.replaceChildren(el("p", { class: "status" }, "explaining…"));
   const req = testRequest({ model: $("model").value });
   if (outcome) req.outcome = outcome;
+  const t = ticket("explain");
   const { ok, data } = await api("/api/explain", req);
+  if (stale("explain", t)) return;
   if (!ok) {
     box.replaceChildren(el("p", { class: "error" }, data.error));
     return;
@@ -261,9 +276,11 @@ async function explain(outcome, report) {
 
 async function step(extra = {}) {
   $("step-status").textContent = "…";
+  const t = ticket("step");
   const { ok, data } = await api("/api/step", testRequest({
     history: ui.history, every_step: $("every-step").checked, model: $("model").value, ...extra,
   }));
+  if (stale("step", t)) return null;
   $("step-status").textContent = "";
   const msg = $("step-message");
   msg.hidden = true;
