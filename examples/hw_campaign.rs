@@ -22,12 +22,14 @@ use ptxmc::hw::sass;
 use ptxmc::ir::Scope;
 
 /// One test of the campaign.
+#[derive(Clone)]
 struct Row {
     name: String,
     part: String,
     family: String,
     places: String,
     runs: u64,
+    cluster_dim: u64,
     forbidden_seen: u64,
     altered: Vec<String>,
     allowed: bool,
@@ -154,6 +156,7 @@ fn load(dir: &Path) -> Vec<Row> {
                 name: c.name.clone(),
                 part,
                 runs: c.runs,
+                cluster_dim: h.cluster_dim,
                 forbidden_seen: c.forbidden_observed.iter().map(|(_, n)| n).sum(),
                 altered: c
                     .sass
@@ -170,30 +173,36 @@ fn load(dir: &Path) -> Vec<Row> {
         .collect()
 }
 
-fn tally_table<K: Ord + std::fmt::Display>(
+/// A table of [`Tally`]s, one row per key; rows are sorted by the key and
+/// labelled by its text.
+fn tally_table<K: Ord>(
     title: &str,
     key_head: &str,
     rows: &[Row],
-    key: impl Fn(&Row) -> Option<K>,
+    key: impl Fn(&Row) -> Option<(K, String)>,
 ) {
-    let mut t: BTreeMap<K, Tally> = BTreeMap::new();
+    let mut t: BTreeMap<K, (String, Tally)> = BTreeMap::new();
     for r in rows {
-        if let Some(k) = key(r) {
-            t.entry(k).or_default().add(r);
+        if let Some((k, label)) = key(r) {
+            t.entry(k)
+                .or_insert_with(|| (label, Tally::default()))
+                .1
+                .add(r);
         }
     }
     println!("### {title}\n\n| {key_head} | {TALLY_HEAD} |");
     println!("|---|---|---|---|---|---|---|");
-    for (k, v) in &t {
-        println!("| {k} | {} |", v.cells());
+    for (label, v) in t.values() {
+        println!("| {label} | {} |", v.cells());
     }
     println!();
 }
 
 /// The threads that are not ordered at a scope covering their partners,
 /// counted by what they have: program order alone (`po`), an ordering at
-/// `.cta` or at `.cluster` only; `none` when every thread is covered.
-fn weak_links(c: &CycleOrders) -> String {
+/// `.cta` or at `.cluster` only; `none` when every thread is covered. The
+/// key sorts the most unordered first.
+fn weak_links(c: &CycleOrders) -> (std::cmp::Reverse<(usize, usize)>, String) {
     let mut po = 0;
     let mut narrow = BTreeMap::<Scope, usize>::new();
     for t in c.threads.iter().filter(|t| t.accesses.len() == 2) {
@@ -203,6 +212,7 @@ fn weak_links(c: &CycleOrders) -> String {
             Some(_) => {}
         }
     }
+    let key = std::cmp::Reverse((po, narrow.values().sum()));
     let mut parts = Vec::new();
     if po > 0 {
         parts.push(format!("po ×{po}"));
@@ -211,9 +221,9 @@ fn weak_links(c: &CycleOrders) -> String {
         parts.push(format!(".{s} ×{n}"));
     }
     if parts.is_empty() {
-        "none".into()
+        (key, "none".into())
     } else {
-        parts.join(", ")
+        (key, parts.join(", "))
     }
 }
 
@@ -245,7 +255,7 @@ fn matrix(rows: &[Row], family: &str, place: &str) {
     }
     let runs: u64 = cells.iter().map(|c| c.0.runs).sum();
     println!(
-        "### {family} at `@{place}`: weak outcomes seen ({} tests, {} runs; `·` forbidden by the model)\n",
+        "### {family} at `@{place}`: weak outcomes seen ({} tests, {} runs; `·` forbidden by the model; ᶜ a cluster launch)\n",
         cells.len(),
         thousands(runs)
     );
@@ -264,6 +274,7 @@ fn matrix(rows: &[Row], family: &str, place: &str) {
                 match cell {
                     None => String::new(),
                     Some((r, _, _)) if !r.allowed => "·".into(),
+                    Some((r, _, _)) if r.cluster_dim > 0 => format!("{}ᶜ", thousands(r.seen)),
                     Some((r, _, _)) => thousands(r.seen),
                 }
             })
@@ -301,37 +312,86 @@ fn main() {
     );
     println!();
 
+    let text = |k: String| Some((k.clone(), k));
     tally_table("By part of the set", "part", &rows, |r| {
-        Some(r.part.clone())
+        text(r.part.clone())
     });
-    tally_table("By shape", "shape", &rows, |r| Some(r.family.clone()));
+    tally_table("By shape", "shape", &rows, |r| text(r.family.clone()));
+    let place_rank = |r: &Row| {
+        let p = placement(&r.places);
+        let rank = ["cta", "cluster", "gpu"].iter().position(|q| *q == p);
+        (rank.unwrap_or(3), p.to_string())
+    };
     tally_table("By placement", "placement", &rows, |r| {
-        Some(placement(&r.places).to_string())
-    });
-    tally_table("By what orders the threads", "group", &rows, |r| {
-        Some(r.cycle.ordering().to_string())
-    });
-    tally_table("By group and placement", "group @ placement", &rows, |r| {
-        Some(format!("{} @{}", r.cycle.ordering(), placement(&r.places)))
+        let (rank, p) = place_rank(r);
+        Some((rank, format!("`@{p}`")))
     });
     tally_table(
-        "Threads not ordered at a scope covering their partners (tests with threads in two CTAs or more; no aliases, no coherence)",
-        "weak links",
+        "By launch (a cluster launch for every test with a `.cluster`-scoped instruction)",
+        "launch",
         &rows,
+        |r| {
+            let d = r.cluster_dim;
+            Some((
+                d,
+                match d {
+                    0 => "ordinary".to_string(),
+                    1 => "clusters of 1 CTA".to_string(),
+                    _ => format!("clusters of {d} CTAs"),
+                },
+            ))
+        },
+    );
+    // Cluster launches showed no weak outcome at all (and every `.cluster`
+    // scope makes one): the groups are counted on ordinary launches.
+    let ordinary: Vec<Row> = rows
+        .iter()
+        .filter(|r| r.cluster_dim == 0)
+        .cloned()
+        .collect();
+    let rows_all = &rows;
+    let rows = &ordinary[..];
+    tally_table(
+        "By what orders the threads (ordinary launches)",
+        "group",
+        rows,
+        |r| {
+            let g = r.cycle.ordering();
+            Some((g, g.to_string()))
+        },
+    );
+    tally_table(
+        "By group and placement (ordinary launches)",
+        "group, placement",
+        rows,
+        |r| {
+            let g = r.cycle.ordering();
+            let (rank, p) = place_rank(r);
+            Some(((g, rank), format!("{g}, `@{p}`")))
+        },
+    );
+    tally_table(
+        "Threads not ordered at a scope covering their partners (ordinary launches of tests with threads in two CTAs or more; no aliases, no coherence)",
+        "weak links",
+        rows,
         |r| {
             let g = r.cycle.ordering();
             (matches!(
                 g,
                 Ordering::Unordered | Ordering::Narrow(_) | Ordering::Covered
             ) && r.places != "cta")
-                .then(|| weak_links(&r.cycle))
+                .then(|| {
+                    let (key, label) = weak_links(&r.cycle);
+                    ((key, label.clone()), label)
+                })
         },
     );
+    let rows = rows_all;
     for place in ["cta", "cluster", "gpu"] {
-        matrix(&rows, "MP", place);
+        matrix(rows, "MP", place);
     }
     for family in ["SB", "LB", "S", "R", "2+2W"] {
-        matrix(&rows, family, "gpu");
+        matrix(rows, family, "gpu");
     }
 
     // Weak outcomes by harness configuration (all tests share the order).

@@ -1055,10 +1055,10 @@ fn recorded_generated_campaign_compares_cleanly() {
 
 /// What the GPU showed of the generated tests' weak behaviours
 /// (docs/hardware-results.md, generated campaign): never where every thread
-/// is ordered at a scope that covers its partners, never through `.cluster`
-/// orderings across clusters (ptxas makes them `.gpu`), never inside one CTA
-/// without aliases; through `.cta` orderings across CTAs and program order,
-/// often.
+/// is ordered at a scope that covers its partners, never inside one CTA
+/// without aliases, never in a cluster launch (every test with a
+/// `.cluster`-scoped instruction: `recorded_cluster_launch_twins`); through
+/// `.cta` orderings across CTAs and program order, often.
 #[test]
 fn recorded_generated_campaign_weak_behaviours() {
     use ptxmc::hw::campaign::{CycleOrders, Ordering, weak_outcome};
@@ -1067,7 +1067,7 @@ fn recorded_generated_campaign_weak_behaviours() {
         sass::parse(&std::fs::read_to_string(format!("{GEN_CAMPAIGN}/roles.sass")).unwrap());
     let mut by_group = std::collections::BTreeMap::<Ordering, (usize, usize, u64)>::new();
     let mut rate = std::collections::BTreeMap::<String, (u64, u64)>::new();
-    let (mut allowed, mut seen_tests) = (0, 0);
+    let (mut allowed, mut seen_tests, mut cluster_launched) = (0, 0, 0);
     let mut paths: Vec<_> = std::fs::read_dir(format!("{GEN_CAMPAIGN}/histograms"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1092,6 +1092,10 @@ fn recorded_generated_campaign_weak_behaviours() {
             assert_eq!(w.seen, 0, "{}", h.name);
         }
         assert_eq!(w.by_config.iter().sum::<u64>(), w.seen);
+        if h.cluster_dim > 0 {
+            assert_eq!(w.seen, 0, "{}", h.name);
+            cluster_launched += usize::from(w.allowed);
+        }
         // Inside one CTA no generic-proxy test showed its weak outcome.
         if h.name.ends_with("@cta") && group != Ordering::Alias {
             assert_eq!(w.seen, 0, "{}", h.name);
@@ -1099,11 +1103,13 @@ fn recorded_generated_campaign_weak_behaviours() {
         rate.insert(h.name.clone(), (w.seen, h.runs));
     }
     assert_eq!((allowed, seen_tests), (1351, 237));
+    assert_eq!(cluster_launched, 562);
     // Every thread ordered at a covering scope: allowed (acq_rel fences in SB,
     // R, 2+2W, IRIW …) but never seen.
     assert_eq!(by_group[&Ordering::Covered].0, 211);
     assert_eq!(by_group[&Ordering::Covered].1, 0);
-    // A .cluster ordering with partners in other clusters: never seen.
+    // A .cluster ordering with partners in other clusters: never seen (every
+    // such test ran in a cluster launch).
     assert_eq!(by_group[&Ordering::Narrow(Scope::Cluster)], (143, 0, 0));
     // A .cta ordering with partners in other CTAs, and program order alone:
     // seen.
@@ -1119,4 +1125,63 @@ fn recorded_generated_campaign_weak_behaviours() {
     assert!(fraction("MP+weak-rel+acq-weak.cta@gpu") > 0.0);
     assert_eq!(fraction("MP+weak-rel+acq-weak.cluster@gpu"), 0.0);
     assert_eq!(fraction("MP+rlx-rlx.gpu@cta"), 0.0);
+}
+
+/// The role functions of a compacted SASS dump (`roles.sass`): name → the
+/// instructions, without addresses.
+fn role_code(path: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut out = std::collections::BTreeMap::<String, Vec<String>>::new();
+    let mut current = None;
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let l = line.trim();
+        if let Some(name) = l.strip_prefix("Function :") {
+            current = Some(name.trim().to_string());
+            out.entry(name.trim().to_string()).or_default();
+        } else if let (Some(name), Some((_, inst))) = (&current, l.split_once("*/")) {
+            out.get_mut(name).unwrap().push(inst.trim().to_string());
+        }
+    }
+    out
+}
+
+/// The twins run of the generated campaign: four pairs of tests whose role
+/// functions compiled to the same machine code, one of each pair launched
+/// with clusters (it has a `.cluster`-scoped instruction, which ptxas
+/// compiles as `.gpu`), 15 s each. The weak outcome appeared in every
+/// ordinary launch and in none of the cluster launches.
+#[test]
+fn recorded_cluster_launch_twins() {
+    let dir = format!("{GEN_CAMPAIGN}/twins");
+    let hists: Vec<String> = (0..8)
+        .map(|k| format!("{dir}/histograms/t{k:04}.json"))
+        .collect();
+    let (code, all) = compare_recorded(&hists, &format!("{dir}/roles.sass"));
+    assert_eq!(code, Some(0));
+    let roles = role_code(&format!("{dir}/roles.sass"));
+    let funcs = sass::parse(&std::fs::read_to_string(format!("{dir}/roles.sass")).unwrap());
+    for pair in 0..4 {
+        let (cluster, plain) = (2 * pair, 2 * pair + 1);
+        let weak = |k: usize| {
+            let h = Histogram::read(Path::new(&hists[k])).unwrap();
+            let p = program(&h.test);
+            let c = compare(&h, &p, Some(&funcs)).unwrap();
+            let w = ptxmc::hw::campaign::weak_outcome(&p, &h, &c);
+            assert!(w.allowed && !c.sass.unwrap().compiler_altered());
+            assert!(h.runs > 100_000_000);
+            (h.cluster_dim, w.seen)
+        };
+        for thread in 0..2 {
+            assert_eq!(
+                roles[&format!("ptxmc_t{cluster:04}_P{thread}")],
+                roles[&format!("ptxmc_t{plain:04}_P{thread}")],
+                "{} and {}",
+                all[cluster]["name"],
+                all[plain]["name"]
+            );
+        }
+        let (dim, seen) = weak(cluster);
+        assert!(dim > 0 && seen == 0, "{}", all[cluster]["name"]);
+        let (dim, seen) = weak(plain);
+        assert!(dim == 0 && seen > 100, "{}", all[plain]["name"]);
+    }
 }

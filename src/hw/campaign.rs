@@ -154,15 +154,13 @@ pub enum Ordering {
 impl fmt::Display for Ordering {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Ordering::Unordered => f.write_str("a thread with program order alone"),
-            Ordering::Narrow(s) => {
-                write!(
-                    f,
-                    "every thread ordered, one only at .{s}, partners farther"
-                )
-            }
+            Ordering::Unordered => f.write_str("some thread has program order alone"),
+            Ordering::Narrow(s) => write!(
+                f,
+                "every thread ordered, some only at .{s} with partners outside it"
+            ),
             Ordering::Covered => {
-                f.write_str("every thread ordered at a scope covering its partners")
+                f.write_str("every thread ordered at a scope that contains its partners")
             }
             Ordering::Coherence => f.write_str("coherence (one location)"),
             Ordering::Alias => f.write_str("aliases (two virtual addresses)"),
