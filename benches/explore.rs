@@ -3,6 +3,10 @@
 //! (n-reader IRIW, message passing along a chain of n CTAs, n writers to one
 //! location), with and without partial-order reduction, on 1 and 2 workers.
 //!
+//! The `termination` group times the termination check (the liveness
+//! library with the check on and off, per engine) and the retry-loop
+//! reduction (a three-CTA spin-lock reduced and bounded).
+//!
 //! `cargo bench --bench explore`; each exploration benchmark's throughput is
 //! in distinct states, so criterion reports states per second. The `state`
 //! group times the per-successor bookkeeping (copy, fingerprint).
@@ -186,6 +190,49 @@ fn suites(c: &mut Criterion) {
     g.finish();
 }
 
+fn termination(c: &mut Criterion) {
+    let liveness = load_dir("litmus/liveness", "\u{0}");
+    let mut g = c.benchmark_group("termination");
+    for (label, engine) in [("op", EngineChoice::Op), ("ax", EngineChoice::Ax)] {
+        for check in [true, false] {
+            let opts = RunOptions {
+                engine,
+                termination: check,
+                ..RunOptions::default()
+            };
+            let id = format!(
+                "liveness_{}_{label}_{}",
+                liveness.len(),
+                if check { "checked" } else { "unchecked" }
+            );
+            g.bench_function(id, |b| {
+                b.iter(|| {
+                    liveness
+                        .iter()
+                        .map(|p| engine::run(p, &opts).termination.hangs() as usize)
+                        .sum::<usize>()
+                })
+            });
+        }
+    }
+    let lock = load_dir("litmus/liveness", "\u{0}")
+        .into_iter()
+        .find(|p| p.name == "Spinlock-cas-3cta")
+        .expect("the spin-lock test");
+    for (label, retry) in [("reduced", true), ("bound2", false)] {
+        let opts = RunOptions {
+            engine: EngineChoice::Op,
+            retry_loops: retry,
+            termination: false,
+            ..RunOptions::default()
+        };
+        g.bench_function(format!("spinlock_3cta_op_{label}"), |b| {
+            b.iter(|| engine::run(&lock, &opts).outcomes.len())
+        });
+    }
+    g.finish();
+}
+
 fn scaling(c: &mut Criterion) {
     type Family = fn(usize) -> String;
     let families: [(&str, Family, std::ops::RangeInclusive<usize>); 3] = [
@@ -213,6 +260,6 @@ fn scaling(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, state_ops, suites, scaling
+    targets = hot_loop, state_ops, suites, termination, scaling
 }
 criterion_main!(benches);

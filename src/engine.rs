@@ -10,6 +10,7 @@ use crate::explore::{self, ExploreOptions, ExploreStats};
 use crate::ir::Program;
 use crate::limits::{Budget, Limits};
 use crate::model::Model;
+use crate::model::hang::Hang;
 use crate::op::{Machine, TooManySlots};
 use crate::outcome::{Columns, Outcomes, Verdict};
 
@@ -58,6 +59,12 @@ pub struct RunOptions {
     pub exact: bool,
     /// Show a progress line on stderr for long explorations.
     pub progress: bool,
+    /// Check termination (deadlocks and fair non-termination) when the
+    /// program has a loop, a barrier or a wait.
+    pub termination: bool,
+    /// Recognise retry loops (`false` bounds them like other loops; only to
+    /// check the reduction).
+    pub retry_loops: bool,
 }
 
 impl Default for RunOptions {
@@ -71,6 +78,8 @@ impl Default for RunOptions {
             jobs: 1,
             exact: false,
             progress: false,
+            termination: true,
+            retry_loops: true,
         }
     }
 }
@@ -84,15 +93,66 @@ pub struct EngineStats {
     /// The explorer's counters, when the machine ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<ExploreStats>,
+    /// The oracle's counters for its termination search, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ax_termination: Option<AxStats>,
 }
 
-/// Outcomes that only one engine produced.
+/// Where the engines differ.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Disagreement {
     /// Only the operational machine reached these.
     pub only_op: Outcomes,
     /// Only the axiomatic oracle allows these.
     pub only_ax: Outcomes,
+    /// The termination verdicts differ: whether each engine found a hang
+    /// (operational, axiomatic).
+    pub termination: Option<(bool, bool)>,
+}
+
+/// Why termination was not checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotChecked {
+    /// The check was turned off.
+    Off,
+    /// A limit stopped an engine.
+    Incomplete,
+    /// A loop that is neither a spin nor a retry loop reached the loop bound
+    /// (the bound given) and no hang was found: longer executions might hang.
+    LoopBound(u32),
+}
+
+/// The termination verdict of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Termination {
+    /// A reachable stuck configuration: the program can hang.
+    Hangs(Hang),
+    /// Every execution terminates. `trivially`: no thread has a loop, a
+    /// barrier or a wait, so no search was needed.
+    Terminates {
+        /// No loop, barrier or wait.
+        trivially: bool,
+    },
+    /// Not decided.
+    NotChecked(NotChecked),
+}
+
+impl Termination {
+    /// Whether the verdict is conclusive (a hang, or termination shown).
+    pub fn checked(&self) -> bool {
+        !matches!(self, Termination::NotChecked(_))
+    }
+    /// Whether a hang was found.
+    pub fn hangs(&self) -> bool {
+        matches!(self, Termination::Hangs(_))
+    }
+    /// The hang found, if any.
+    pub fn hang(&self) -> Option<&Hang> {
+        match self {
+            Termination::Hangs(h) => Some(h),
+            _ => None,
+        }
+    }
 }
 
 /// What running the engine(s) on one program produced.
@@ -121,6 +181,8 @@ pub struct RunResult {
     pub stats: EngineStats,
     /// With both engines: the outcomes on which they differ, if any.
     pub disagreement: Option<Disagreement>,
+    /// Whether the program can hang.
+    pub termination: Termination,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -147,6 +209,12 @@ struct EngineRun {
     bound_hit: bool,
     /// Why it stopped early, if it did.
     stopped: Option<String>,
+    /// With the termination check and a finished run: a hang, or whether
+    /// the loop bound was reached (then "no hang" is not conclusive).
+    term: Option<Result<Hang, bool>>,
+    /// Why the termination search stopped early, if it did (the outcomes
+    /// are complete all the same).
+    term_stopped: Option<String>,
 }
 
 /// Stack for the oracle's thread: its search recurses once per read and per
@@ -163,6 +231,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
     let budget = Budget::new(opts.limits);
     let start = budget.start();
+    let check = opts.termination && crate::model::hang::can_block(&crate::model::lower::lower(p));
     let mut stats = EngineStats::default();
     let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
     let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);
@@ -171,9 +240,9 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             std::thread::Builder::new()
                 .name("ptxmc-oracle".into())
                 .stack_size(AX_STACK)
-                .spawn_scoped(s, || run_ax(p, opts, &budget))
+                .spawn_scoped(s, || run_ax(p, opts, check, &budget))
         });
-        let op = want_op.then(|| run_op(p, opts, &budget));
+        let op = want_op.then(|| run_op(p, opts, check, &budget));
         let ax = match beside {
             Some(Ok(handle)) => Some(
                 handle
@@ -182,21 +251,31 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             ),
             // No thread to be had: run the oracle after the machine, on the
             // budget that is left.
-            Some(Err(_)) => Some(run_ax(p, opts, &budget)),
-            None => want_ax.then(|| run_ax(p, opts, &budget)),
+            Some(Err(_)) => Some(run_ax(p, opts, check, &budget)),
+            None => want_ax.then(|| run_ax(p, opts, check, &budget)),
         };
         (ax, op)
     });
     let (ax, ax_stats) = ax.map_or((None, None), |(r, s)| (Some(r), Some(s)));
     let (op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
-    stats.ax = ax_stats;
+    stats.ax = ax_stats.map(|s| s.0);
+    stats.ax_termination = ax_stats.and_then(|s| s.1);
     stats.op = op_stats;
     let incomplete = incompleteness(ax.as_ref(), op.as_ref());
+    let (termination, term_disagree) = termination(
+        opts,
+        check,
+        incomplete.is_some(),
+        op.as_ref().and_then(|r| r.term.as_ref()),
+        ax.as_ref().and_then(|r| r.term.as_ref()),
+    );
     let (outcomes, bound_hit, disagreement, partial) = match (ax, op) {
         (Some(a), Some(o)) => {
-            let d = (a.outcomes != o.outcomes && incomplete.is_none()).then(|| Disagreement {
+            let differ = a.outcomes != o.outcomes || term_disagree.is_some();
+            let d = (differ && incomplete.is_none()).then(|| Disagreement {
                 only_op: o.outcomes.difference(&a.outcomes).cloned().collect(),
                 only_ax: a.outcomes.difference(&o.outcomes).cloned().collect(),
+                termination: term_disagree,
             });
             let bound_hit = a.bound_hit || o.bound_hit;
             match (a.stopped.is_none(), o.stopped.is_none()) {
@@ -227,15 +306,54 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         partial,
         stats,
         disagreement,
+        termination,
         seconds: start.elapsed().as_secs_f64(),
     }
+}
+
+/// The run's termination verdict from each engine's, and whether they
+/// disagree: a hang either engine found is real; "terminates" needs the
+/// loop bound never reached; a conclusive hang against a conclusive
+/// termination is a disagreement.
+fn termination(
+    opts: &RunOptions,
+    check: bool,
+    incomplete: bool,
+    op: Option<&Result<Hang, bool>>,
+    ax: Option<&Result<Hang, bool>>,
+) -> (Termination, Option<(bool, bool)>) {
+    if !opts.termination {
+        return (Termination::NotChecked(NotChecked::Off), None);
+    }
+    if !check {
+        return (Termination::Terminates { trivially: true }, None);
+    }
+    if incomplete {
+        return (Termination::NotChecked(NotChecked::Incomplete), None);
+    }
+    let disagree = match (op, ax) {
+        (Some(o @ Ok(_)), Some(a @ Err(false))) | (Some(o @ Err(false)), Some(a @ Ok(_))) => {
+            Some((o.is_ok(), a.is_ok()))
+        }
+        _ => None,
+    };
+    let verdicts = [op, ax];
+    let hang = verdicts.iter().flatten().find_map(|r| r.as_ref().ok());
+    let verdict = match hang {
+        Some(h) => Termination::Hangs(h.clone()),
+        None if verdicts.iter().flatten().any(|r| matches!(r, Err(true))) => {
+            Termination::NotChecked(NotChecked::LoopBound(opts.loop_bound))
+        }
+        None => Termination::Terminates { trivially: false },
+    };
+    (verdict, disagree)
 }
 
 /// Which engines were stopped and why; with two engines of which one
 /// finished, also that the states shown are the finished one's.
 fn incompleteness(ax: Option<&EngineRun>, op: Option<&EngineRun>) -> Option<String> {
     let named = |label: &str, r: Option<&EngineRun>| {
-        r.and_then(|r| r.stopped.as_ref())
+        r.and_then(|r| r.stopped.as_ref().or(r.term_stopped.as_ref()))
             .map(|why| format!("{label} engine: {why}"))
     };
     let stopped: Vec<String> = [named("axiomatic", ax), named("operational", op)]
@@ -258,22 +376,47 @@ fn incompleteness(ax: Option<&EngineRun>, op: Option<&EngineRun>) -> Option<Stri
     Some(why)
 }
 
-fn run_ax(p: &Program, opts: &RunOptions, budget: &Budget) -> (EngineRun, AxStats) {
+/// The oracle: its outcomes, then (with `check`, if those finished) its
+/// termination search; its counters for each.
+fn run_ax(
+    p: &Program,
+    opts: &RunOptions,
+    check: bool,
+    budget: &Budget,
+) -> (EngineRun, (AxStats, Option<AxStats>)) {
     let ax_opts = AxOptions {
         loop_bound: opts.loop_bound,
+        retry_loops: opts.retry_loops,
         ..AxOptions::default()
     };
     let r = ax::run_within(p, &ax_opts, budget);
-    let run = EngineRun {
+    let mut run = EngineRun {
         outcomes: r.outcomes,
         bound_hit: r.bound_hit,
         stopped: r.incomplete.map(|why| why.to_string()),
+        term: None,
+        term_stopped: None,
     };
-    (run, r.stats)
+    let mut term_stats = None;
+    if check && run.stopped.is_none() {
+        match ax::termination_within(p, &ax_opts, budget, r.stats.nodes) {
+            Ok(t) => {
+                term_stats = Some(t.stats);
+                run.term = Some(t.hang.ok_or(t.bound_hit || r.bound_hit));
+            }
+            Err(why) => run.term_stopped = Some(format!("{why} in the termination search")),
+        }
+    }
+    (run, (r.stats, term_stats))
 }
 
-fn run_op(p: &Program, opts: &RunOptions, budget: &Budget) -> (EngineRun, Option<ExploreStats>) {
-    match Machine::new(p, opts.loop_bound) {
+fn run_op(
+    p: &Program,
+    opts: &RunOptions,
+    check: bool,
+    budget: &Budget,
+) -> (EngineRun, Option<ExploreStats>) {
+    match Machine::with_retry_loops(p, opts.loop_bound, opts.retry_loops) {
         Ok(mut m) => {
             m.por = opts.por;
             let eo = ExploreOptions {
@@ -281,12 +424,16 @@ fn run_op(p: &Program, opts: &RunOptions, budget: &Budget) -> (EngineRun, Option
                 jobs: opts.jobs,
                 exact: opts.exact,
                 progress: opts.progress,
+                termination: check,
             };
             let r = explore::explore_within(&m, &eo, budget);
+            let finished = r.incomplete.is_none();
             let run = EngineRun {
                 outcomes: r.outcomes,
                 bound_hit: r.bound_hit,
                 stopped: r.incomplete.map(|why| why.to_string()),
+                term: (check && finished).then(|| r.hang.ok_or(r.cut_reached || r.bound_hit)),
+                term_stopped: None,
             };
             (run, Some(r.stats))
         }
@@ -294,6 +441,8 @@ fn run_op(p: &Program, opts: &RunOptions, budget: &Budget) -> (EngineRun, Option
             let run = EngineRun {
                 outcomes: Outcomes::new(),
                 bound_hit: false,
+                term: None,
+                term_stopped: None,
                 stopped: Some(format!(
                     "the program needs {n} event slots (at most {})",
                     crate::rel::MAX_EVENTS

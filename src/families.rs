@@ -150,7 +150,10 @@ pub fn writers(n: usize) -> String {
 /// inside the critical section, release the lock with a release store of 0.
 ///
 /// The retry loop writes (a failed CAS still writes the value it read), so it
-/// is not a spin loop: its cost grows with `--loop-bound` (`docs/loops.md`).
+/// is not a spin loop; it is a retry loop, whose failed iterations both
+/// engines drop (`docs/loops.md`), which makes it cheap. With
+/// `--bound-retry-loops` it is bounded instead and its cost grows with
+/// `--loop-bound` (the limits tests use it that way).
 pub fn spin_lock(threads: usize) -> String {
     let cols: Vec<Vec<String>> = (0..threads)
         .map(|_| {

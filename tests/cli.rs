@@ -202,6 +202,137 @@ fn version_prints_the_crate_version() {
     assert_eq!(out, format!("ptxmc {}\n", env!("CARGO_PKG_VERSION")));
 }
 
+#[test]
+fn run_exits_5_when_a_test_can_hang() {
+    let (code, out, err) = ptxmc(&["run", "litmus/liveness/Bar-count-too-high.litmus"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        out.contains("\nHang: deadlock — P0 and P1 wait at `bar.cta.sync 1, 1, 3`, whose phase needs 3 arrivals and gets 2 (P0 and P1); every other thread has finished or is stuck too, so nothing can release them\n"),
+        "{out}"
+    );
+    // A directory with hanging and terminating tests: still 5.
+    let (code, _, _) = ptxmc(&["run", "litmus/liveness"]);
+    assert_eq!(code, 5);
+    // Without the check, the same test passes silently.
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--no-termination",
+        "litmus/liveness/Bar-count-too-high.litmus",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("Hang"), "{out}");
+}
+
+#[test]
+fn run_json_reports_termination() {
+    let (code, out, err) = ptxmc(&[
+        "run",
+        "--format",
+        "json",
+        "litmus/liveness/Flag-never-set.litmus",
+        "litmus/liveness/Flag-set.litmus",
+    ]);
+    assert_eq!(code, 5, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v[0]["termination"];
+    assert_eq!(t["checked"], true);
+    assert_eq!(t["hangs"], true);
+    assert_eq!(t["kind"], "spin");
+    assert_eq!(t["threads"][0]["thread"], "P1");
+    assert_eq!(t["threads"][0]["on"], "spin");
+    let t = &v[1]["termination"];
+    assert_eq!(
+        (&t["checked"], &t["hangs"], &t["kind"]),
+        (
+            &serde_json::json!(true),
+            &serde_json::json!(false),
+            &serde_json::Value::Null
+        )
+    );
+}
+
+#[test]
+fn check_termination_passes_the_liveness_library() {
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--property",
+        "termination",
+        "--expected",
+        "litmus/liveness-expected.csv",
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, "26 passed, 0 failed\n");
+}
+
+#[test]
+fn check_termination_reports_mismatches_and_inconclusive_rows() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("liveness.csv");
+    std::fs::write(
+        &csv,
+        "litmus/liveness/Flag-never-set.litmus,1\nlitmus/liveness/Flag-set.litmus,0\n\
+         tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus,1\n\
+         litmus/liveness/Handshake.litmus,1\n",
+    )
+    .unwrap();
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--property",
+        "termination",
+        "--expected",
+        csv.to_str().unwrap(),
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "FAIL litmus/liveness/Flag-never-set.litmus: expected termination, found a hang: P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\n\
+         FAIL litmus/liveness/Flag-set.litmus: expected a hang, every execution terminates\n\
+         FAIL tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus: inconclusive: termination not checked (a loop that is neither a spin loop nor a retry loop reached the loop bound (2), so longer executions might hang)\n\
+         1 passed, 3 failed\n"
+    );
+}
+
+#[test]
+fn trace_hang_shows_the_lasso_or_says_there_is_none() {
+    let (code, out, err) = ptxmc(&["trace", "litmus/liveness/Flag-never-set.litmus", "--hang"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        out.starts_with("Trace Flag-never-set: a shortest run of the machine into a hang (spin)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Then forever, each iteration reading the latest versions:\n  1. P1 ld.acquire.gpu r0, f  reads f=0 (initial), the latest version\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(" --hang\n")
+            || out
+                .contains("\nReplay: ptxmc trace litmus/liveness/Flag-never-set.litmus --follow "),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", "litmus/liveness/Flag-set.litmus", "--hang"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "No run of the machine hangs: every execution of Flag-set terminates.\n"
+    );
+}
+
+#[test]
+fn help_lists_the_hang_exit_status() {
+    let (code, out, _) = ptxmc(&["run", "--help"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("  5  a test can hang: a deadlock, or a loop that spins forever\n"),
+        "{out}"
+    );
+}
+
 /// Without `--outcome`, `trace` targets the outcome the test's own condition
 /// asks about; `--outcome` also takes a state line copied from `run`.
 #[test]

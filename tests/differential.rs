@@ -551,3 +551,283 @@ proptest! {
         }
     }
 }
+
+/// One item of a random program with loops: plain accesses, spin loops
+/// (straight and with forward branches inside), a CAS spin-lock and its
+/// release, and `bar.cta.sync` with and without a thread count.
+#[derive(Clone, Debug)]
+enum LoopIns {
+    /// `st` of `val` to x or y: weak, relaxed or release.
+    St { l: usize, val: i64, sem: usize },
+    /// `ld` of x or y: weak, relaxed or acquire.
+    Ld { l: usize, sem: usize },
+    /// `atom.relaxed.gpu.add` of 1 to x or y.
+    Add { l: usize },
+    /// Spin on x or y: until it equals `want` (`until`), or while it does.
+    Spin {
+        l: usize,
+        sem: usize,
+        want: i64,
+        until: bool,
+    },
+    /// Spin until x and y are both non-zero, CADP-style (forward branches
+    /// inside the body).
+    SpinBoth,
+    /// Acquire the CAS spin-lock on m.
+    Lock,
+    /// Release it: `st.release.gpu m, 0` (a weak store makes the lock's
+    /// accesses not morally strong, so the loop is bounded instead).
+    Unlock { weak: bool },
+    /// `bar.cta.sync id` or `bar.cta.sync id, id, count`.
+    Bar { id: usize, count: Option<usize> },
+    /// A test-and-set loop on x (`atom.exch` until it reads 0): its
+    /// iterations write, so it is bounded and termination is not decided
+    /// when it reaches the bound.
+    Exch,
+}
+
+#[derive(Clone, Debug)]
+struct LoopGen {
+    /// 0: one CTA; 1: one CTA per thread; 2: threads 0 and 1 share CTA 0.
+    placement: usize,
+    threads: Vec<Vec<LoopIns>>,
+}
+
+fn loop_ins() -> impl Strategy<Value = LoopIns> {
+    prop_oneof![
+        3 => (0..2usize, 1..3i64, 0..3usize).prop_map(|(l, val, sem)| LoopIns::St { l, val, sem }),
+        1 => (0..2usize, 0..3usize).prop_map(|(l, sem)| LoopIns::Ld { l, sem }),
+        1 => (0..2usize).prop_map(|l| LoopIns::Add { l }),
+        3 => (0..2usize, 0..3usize, 0..3i64, any::<bool>()).prop_map(|(l, sem, want, until)| LoopIns::Spin { l, sem, want, until }),
+        1 => Just(LoopIns::SpinBoth),
+        2 => Just(LoopIns::Lock),
+        2 => proptest::bool::weighted(0.2).prop_map(|weak| LoopIns::Unlock { weak }),
+        2 => (0..2usize, proptest::option::weighted(0.5, 1..4usize)).prop_map(|(id, count)| LoopIns::Bar { id, count }),
+        1 => Just(LoopIns::Exch),
+    ]
+}
+
+fn loop_program() -> impl Strategy<Value = LoopGen> {
+    (
+        0..3usize,
+        proptest::collection::vec(proptest::collection::vec(loop_ins(), 1..=3), 2..=3),
+    )
+        .prop_map(|(placement, threads)| LoopGen { placement, threads })
+}
+
+fn render_loops(g: &LoopGen) -> String {
+    let mut s = String::from("PTX random-loops\n{\nx=0; y=0; m=0;\n}\n");
+    let cta = |t: usize| match g.placement {
+        0 => 0,
+        1 => t,
+        _ => usize::from(t >= 2),
+    };
+    let header: Vec<String> = (0..g.threads.len())
+        .map(|t| format!("P{t}@cta {},cluster 0,gpu 0", cta(t)))
+        .collect();
+    let loc = |l: usize| ["x", "y"][l];
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    // Bounded loops multiply the search: at most one test-and-set loop,
+    // and two lock acquisitions (the retry-loop check bounds them).
+    let mut exch_left = 1;
+    let mut locks_left = 2;
+    for (t, code) in g.threads.iter().enumerate() {
+        let mut out = Vec::new();
+        let mut reg = 0;
+        let mut label = 0;
+        let fresh = |label: &mut usize| {
+            *label += 1;
+            format!("LC{t}{label}")
+        };
+        for i in code {
+            match i {
+                LoopIns::St { l, val, sem } => out.push(format!(
+                    "st{} {}, {val}",
+                    [".weak", ".relaxed.gpu", ".release.gpu"][*sem],
+                    loc(*l)
+                )),
+                LoopIns::Ld { l, sem } => {
+                    reg += 1;
+                    out.push(format!(
+                        "ld{} r{reg}, {}",
+                        [".weak", ".relaxed.gpu", ".acquire.gpu"][*sem],
+                        loc(*l)
+                    ));
+                }
+                LoopIns::Add { l } => {
+                    reg += 1;
+                    out.push(format!("atom.relaxed.gpu.add r{reg}, {}, 1", loc(*l)));
+                }
+                LoopIns::Spin {
+                    l,
+                    sem,
+                    want,
+                    until,
+                } => {
+                    reg += 1;
+                    let head = fresh(&mut label);
+                    out.push(format!("{head}:"));
+                    out.push(format!(
+                        "ld{} r{reg}, {}",
+                        [".weak", ".relaxed.gpu", ".acquire.gpu"][*sem],
+                        loc(*l)
+                    ));
+                    let b = if *until { "bne" } else { "beq" };
+                    out.push(format!("{b} r{reg}, {want}, {head}"));
+                }
+                LoopIns::SpinBoth => {
+                    let (a, b) = (reg + 1, reg + 2);
+                    reg += 2;
+                    let (head, second, back, exit) = (
+                        fresh(&mut label),
+                        fresh(&mut label),
+                        fresh(&mut label),
+                        fresh(&mut label),
+                    );
+                    out.push(format!("{head}:"));
+                    out.push(format!("ld.relaxed.gpu r{a}, x"));
+                    out.push(format!("bne r{a}, 0, {second}"));
+                    out.push(format!("goto {back}"));
+                    out.push(format!("{second}:"));
+                    out.push(format!("ld.relaxed.gpu r{b}, y"));
+                    out.push(format!("bne r{b}, 0, {exit}"));
+                    out.push(format!("{back}:"));
+                    out.push(format!("goto {head}"));
+                    out.push(format!("{exit}:"));
+                }
+                LoopIns::Lock if locks_left == 0 => {
+                    reg += 1;
+                    out.push(format!("ld.relaxed.gpu r{reg}, m"));
+                }
+                LoopIns::Lock => {
+                    locks_left -= 1;
+                    reg += 1;
+                    let head = fresh(&mut label);
+                    out.push(format!("{head}:"));
+                    out.push(format!("atom.acquire.gpu.cas r{reg}, m, 0, 1"));
+                    out.push(format!("bne r{reg}, 0, {head}"));
+                }
+                LoopIns::Unlock { weak } => out.push(
+                    if *weak {
+                        "st.weak m, 0"
+                    } else {
+                        "st.release.gpu m, 0"
+                    }
+                    .to_string(),
+                ),
+                LoopIns::Bar { id, count } => out.push(match count {
+                    None => format!("bar.cta.sync {id}"),
+                    Some(n) => format!("bar.cta.sync {id}, {id}, {n}"),
+                }),
+                LoopIns::Exch if exch_left == 0 => {
+                    reg += 1;
+                    out.push(format!("ld.relaxed.gpu r{reg}, x"));
+                }
+                LoopIns::Exch => {
+                    exch_left -= 1;
+                    reg += 1;
+                    let head = fresh(&mut label);
+                    out.push(format!("{head}:"));
+                    out.push(format!("atom.relaxed.gpu.exch r{reg}, x, 1"));
+                    out.push(format!("bne r{reg}, 0, {head}"));
+                }
+            }
+        }
+        cells.push(out);
+    }
+    let depth = cells.iter().map(Vec::len).max().unwrap();
+    writeln!(s, " {} ;", header.join(" | ")).unwrap();
+    for k in 0..depth {
+        let row: Vec<&str> = cells
+            .iter()
+            .map(|c| c.get(k).map_or("", String::as_str))
+            .collect();
+        writeln!(s, " {} ;", row.join(" | ")).unwrap();
+    }
+    s.push_str("exists (0 == 0)\n");
+    s
+}
+
+/// The two engines agree on outcomes and on termination for random programs
+/// with spin loops, CAS locks and barriers; the generator must produce
+/// programs that hang and programs that terminate, both checked.
+#[test]
+fn engines_agree_on_termination_of_programs_with_loops() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        rng_seed: RngSeed::Fixed(0x5eed_100b),
+        ..Config::default()
+    });
+    let strategy = loop_program();
+    let (mut hangs, mut terminates, mut unchecked) = (0, 0, 0);
+    for _ in 0..3000 {
+        let g = strategy.new_tree(&mut runner).unwrap().current();
+        let text = render_loops(&g);
+        if let Err(e) = compare(&text) {
+            panic!("{e}");
+        }
+        let p = &litmus::parse_source("random.litmus", &text).unwrap()[0].program;
+        let r = engine::run(p, &RunOptions::default());
+        let t = &r.termination;
+        match (t.checked(), t.hangs()) {
+            (true, true) => hangs += 1,
+            (true, false) => terminates += 1,
+            (false, _) => unchecked += 1,
+        }
+        // Dropping failed CAS iterations keeps every outcome: bounding the
+        // retry loop instead gives the same set (it can only lose states).
+        if text.contains("cas") {
+            let bounded = engine::run(
+                p,
+                &RunOptions {
+                    retry_loops: false,
+                    termination: false,
+                    ..RunOptions::default()
+                },
+            );
+            assert!(bounded.disagreement.is_none(), "{text}");
+            assert_eq!(
+                bounded.outcomes, r.outcomes,
+                "the retry-loop reduction changed the outcomes of\n{text}"
+            );
+        }
+        // The reduction keeps the termination verdict.
+        let op = |por| {
+            engine::run(
+                p,
+                &RunOptions {
+                    engine: EngineChoice::Op,
+                    por,
+                    ..RunOptions::default()
+                },
+            )
+            .termination
+        };
+        let (with, without) = (op(true), op(false));
+        // Each engine alone decides the same (a hang, termination, or not
+        // checked because a bounded loop reaches the bound).
+        let ax = engine::run(
+            p,
+            &RunOptions {
+                engine: EngineChoice::Ax,
+                ..RunOptions::default()
+            },
+        )
+        .termination;
+        assert_eq!(
+            (ax.checked(), ax.hangs()),
+            (with.checked(), with.hangs()),
+            "the engines decide termination differently on\n{text}"
+        );
+        assert_eq!(
+            (with.checked(), with.hangs()),
+            (without.checked(), without.hangs()),
+            "POR changed the termination verdict of\n{text}"
+        );
+    }
+    assert!(
+        hangs >= 1200 && terminates >= 500 && unchecked >= 75,
+        "hangs {hangs}, terminates {terminates}, not checked {unchecked}"
+    );
+}

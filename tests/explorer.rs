@@ -44,6 +44,8 @@ fn one_and_two_workers_give_identical_outcomes_and_counts() {
         let b = engine::run(&t.program, &op(2, true));
         assert_eq!(a.outcomes, b.outcomes, "{}", t.display_path());
         assert_eq!(a.bound_hit, b.bound_hit, "{}", t.display_path());
+        // The same hang witness, not only the same verdict.
+        assert_eq!(a.termination, b.termination, "{}", t.display_path());
         let (sa, sb) = (a.stats.op.unwrap(), b.stats.op.unwrap());
         assert_eq!(
             (
@@ -92,6 +94,12 @@ fn partial_order_reduction_keeps_every_outcome() {
             t.display_path()
         );
         assert_eq!(a.bound_hit, b.bound_hit, "{}", t.display_path());
+        assert_eq!(
+            (a.termination.checked(), a.termination.hangs()),
+            (b.termination.checked(), b.termination.hangs()),
+            "{}: POR changed the termination verdict",
+            t.display_path()
+        );
         reduced_total += a.stats.op.unwrap().distinct_states;
         full_total += b.stats.op.unwrap().distinct_states;
     }
@@ -184,6 +192,26 @@ fn limits_exit_4_with_an_incomplete_verdict() {
             .as_str()
             .unwrap()
             .contains("the memory limit (1 MiB) was reached")
+    );
+}
+
+#[test]
+fn a_limit_leaves_termination_not_checked() {
+    let (code, out) = ptxmc(&[
+        "run",
+        "--max-states",
+        "2",
+        "--format",
+        "json",
+        "litmus/liveness/SplitK-flag-chain-broken.litmus",
+    ]);
+    assert_eq!(code, 4, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["termination"]["checked"], false);
+    assert_eq!(v[0]["termination"]["hangs"], false);
+    assert_eq!(
+        v[0]["termination"]["why"],
+        "a limit stopped the run before every state was seen"
     );
 }
 

@@ -63,11 +63,48 @@ fn herd_mixedproxy_instance_with_expectation() {
 fn herd_loop_bound_reached() {
     insta::assert_snapshot!(
         run(
+            "tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus",
+            0
+        )
+        .0
+    );
+}
+
+#[test]
+fn herd_retry_loop_needs_no_bound() {
+    insta::assert_snapshot!(
+        run(
             "tests/peers/dat3m/litmus/PTX/Manual/MICRO24-Fig4b.litmus",
             0
         )
         .0
     );
+}
+
+#[test]
+fn herd_deadlock() {
+    insta::assert_snapshot!(run("litmus/liveness/Bar-count-too-high.litmus", 0).0);
+}
+
+#[test]
+fn herd_spin() {
+    insta::assert_snapshot!(run("litmus/liveness/Flag-never-set.litmus", 0).0);
+}
+
+#[test]
+fn json_hang() {
+    insta::assert_snapshot!(run("litmus/liveness/TMA-expect_tx-wrong.litmus", 0).1);
+}
+
+#[test]
+fn json_termination_not_checked() {
+    let json = run(
+        "tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus",
+        0,
+    )
+    .1;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    insta::assert_snapshot!(serde_json::to_string_pretty(&v["termination"]).unwrap());
 }
 
 #[test]
@@ -138,6 +175,39 @@ fn trace_tma_load_mbarrier_phase() {
         "litmus/async/Y3+tma-load+wait.acquire.litmus",
         "P1:r0=1 /\\ P1:r1=42"
     ));
+}
+
+fn hang_trace(rel: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    let t = &litmus::parse_file(&path).unwrap()[0];
+    let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
+    let lasso = m.shortest_hang(1_000_000).expect("a hang");
+    let stem = m.replay(&lasso.choices).unwrap();
+    report::trace::hang_text(&t.program, &stem, &lasso, Path::new(rel))
+}
+
+#[test]
+fn trace_hang_spin_lock_never_released() {
+    insta::assert_snapshot!(hang_trace("litmus/liveness/Spinlock-never-released.litmus"));
+}
+
+#[test]
+fn trace_hang_cluster_barrier_missing_cta() {
+    insta::assert_snapshot!(hang_trace(
+        "litmus/liveness/Cluster-barrier-missing-cta.litmus"
+    ));
+}
+
+#[test]
+fn trace_hang_refused_when_every_execution_terminates() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus/liveness/Spinlock-cas-2cta.litmus");
+    let t = &litmus::parse_file(&path).unwrap()[0];
+    let m = ptxmc::op::Machine::new(&t.program, 2).unwrap();
+    assert_eq!(
+        m.shortest_hang(1_000_000).unwrap_err(),
+        ptxmc::op::trace::TraceError::NoHang { bound_hit: false }
+    );
 }
 
 #[test]

@@ -1,10 +1,11 @@
 //! Both engines against every expected verdict we have: Dat3M's PTX 7.5 and
-//! 6.0 CSVs, the project's litmus library, and the expectations written in
-//! NVIDIA mixedproxy's tests. The engines must also agree on every outcome.
+//! 6.0 CSVs (outcomes and liveness), the project's litmus library (outcomes
+//! and liveness), and the expectations written in NVIDIA mixedproxy's tests.
+//! The engines must also agree on every outcome and termination verdict.
 
 use std::path::{Path, PathBuf};
 
-use ptxmc::engine::{self, RunOptions};
+use ptxmc::engine::{self, EngineChoice, RunOptions};
 use ptxmc::litmus;
 use ptxmc::model::Model;
 
@@ -51,6 +52,85 @@ fn check_csv(csv: &Path, base: &Path, model: Model) -> (usize, Vec<String>) {
         }
     }
     (rows, bad)
+}
+
+/// Check every row of a liveness CSV (`path,1` = every execution
+/// terminates, `path,0` = some execution hangs) with one engine; return the
+/// number of rows and the mismatches.
+fn check_liveness(
+    csv: &Path,
+    base: &Path,
+    model: Model,
+    engine: EngineChoice,
+) -> (usize, Vec<String>) {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let opts = RunOptions {
+        model,
+        engine,
+        ..RunOptions::default()
+    };
+    let mut rows = 0;
+    let mut bad = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (path, want) = line.rsplit_once(',').unwrap();
+        let terminates = want.trim() == "1";
+        rows += 1;
+        for t in litmus::parse_file(&base.join(path)).unwrap_or_else(|e| panic!("{}", e.rendered()))
+        {
+            let r = engine::run(&t.program, &opts);
+            assert!(r.incomplete.is_none(), "{path}: incomplete");
+            if !r.termination.checked() {
+                bad.push(format!("{path}: termination not checked"));
+            } else if r.termination.hangs() == terminates {
+                bad.push(format!(
+                    "{path}: expected {}, got {}",
+                    terminates as u8,
+                    (!r.termination.hangs()) as u8
+                ));
+            }
+        }
+    }
+    (rows, bad)
+}
+
+#[test]
+fn dat3m_liveness_verdicts_with_each_engine() {
+    let base = root().join("tests/peers/dat3m");
+    for (csv, model) in [
+        ("PTXv7_5-Liveness-expected.csv", Model::Ptx75),
+        ("PTXv6_0-Liveness-expected.csv", Model::Ptx60),
+    ] {
+        for engine in [EngineChoice::Op, EngineChoice::Ax] {
+            let (rows, bad) = check_liveness(
+                &base.join("dartagnan/src/test/resources").join(csv),
+                &base,
+                model,
+                engine,
+            );
+            assert_eq!(rows, 89, "{csv}");
+            assert!(
+                bad.is_empty(),
+                "{csv}, {engine:?}: mismatches:\n{}",
+                bad.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn project_liveness_verdicts_with_each_engine() {
+    let csv = root().join("litmus/liveness-expected.csv");
+    let files = litmus::collect_files(&[root().join("litmus/liveness")]).unwrap();
+    for engine in [EngineChoice::Op, EngineChoice::Ax] {
+        let (rows, bad) = check_liveness(&csv, &root(), Model::Ptx75, engine);
+        assert_eq!(rows, files.len(), "every liveness test has a row");
+        assert!(rows >= 20);
+        assert!(
+            bad.is_empty(),
+            "{engine:?}: mismatches:\n{}",
+            bad.join("\n")
+        );
+    }
 }
 
 #[test]
@@ -144,14 +224,14 @@ fn engines_agree_on_the_whole_dat3m_suite_including_loops() {
         let ax = engine::run(
             &t.program,
             &RunOptions {
-                engine: ptxmc::engine::EngineChoice::Ax,
+                engine: EngineChoice::Ax,
                 ..RunOptions::default()
             },
         );
         let op = engine::run(
             &t.program,
             &RunOptions {
-                engine: ptxmc::engine::EngineChoice::Op,
+                engine: EngineChoice::Op,
                 ..RunOptions::default()
             },
         );
@@ -162,5 +242,72 @@ fn engines_agree_on_the_whole_dat3m_suite_including_loops() {
             "{}: loop-bound flags differ",
             f.display()
         );
+        assert_eq!(
+            (ax.termination.checked(), ax.termination.hangs()),
+            (op.termination.checked(), op.termination.hangs()),
+            "{}: termination verdicts differ",
+            f.display()
+        );
     }
+}
+
+/// Dropping the failed iterations of CAS retry loops (docs/loops.md) keeps
+/// every outcome: on every suite test with such a loop, the outcomes equal
+/// those of the runs that bound the loop instead (loop bound 2 with both
+/// engines, 3 and 4 with the machine; a bounded run can only lose states).
+#[test]
+fn retry_loop_reduction_matches_the_bounded_runs() {
+    let files = litmus::collect_files(&[
+        root().join("litmus"),
+        root().join("tests/peers/dat3m/litmus/PTX"),
+    ])
+    .unwrap();
+    let mut checked = Vec::new();
+    for f in files {
+        for t in litmus::parse_file(&f).unwrap() {
+            let lowered = ptxmc::model::lower::lower(&t.program);
+            let retry = ptxmc::model::loops::analyse(&lowered, true)
+                .iter()
+                .any(|l| l.loops.iter().any(|s| s.retry.is_some()));
+            if !retry {
+                continue;
+            }
+            let reduced = engine::run(&t.program, &RunOptions::default());
+            assert!(!reduced.bound_hit, "{}: bound reached", f.display());
+            for (bound, engine) in [
+                (2, EngineChoice::Both),
+                (3, EngineChoice::Op),
+                (4, EngineChoice::Op),
+            ] {
+                let bounded = engine::run(
+                    &t.program,
+                    &RunOptions {
+                        engine,
+                        loop_bound: bound,
+                        retry_loops: false,
+                        termination: false,
+                        ..RunOptions::default()
+                    },
+                );
+                assert!(bounded.disagreement.is_none(), "{}", f.display());
+                assert_eq!(
+                    bounded.outcomes,
+                    reduced.outcomes,
+                    "{}: bound {bound}",
+                    f.display()
+                );
+            }
+            checked.push(t.program.name.clone());
+        }
+    }
+    checked.sort();
+    assert_eq!(
+        checked,
+        [
+            "MICRO24-Fig4b",
+            "Spinlock-cas-2cta",
+            "Spinlock-cas-3cta",
+            "Spinlock-never-released"
+        ]
+    );
 }

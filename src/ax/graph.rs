@@ -7,7 +7,7 @@ use crate::ir::{
 };
 use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
 
-use super::unfold::{Constraint, Expr, Path, PathEventKind};
+use super::unfold::{Constraint, Expr, Path, PathEventKind, StuckKind, StuckPoint};
 use crate::rel::{Rel, Set, bit};
 
 /// What an event is.
@@ -82,6 +82,9 @@ pub struct BarrierEvent {
     pub id: Vec<Expr>,
     /// Thread count expression, if any.
     pub count: Option<Expr>,
+    /// A `bar.sync` whose thread stops here for good (a stuck path): its
+    /// phase must never complete.
+    pub stuck: bool,
 }
 
 /// The static part of a candidate execution.
@@ -136,6 +139,11 @@ pub struct Graph<'p> {
     pub cond_reads: Vec<(usize, Expr)>,
     /// Some thread's path was cut at the loop bound.
     pub truncated: bool,
+    /// Per thread: where its path stops for good, for stuck paths.
+    pub stuck: Vec<Option<StuckPoint>>,
+    /// Reads that must read a coherence-maximal write (stuck paths' spinning
+    /// iterations and failing blocking waits).
+    pub latest: Set,
 }
 
 impl<'p> Graph<'p> {
@@ -175,11 +183,24 @@ impl<'p> Graph<'p> {
         let mut truncated = false;
         let mut dep_pairs = Vec::new();
         let mut cond_reads = Vec::new();
+        let mut stuck = Vec::new();
+        let mut latest = 0;
         for (t, path) in paths.iter().enumerate() {
             let base = events.len();
             offset.push(base);
             truncated |= path.truncated;
-            for pe in &path.events {
+            stuck.push(path.stuck.clone());
+            if let Some(sp) = &path.stuck {
+                latest |= sp.latest << base;
+            }
+            let stuck_at_barrier = matches!(
+                path.stuck,
+                Some(StuckPoint {
+                    kind: StuckKind::Barrier,
+                    ..
+                })
+            );
+            for (k, pe) in path.events.iter().enumerate() {
                 let idx = events.len();
                 for r in crate::rel::members(pe.deps) {
                     dep_pairs.push((base + r, idx));
@@ -224,11 +245,14 @@ impl<'p> Graph<'p> {
                     PathEventKind::ProxyFence(k) => ev.kind = Kind::ProxyFence(*k),
                     PathEventKind::BarArrive { id, count, waits } => {
                         ev.kind = Kind::BarArrive;
+                        // A stuck path ends with the arrive of the barrier it waits at.
+                        let stuck = stuck_at_barrier && k + 1 == path.events.len();
                         barriers.push(BarrierEvent {
                             arrive: idx,
-                            wait: waits.then_some(idx + 1),
+                            wait: (*waits && !stuck).then_some(idx + 1),
                             id: id.clone(),
                             count: count.clone(),
+                            stuck,
                         });
                     }
                     PathEventKind::BarWait => ev.kind = Kind::BarWait,
@@ -267,6 +291,8 @@ impl<'p> Graph<'p> {
             proxy_role: vec![None; n],
             cond_reads,
             truncated,
+            stuck,
+            latest,
         };
         for (a, b) in dep_pairs {
             g.dep.add(a, b);
@@ -366,8 +392,10 @@ impl<'p> Graph<'p> {
                     unreachable!("an await event comes from an await")
                 };
                 for &(u, pc) in from {
-                    let s =
-                        last_event(u, pc).expect("awaited instructions are in branch-free threads");
+                    // Stuck paths may leave out an awaited point; the
+                    // termination search only builds graphs where an await
+                    // that happened has every point it awaits.
+                    let s = last_event(u, pc).expect("an await that happened has its signals");
                     self.await_edges.add(s, a);
                 }
             }

@@ -15,6 +15,7 @@
 
 pub mod graph;
 pub mod search;
+pub mod termination;
 pub mod unfold;
 
 use serde::Serialize;
@@ -25,6 +26,7 @@ use crate::outcome::{Columns, Outcomes};
 use crate::rel;
 
 pub use search::AxStats;
+pub use termination::{AxTermination, termination, termination_within};
 
 /// Options of the oracle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +35,8 @@ pub struct AxOptions {
     pub loop_bound: u32,
     /// The most control-flow paths per thread before giving up.
     pub max_paths: usize,
+    /// Recognise retry loops (else they are bounded like other loops).
+    pub retry_loops: bool,
 }
 
 impl Default for AxOptions {
@@ -40,6 +44,7 @@ impl Default for AxOptions {
         AxOptions {
             loop_bound: 2,
             max_paths: 4096,
+            retry_loops: true,
         }
     }
 }
@@ -127,20 +132,7 @@ fn search_all(
     let lowered = crate::model::lower::lower(p);
     let p = &lowered;
     let cols = Columns::of(p);
-    let mut poll = Poll::new(budget);
-    let mut paths = Vec::new();
-    for (t, th) in p.threads.iter().enumerate() {
-        let ps = unfold::unfold(th, opts.loop_bound, opts.max_paths, &mut poll).map_err(
-            |e| match e {
-                unfold::UnfoldError::TooManyPaths(limit) => {
-                    AxLimit::TooManyPaths { thread: t, limit }
-                }
-                unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
-                unfold::UnfoldError::Budget(e) => AxLimit::Budget(e),
-            },
-        )?;
-        paths.push(ps);
-    }
+    let paths = unfold_all(p, opts, false, budget)?;
     let inits = p.locations.len();
     let mut idx = vec![0usize; paths.len()];
     if paths.iter().any(|ps| ps.is_empty()) {
@@ -188,6 +180,35 @@ fn search_all(
     }
 }
 
+/// Every thread's paths (with `stuck`, its stuck paths too).
+fn unfold_all(
+    p: &Program,
+    opts: &AxOptions,
+    stuck: bool,
+    budget: &Budget,
+) -> Result<Vec<Vec<unfold::Path>>, AxLimit> {
+    let loops = crate::model::loops::analyse(p, opts.retry_loops);
+    let mut poll = Poll::new(budget);
+    let mut paths = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        let ps = unfold::unfold(
+            th,
+            &loops[t],
+            opts.loop_bound,
+            opts.max_paths,
+            stuck,
+            &mut poll,
+        )
+        .map_err(|e| match e {
+            unfold::UnfoldError::TooManyPaths(limit) => AxLimit::TooManyPaths { thread: t, limit },
+            unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
+            unfold::UnfoldError::Budget(e) => AxLimit::Budget(e),
+        })?;
+        paths.push(ps);
+    }
+    Ok(paths)
+}
+
 fn add_stats(a: &mut AxStats, b: &AxStats) {
     a.path_combinations += b.path_combinations;
     a.nodes += b.nodes;
@@ -201,4 +222,5 @@ fn add_stats(a: &mut AxStats, b: &AxStats) {
     a.pruned_coherence += b.pruned_coherence;
     a.pruned_atomicity += b.pruned_atomicity;
     a.pruned_sc_per_location += b.pruned_sc_per_location;
+    a.pruned_not_latest += b.pruned_not_latest;
 }

@@ -56,6 +56,9 @@ pub struct AxStats {
     pub pruned_atomicity: u64,
     /// Rejected: SC-per-location (A5).
     pub pruned_sc_per_location: u64,
+    /// Rejected (termination search only): a spinning or waiting read does
+    /// not read the coherence-latest write.
+    pub pruned_not_latest: u64,
 }
 
 /// What the search of one skeleton found.
@@ -103,7 +106,33 @@ pub struct Search<'a, 'p> {
     /// A limit of the run was reached: results are partial.
     pub stopped: Option<Exceeded>,
     found: bool,
+    /// For a graph with stuck paths: reads-from of the first consistent
+    /// execution found (a hang witness).
+    pub witness: Option<Vec<Option<usize>>>,
     out: &'a mut Outcomes,
+}
+
+/// One barrier instance of a candidate: the `k`-th arrivals of the threads
+/// at one barrier of one CTA.
+pub struct Instance {
+    /// The values naming the barrier.
+    pub id: Vec<Value>,
+    /// The thread count, if the participants agree on one (`None` with
+    /// `agree` false: they disagree, and it never completes).
+    pub count: Option<Value>,
+    /// Whether every participant gives the same count.
+    pub agree: bool,
+    /// Its arrivals (indices into [`Graph::barriers`]).
+    pub arrivals: Vec<usize>,
+    /// Arrivals it needs to complete.
+    pub needed: usize,
+}
+
+impl Instance {
+    /// Whether the instance completes.
+    pub fn completes(&self) -> bool {
+        self.agree && self.arrivals.len() >= self.needed
+    }
 }
 
 /// What the Fence-SC and coherence steps share about one reads-from choice.
@@ -225,11 +254,12 @@ impl<'a, 'p> Search<'a, 'p> {
             sc_pairs,
             ws_pairs_of,
             stats: AxStats::default(),
-            record: !g.truncated,
+            record: !g.truncated && g.stuck.iter().all(Option::is_none),
             poll: Poll::new(budget),
             nodes_before,
             stopped: None,
             found: false,
+            witness: None,
             out,
         }
     }
@@ -587,11 +617,10 @@ impl<'a, 'p> Search<'a, 'p> {
         }
     }
 
-    /// Every way the barrier arrivals can form completed instances, as
-    /// synchronisation edges; `None` if some waiting thread never gets through.
-    fn barrier_choices(&mut self) -> Option<Vec<Rel>> {
+    /// The barrier instances under the reads-from so far; `None` if a
+    /// barrier's name is not known yet.
+    pub fn barrier_instances(&self) -> Option<Vec<Instance>> {
         let g = self.g;
-        let n = g.len();
         // Group arrivals by (gpu, cta, id values), per thread in program order.
         // Each group: its key, and per participating thread its arrivals (indices into g.barriers).
         type Key = (u32, u32, Vec<Value>);
@@ -615,15 +644,18 @@ impl<'a, 'p> Search<'a, 'p> {
                 None => per_thread.push((t, vec![bi])),
             }
         }
-        let mut choices = vec![Rel::empty(n)];
-        for (_, per_thread) in &groups {
+        let mut out = Vec::new();
+        for ((gpu, cta, id), per_thread) in groups {
+            // Without a count, every thread that arrives at this barrier at
+            // all takes part, and so does every stuck thread that could
+            // still reach it (it never will).
+            let waiting = self.stuck_participants(gpu, cta, &id, &per_thread);
             let phases = per_thread.iter().map(|(_, o)| o.len()).max().unwrap_or(0);
             for k in 0..phases {
                 let part: Vec<usize> = per_thread
                     .iter()
                     .filter_map(|(_, o)| o.get(k).copied())
                     .collect();
-                let waits = part.iter().any(|&b| g.barriers[b].wait.is_some());
                 let counts: Vec<Option<Value>> = part
                     .iter()
                     .map(|&b| {
@@ -634,57 +666,114 @@ impl<'a, 'p> Search<'a, 'p> {
                             .map(|c| g.eval(&self.rf, t, c).unwrap_or(-1))
                     })
                     .collect();
-                if counts.iter().any(|c| *c != counts[0]) {
-                    // Participants disagree on the thread count: the instance never completes.
-                    if waits {
-                        return None;
-                    }
-                    continue;
-                }
+                let agree = counts.iter().all(|c| *c == counts[0]);
                 let needed = match counts[0] {
-                    None => per_thread.len(),
+                    None => per_thread.len() + waiting,
                     Some(c) => usize::try_from(c).unwrap_or(usize::MAX),
                 };
-                if part.len() < needed {
-                    if waits {
-                        return None;
-                    }
-                    continue;
+                out.push(Instance {
+                    id: id.clone(),
+                    count: if agree { counts[0] } else { None },
+                    agree,
+                    arrivals: part,
+                    needed,
+                });
+            }
+        }
+        Some(out)
+    }
+
+    /// Stuck threads of CTA (`gpu`, `cta`) with no arrival at barrier `id`
+    /// that could still reach it from where they are stuck.
+    fn stuck_participants(
+        &self,
+        gpu: u32,
+        cta: u32,
+        id: &[Value],
+        arrived: &[(usize, Vec<usize>)],
+    ) -> usize {
+        let g = self.g;
+        let p = g.program;
+        (0..g.stuck.len())
+            .filter(|&u| {
+                let Some(sp) = &g.stuck[u] else { return false };
+                let pl = p.threads[u].placement;
+                if (pl.gpu, pl.cta) != (gpu, cta) || arrived.iter().any(|(t, _)| *t == u) {
+                    return false;
                 }
-                let mut phase_choices = Vec::new();
-                for s in subsets(part.len(), needed) {
-                    // Choices are exponential in the participants: poll.
-                    if self.poll() {
-                        return Some(Vec::new());
+                let th = &p.threads[u];
+                let from = if sp.kind == super::unfold::StuckKind::Barrier {
+                    sp.pc + 1
+                } else {
+                    sp.pc
+                };
+                if from >= th.code.len() {
+                    return false;
+                }
+                let reach = crate::model::hang::reachability(th);
+                crate::model::hang::may_reach_barrier(
+                    th,
+                    &reach[from],
+                    &|r| g.eval(&self.rf, u, &g.final_regs[u][r]),
+                    id,
+                )
+            })
+            .count()
+    }
+
+    /// Every way the barrier arrivals can form completed instances, as
+    /// synchronisation edges; `None` if some waiting thread never gets
+    /// through, or a stuck thread's barrier completes.
+    fn barrier_choices(&mut self) -> Option<Vec<Rel>> {
+        let g = self.g;
+        let n = g.len();
+        let mut choices = vec![Rel::empty(n)];
+        for inst in self.barrier_instances()? {
+            let part = &inst.arrivals;
+            let waits = part.iter().any(|&b| g.barriers[b].wait.is_some());
+            let stuck = part.iter().any(|&b| g.barriers[b].stuck);
+            if !inst.completes() {
+                if waits {
+                    return None;
+                }
+                continue;
+            }
+            if stuck {
+                return None;
+            }
+            let mut phase_choices = Vec::new();
+            for s in subsets(part.len(), inst.needed) {
+                // Choices are exponential in the participants: poll.
+                if self.poll() {
+                    return Some(Vec::new());
+                }
+                let mut r = Rel::empty(n);
+                for (i, &bi) in part.iter().enumerate() {
+                    if s & (1 << i) == 0 {
+                        continue;
                     }
-                    let mut r = Rel::empty(n);
-                    for (i, &bi) in part.iter().enumerate() {
-                        if s & (1 << i) == 0 {
-                            continue;
-                        }
-                        for (j, &bj) in part.iter().enumerate() {
-                            if i != j {
-                                if let Some(w) = g.barriers[bj].wait {
-                                    r.add(g.barriers[bi].arrive, w);
-                                }
+                    for (j, &bj) in part.iter().enumerate() {
+                        if i != j {
+                            if let Some(w) = g.barriers[bj].wait {
+                                r.add(g.barriers[bi].arrive, w);
                             }
                         }
                     }
-                    phase_choices.push(r);
                 }
-                let mut next = Vec::new();
-                for c in &choices {
-                    for p in &phase_choices {
-                        if self.poll() {
-                            return Some(Vec::new());
-                        }
-                        let mut x = c.clone();
-                        x.union_with(p);
-                        next.push(x);
-                    }
-                }
-                choices = next;
+                phase_choices.push(r);
             }
+            let mut next = Vec::new();
+            for c in &choices {
+                for p in &phase_choices {
+                    if self.poll() {
+                        return Some(Vec::new());
+                    }
+                    let mut x = c.clone();
+                    x.union_with(p);
+                    next.push(x);
+                }
+            }
+            choices = next;
         }
         Some(choices)
     }
@@ -894,9 +983,19 @@ impl<'a, 'p> Search<'a, 'p> {
             .expect("all reads are bound at a leaf")
     }
 
-    /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`.
+    /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`;
+    /// for stuck paths, fairness: spinning and failing waits' reads read a
+    /// coherence-maximal write (`co` only grows, so this is final too).
     fn co_consistent(&mut self, co: &Rel, cause: &Rel) -> bool {
         let g = self.g;
+        for r in members(g.latest) {
+            // During reads-from, a read not bound yet has no say.
+            let Some(w) = self.rf[r] else { continue };
+            if co.row(w) & g.writes_of[g.events[r].loc] != 0 {
+                self.stats.pruned_not_latest += 1;
+                return false;
+            }
+        }
         // Atomicity: no morally strong write between an RMW's read and write.
         for (r, w) in g.rmw.pairs() {
             // During reads-from, an RMW whose read is not bound yet has no say.
@@ -933,6 +1032,9 @@ impl<'a, 'p> Search<'a, 'p> {
     fn leaf(&mut self, finals: &[Vec<Value>]) {
         self.stats.executions += 1;
         self.found = true;
+        if g_has_stuck(self.g) && self.witness.is_none() {
+            self.witness = Some(self.rf.clone());
+        }
         if !self.record {
             return;
         }
@@ -985,6 +1087,10 @@ impl<'a, 'p> Search<'a, 'p> {
             }
         }
     }
+}
+
+fn g_has_stuck(g: &Graph) -> bool {
+    g.stuck.iter().any(Option::is_some)
 }
 
 /// All subsets of `0..n` (n < 64) with exactly `k` members, as bit masks.

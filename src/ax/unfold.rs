@@ -7,13 +7,19 @@
 //! picks reads-from, evaluates the expressions and discards paths whose
 //! constraints fail. Spin-loop back edges are never taken and other back
 //! edges at most `bound` times (see [`crate::model::loops`]).
+//!
+//! For the termination check the unfolding also yields **stuck paths**
+//! ([`StuckPoint`]): prefixes that stop where the thread may wait forever —
+//! after arriving at a `bar.sync`, before an async-group wait, at a blocking
+//! mbarrier wait that fails, or after one iteration of a spin or retry loop
+//! that goes back (that iteration is the one repeated forever).
 
 use crate::ir::{
     Access, ArithOp, BranchCmp, FenceSem, Instr, Operand, Proxy, ProxyFenceKind, RmwOp, Scope, Sem,
     Thread, Value, mbar,
 };
 use crate::limits::{Exceeded, Poll};
-use crate::model::loops::LoopInfo;
+use crate::model::loops::{Beyond, LoopInfo};
 
 use crate::rel::{MAX_EVENTS, Set, bit};
 
@@ -54,6 +60,26 @@ impl Expr {
             Expr::Arith(_, a, b) => a.reads() | b.reads(),
             Expr::Rmw(_, old, args) => args.iter().fold(old.reads(), |s, a| s | a.reads()),
             Expr::Done(_, v, a) => v.reads() | a.reads(),
+        }
+    }
+    /// Renumber the reads after removing event `k` (never referred to).
+    fn renumber(&mut self, k: usize) {
+        match self {
+            Expr::Const(_) => {}
+            Expr::Read(i) => {
+                debug_assert_ne!(*i, k, "a removed event is no read");
+                if *i > k {
+                    *i -= 1
+                }
+            }
+            Expr::Arith(_, a, b) | Expr::Done(_, a, b) => {
+                a.renumber(k);
+                b.renumber(k)
+            }
+            Expr::Rmw(_, old, args) => {
+                old.renumber(k);
+                args.iter_mut().for_each(|a| a.renumber(k));
+            }
         }
     }
     /// Evaluate, given the values of reads (by path index); `None` if one is unknown.
@@ -165,6 +191,41 @@ pub struct Path {
     pub final_regs: Vec<Expr>,
     /// The path was cut at the loop bound: the thread did not finish.
     pub truncated: bool,
+    /// A stuck path: where the thread stops for good (`None`: it finishes,
+    /// or is cut at the bound).
+    pub stuck: Option<StuckPoint>,
+}
+
+/// Where a stuck path stops, and which of its reads must return the
+/// coherence-latest write (the fairness condition).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StuckPoint {
+    /// The waiting instruction, or the loop's head.
+    pub pc: usize,
+    /// How it is stuck.
+    pub kind: StuckKind,
+    /// Reads (path indices) that must read a coherence-maximal write: a
+    /// spinning iteration's reads, a failing blocking wait's read.
+    pub latest: Set,
+}
+
+/// How a stuck path is stuck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StuckKind {
+    /// Arrived at the `bar.sync` at `pc` (its arrive is the last event); waits.
+    Barrier,
+    /// At the async-group wait (or agent start) `pc`, which has not happened.
+    Await,
+    /// The blocking mbarrier wait at `pc` read a state whose phase is not
+    /// complete (its read is the last event).
+    Wait,
+    /// The spin or retry loop `pc..=back` went back after the iteration
+    /// whose events end the path (a retry loop's failed CAS is kept as a
+    /// plain read: its write stores back what it read).
+    Spin {
+        /// The back edge.
+        back: usize,
+    },
 }
 
 /// Why unfolding failed.
@@ -186,17 +247,34 @@ struct State {
     constraints: Vec<Constraint>,
     ctrl: Set,
     iters: Vec<u32>,
+    /// Index of the first event of the current spin-loop iteration.
+    iter_start: usize,
 }
 
-/// All paths of `t`, with non-spin back edges taken at most `bound` times;
-/// `poll` is stepped once per instruction executed.
+impl State {
+    /// The path so far, stopped for good at `at`.
+    fn stuck(&self, at: StuckPoint) -> Path {
+        Path {
+            events: self.events.clone(),
+            constraints: self.constraints.clone(),
+            final_regs: self.regs.clone(),
+            truncated: false,
+            stuck: Some(at),
+        }
+    }
+}
+
+/// All paths of `t` (whose loops are `loops`), with non-spin back edges
+/// taken at most `bound` times; with `stuck`, its stuck paths too. `poll`
+/// is stepped once per instruction executed.
 pub fn unfold(
     t: &Thread,
+    loops: &LoopInfo,
     bound: u32,
     max_paths: usize,
+    stuck: bool,
     poll: &mut Poll,
 ) -> Result<Vec<Path>, UnfoldError> {
-    let loops = LoopInfo::of(t);
     let mut out = Vec::new();
     let init = State {
         pc: 0,
@@ -205,6 +283,7 @@ pub fn unfold(
         constraints: Vec::new(),
         ctrl: 0,
         iters: vec![0; t.code.len()],
+        iter_start: 0,
     };
     let mut stack = vec![init];
     while let Some(mut s) = stack.pop() {
@@ -221,10 +300,15 @@ pub fn unfold(
                     constraints: s.constraints,
                     final_regs: s.regs,
                     truncated: false,
+                    stuck: None,
                 });
                 break;
             };
             let pc = s.pc;
+            if loops.loop_at(pc).is_some_and(|l| l.head == pc) {
+                // A new iteration of a spin or retry loop starts here.
+                s.iter_start = s.events.len();
+            }
             let val = |s: &State, o: &Operand| crate::ir::eval::operand(&s.regs, o);
             match instr {
                 Instr::Load { dst, access } => {
@@ -273,7 +357,21 @@ pub fn unfold(
                         s.regs[*d] = done.clone();
                     }
                     if test == mbar::Test::Phase {
-                        // A blocking wait: only executions in which it succeeds finish.
+                        // A blocking wait: only executions in which it succeeds go on.
+                        let mut fails = s.clone();
+                        fails.constraints.push(Constraint {
+                            cmp: BranchCmp::Ne,
+                            a: done.clone(),
+                            b: Expr::Const(0),
+                            holds: false,
+                        });
+                        if stuck {
+                            out.push(fails.stuck(StuckPoint {
+                                pc,
+                                kind: StuckKind::Wait,
+                                latest: bit(i),
+                            }));
+                        }
                         s.constraints.push(Constraint {
                             cmp: BranchCmp::Ne,
                             a: done,
@@ -287,11 +385,20 @@ pub fn unfold(
                     kind: PathEventKind::Signal,
                     deps: s.ctrl,
                 }),
-                Instr::Await { .. } => s.events.push(PathEvent {
-                    pc,
-                    kind: PathEventKind::Await,
-                    deps: s.ctrl,
-                }),
+                Instr::Await { .. } => {
+                    if stuck {
+                        out.push(s.stuck(StuckPoint {
+                            pc,
+                            kind: StuckKind::Await,
+                            latest: 0,
+                        }));
+                    }
+                    s.events.push(PathEvent {
+                        pc,
+                        kind: PathEventKind::Await,
+                        deps: s.ctrl,
+                    })
+                }
                 Instr::ProxyFenceUni { acquire, scope, .. } => s.events.push(PathEvent {
                     pc,
                     kind: PathEventKind::Fence {
@@ -397,6 +504,13 @@ pub fn unfold(
                         deps,
                     });
                     if waits {
+                        if stuck {
+                            out.push(s.stuck(StuckPoint {
+                                pc,
+                                kind: StuckKind::Barrier,
+                                latest: 0,
+                            }));
+                        }
                         s.events.push(PathEvent {
                             pc,
                             kind: PathEventKind::BarWait,
@@ -412,11 +526,12 @@ pub fn unfold(
                     let taken_ok = |s: &mut State| -> Option<bool> {
                         // Some(true): go on at target; Some(false): path cut at the bound; None: path dies.
                         if loops.back_edge[pc] {
-                            if loops.spin[pc] {
-                                return None;
-                            }
-                            if s.iters[pc] >= bound {
-                                return Some(false);
+                            let (limit, beyond) = loops.limit(pc, bound);
+                            if s.iters[pc] >= limit {
+                                return match beyond {
+                                    Beyond::Drop => None,
+                                    Beyond::Cut => Some(false),
+                                };
                             }
                             s.iters[pc] += 1;
                         }
@@ -468,10 +583,16 @@ pub fn unfold(
                                     constraints: s.constraints,
                                     final_regs: s.regs,
                                     truncated: true,
+                                    stuck: None,
                                 });
                                 break;
                             }
-                            None => break,
+                            None => {
+                                if stuck {
+                                    out.push(spinning(&s, loops, pc));
+                                }
+                                break;
+                            }
                         }
                     }
                 }
@@ -483,6 +604,65 @@ pub fn unfold(
         }
     }
     Ok(out)
+}
+
+/// The stuck path of a spin or retry loop whose back edge `back` is taken
+/// at the end of the iteration that `s`'s last events form.
+fn spinning(s: &State, loops: &LoopInfo, back: usize) -> Path {
+    let head = loops.loop_at(back).expect("a spin back edge").head;
+    let mut p = s.stuck(StuckPoint {
+        pc: head,
+        kind: StuckKind::Spin { back },
+        latest: 0,
+    });
+    // A failed CAS writes back what it read; the iteration that repeats
+    // forever is its read alone (docs/loops.md, retry loops).
+    let cas_write = (s.iter_start..p.events.len()).find(|&i| {
+        matches!(p.events[i].kind, PathEventKind::Write { rmw: true, .. })
+            && loops
+                .loop_at(p.events[i].pc)
+                .is_some_and(|l| l.retry == Some(p.events[i].pc))
+    });
+    if let Some(w) = cas_write {
+        if let PathEventKind::Read { rmw, .. } = &mut p.events[w - 1].kind {
+            *rmw = false;
+        }
+        remove_event(&mut p, w);
+    }
+    let latest = (s.iter_start..p.events.len())
+        .filter(|&i| matches!(p.events[i].kind, PathEventKind::Read { .. }))
+        .fold(0, |m, i| m | bit(i));
+    p.stuck.as_mut().unwrap().latest = latest;
+    p
+}
+
+/// Remove event `k` (a write no expression refers to) from `p`, renumbering
+/// the later events in every expression and dependency set.
+fn remove_event(p: &mut Path, k: usize) {
+    p.events.remove(k);
+    let shift = |s: Set| (s & (bit(k) - 1)) | ((s >> 1) & !(bit(k) - 1));
+    let fix = |e: &mut Expr| e.renumber(k);
+    for ev in &mut p.events {
+        ev.deps = shift(ev.deps);
+        match &mut ev.kind {
+            PathEventKind::Read {
+                cond_acq: Some(e), ..
+            } => fix(e),
+            PathEventKind::Write { value, .. } => fix(value),
+            PathEventKind::BarArrive { id, count, .. } => {
+                id.iter_mut().for_each(fix);
+                if let Some(c) = count {
+                    fix(c)
+                }
+            }
+            _ => {}
+        }
+    }
+    for c in &mut p.constraints {
+        fix(&mut c.a);
+        fix(&mut c.b);
+    }
+    p.final_regs.iter_mut().for_each(fix);
 }
 
 /// The semantics of an RMW's read and write halves (digest §2.1): `.acquire`

@@ -1,7 +1,8 @@
 //! `ptxmc check`: compare verdicts with an expected-verdict CSV (Dat3M's
-//! `path,1|0` format: 1 = the test's condition holds under the model).
+//! `path,1|0` format: 1 = the test's condition holds under the model; with
+//! `--property termination`, 1 = every execution terminates).
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use super::Exit;
@@ -12,6 +13,16 @@ use crate::engine::{self, RunOptions};
 use crate::generate::Shard;
 use crate::litmus::LitmusTest;
 
+/// What a CSV's verdicts are about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Property {
+    /// The test's final condition (1 = it holds).
+    Outcome,
+    /// Termination, as in Dat3M's liveness CSVs (1 = every execution
+    /// terminates, 0 = some execution deadlocks or spins forever).
+    Termination,
+}
+
 /// Arguments of `ptxmc check`.
 #[derive(Args, Debug)]
 pub struct CheckArgs {
@@ -21,6 +32,9 @@ pub struct CheckArgs {
     /// Directory the CSV's paths are relative to.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
+    /// What the CSV's verdicts are about.
+    #[arg(long, value_enum, default_value = "outcome")]
+    pub property: Property,
     /// Check only the K-th of N deterministic parts of the rows (1 <= K <= N),
     /// chosen by the row's path as `ptxmc gen --shard K/N` chooses tests.
     #[arg(long, value_name = "K/N")]
@@ -66,7 +80,13 @@ pub fn run(args: &CheckArgs) -> Exit {
             rows.push((path.to_string(), want));
         }
     }
-    let opts = args.engine.options(rows.len());
+    let mut opts = args.engine.options(rows.len());
+    // Outcome verdicts do not depend on termination: skip that search.
+    opts.termination &= args.property == Property::Termination;
+    if args.property == Property::Termination && !opts.termination {
+        eprintln!("error: expected termination to be checked, found --no-termination");
+        return Exit::BadInput;
+    }
     init_pool(args.engine.jobs());
     let loaded: Vec<Result<Vec<LitmusTest>, Exit>> = rows
         .iter()
@@ -77,7 +97,10 @@ pub fn run(args: &CheckArgs) -> Exit {
         .zip(loaded.par_iter())
         .map(|((_, want), tests)| {
             let tests = tests.as_ref().map_err(|e| *e)?;
-            Ok(judge(tests, *want, &opts))
+            Ok(match args.property {
+                Property::Outcome => judge(tests, *want, &opts),
+                Property::Termination => judge_termination(tests, *want, &opts),
+            })
         })
         .collect();
     let (mut passed, mut failed) = (0usize, 0usize);
@@ -105,17 +128,63 @@ pub fn run(args: &CheckArgs) -> Exit {
     }
 }
 
+/// Whether every test of a file terminates (`want`) or can hang (`!want`);
+/// if not, why.
+fn judge_termination(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
+    for t in tests {
+        let r = engine::run(&t.program, opts);
+        if let Some(d) = &r.disagreement {
+            return (false, disagreement(d), Exit::Disagreement);
+        }
+        if let Some(reason) = &r.incomplete {
+            return (false, format!("incomplete ({reason})"), Exit::Incomplete);
+        }
+        let why = crate::report::hang::why(&t.program, &r.termination);
+        if !r.termination.checked() {
+            return (
+                false,
+                format!("inconclusive: termination not checked ({why})"),
+                Exit::CheckFailed,
+            );
+        }
+        if r.termination.hangs() == want {
+            let got = if want {
+                format!("found a hang: {why}")
+            } else {
+                "every execution terminates".into()
+            };
+            let expected = if want { "termination" } else { "a hang" };
+            return (
+                false,
+                format!("expected {expected}, {got}"),
+                Exit::CheckFailed,
+            );
+        }
+    }
+    (true, String::new(), Exit::Success)
+}
+
+/// A disagreement between the engines, in a few words.
+fn disagreement(d: &engine::Disagreement) -> String {
+    match d.termination {
+        Some((op, _)) if d.only_op.is_empty() && d.only_ax.is_empty() => format!(
+            "the engines disagree on termination (the operational machine {} a hang)",
+            if op { "finds" } else { "does not find" }
+        ),
+        _ => format!(
+            "the engines disagree ({} states only operational, {} only axiomatic)",
+            d.only_op.len(),
+            d.only_ax.len()
+        ),
+    }
+}
+
 /// Whether every test of a file gets the expected verdict; if not, why.
 fn judge(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
         if let Some(d) = &r.disagreement {
-            let why = format!(
-                "the engines disagree ({} states only operational, {} only axiomatic)",
-                d.only_op.len(),
-                d.only_ax.len()
-            );
-            return (false, why, Exit::Disagreement);
+            return (false, disagreement(d), Exit::Disagreement);
         }
         if let Some(reason) = &r.incomplete {
             return (false, format!("incomplete ({reason})"), Exit::Incomplete);

@@ -45,6 +45,14 @@ pub struct EngineArgs {
     /// the outcomes found (default: 80% of physical memory; result: incomplete, exit 4).
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<u64>,
+    /// Do not check termination (deadlocks, spinning forever; on by default
+    /// for programs with a loop, a barrier or a wait).
+    #[arg(long)]
+    pub no_termination: bool,
+    /// Bound CAS retry loops like other loops instead of dropping their
+    /// failed iterations (to check that reduction; see docs/loops.md).
+    #[arg(long)]
+    pub bound_retry_loops: bool,
 }
 
 impl EngineArgs {
@@ -79,6 +87,8 @@ impl EngineArgs {
             jobs: if tests == 1 { jobs } else { 1 },
             exact: self.exact,
             progress: tests == 1,
+            termination: !self.no_termination,
+            retry_loops: !self.bound_retry_loops,
         }
     }
 }
@@ -137,9 +147,10 @@ pub fn worst(a: Exit, b: Exit) -> Exit {
         match e {
             Exit::Success => 0,
             Exit::CheckFailed => 1,
-            Exit::Incomplete => 2,
-            Exit::Disagreement => 3,
-            Exit::BadInput => 4,
+            Exit::Hang => 2,
+            Exit::Incomplete => 3,
+            Exit::Disagreement => 4,
+            Exit::BadInput => 5,
         }
     }
     if rank(a) >= rank(b) { a } else { b }
@@ -153,8 +164,15 @@ pub fn init_pool(jobs: usize) {
         .build_global();
 }
 
-/// Instance `instance` (1-based) of a file's tests, for the commands that
-/// work on one test (`trace`, `explain`, `fix`, `step`).
+/// Load `path` and take its instance `instance` (1-based): what every command
+/// that works on one test (`trace`, `explain`, `fix`, `step`) starts with.
+pub fn load_instance(path: &Path, model: Model, instance: usize) -> Result<LitmusTest, Exit> {
+    let mut tests = load(path, model)?;
+    pick(&tests, instance)?;
+    Ok(tests.swap_remove(instance - 1))
+}
+
+/// Instance `instance` (1-based) of a file's tests.
 pub fn pick(tests: &[LitmusTest], instance: usize) -> Result<&LitmusTest, Exit> {
     tests.get(instance.wrapping_sub(1)).ok_or_else(|| {
         eprintln!(

@@ -33,6 +33,8 @@ pub enum Exit {
     Disagreement = 3,
     /// A limit was hit; results are incomplete.
     Incomplete = 4,
+    /// A program can hang (deadlock or spin forever).
+    Hang = 5,
 }
 
 impl From<Exit> for ExitCode {
@@ -47,7 +49,9 @@ Exit status:
   1  an expectation or verdict check failed
   2  bad input (unreadable or malformed test, bad arguments)
   3  the two engines disagree
-  4  incomplete: a limit (states, time, memory) was hit";
+  4  incomplete: a limit (states, time, memory) was hit
+  5  a test can hang: a deadlock, or a loop that spins forever
+When several apply, the most serious wins: 2, 3, 4, 5, 1.";
 
 /// Which final outcomes does the PTX memory model allow for a litmus test?
 #[derive(Parser, Debug)]
@@ -77,7 +81,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// Compare verdicts with a CSV of expected ones (Dat3M's `path,1|0`; 1 = the condition holds).
     ///
-    /// Prints one line per mismatch, then `N passed, M failed`.
+    /// With `--property termination` the CSV is a liveness one (Dat3M's
+    /// `*-Liveness-expected.csv`: 1 = every execution terminates, 0 = some
+    /// execution hangs). Prints one line per mismatch, then `N passed, M failed`.
     #[command(after_help = EXIT_CODES)]
     Check(check::CheckArgs),
     /// Show a shortest step-by-step run of the operational machine ending in an outcome.

@@ -86,6 +86,9 @@ pub fn run(args: &RunArgs) -> Exit {
         if rep.expectation_met() == Some(false) {
             exit = worst(exit, Exit::CheckFailed);
         }
+        if result.termination.hangs() {
+            exit = worst(exit, Exit::Hang);
+        }
         if let Some(dir) = &args.graphs {
             if let Err(e) = super::graphs::write(dir, &t.program, &result.outcomes) {
                 eprintln!("error: cannot write into {}: {e}", dir.display());

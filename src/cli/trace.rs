@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{load, pick, target_outcome};
+use super::common::{load_instance, target_outcome};
 use crate::model::Model;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
@@ -29,6 +29,11 @@ pub struct TraceArgs {
     /// the test's own condition asks about.
     #[arg(long, conflicts_with = "follow")]
     pub outcome: Option<String>,
+    /// Show a shortest run into a hang instead: the steps to a deadlock or
+    /// to a loop that spins forever, what repeats, and what every stuck
+    /// thread waits for (exit status 1 if the program cannot hang).
+    #[arg(long, conflicts_with_all = ["outcome", "follow"])]
+    pub hang: bool,
     /// Replay these successor choices instead (as printed after a trace), e.g. `0,2,1`.
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub follow: Option<Vec<usize>>,
@@ -51,14 +56,11 @@ pub struct TraceArgs {
 
 /// Run `ptxmc trace`.
 pub fn run(args: &TraceArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let p = &t.program;
     let m = match Machine::new(p, args.loop_bound) {
         Ok(m) => m,
@@ -71,6 +73,9 @@ pub fn run(args: &TraceArgs) -> Exit {
             return Exit::Incomplete;
         }
     };
+    if args.hang {
+        return hang(args, &m, t);
+    }
     let answer = |goal: &str, why: NoRun| -> Exit {
         match args.format {
             TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.file)),
@@ -143,4 +148,80 @@ pub fn run(args: &TraceArgs) -> Exit {
         ),
     }
     Exit::Success
+}
+
+/// `ptxmc trace --hang`.
+fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
+    let p = &t.program;
+    let none = |why: String, exit: Exit| -> Exit {
+        match args.format {
+            TraceFormat::Text => println!("{why}"),
+            TraceFormat::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "name": p.name,
+                    "file": t.display_path(),
+                    "hang": serde_json::Value::Null,
+                    "why": why,
+                }))
+                .unwrap_or_default()
+            ),
+        }
+        exit
+    };
+    let lasso = match m.shortest_hang(args.max_states) {
+        Ok(l) => l,
+        Err(TraceError::NoHang { bound_hit: false }) => {
+            return none(
+                format!(
+                    "No run of the machine hangs: every execution of {} terminates.",
+                    p.name
+                ),
+                Exit::CheckFailed,
+            );
+        }
+        Err(TraceError::NoHang { bound_hit: true }) => {
+            return none(
+                format!(
+                    "No hang found, but a loop reached the loop bound ({}): longer executions were not looked at.",
+                    args.loop_bound
+                ),
+                Exit::CheckFailed,
+            );
+        }
+        Err(TraceError::TooManyStates(n)) => {
+            return none(
+                format!("Incomplete: no hang found within {n} states."),
+                Exit::Incomplete,
+            );
+        }
+        Err(e) => unreachable!("{e:?}"),
+    };
+    let stem = match m.replay(&lasso.choices) {
+        Ok(s) => s,
+        Err(e) => unreachable!("a found run replays: {e:?}"),
+    };
+    match args.format {
+        TraceFormat::Text => print!(
+            "{}",
+            crate::report::trace::hang_text(p, &stem, &lasso, &args.file)
+        ),
+        TraceFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "name": p.name,
+                "file": t.display_path(),
+                "hang": {
+                    "kind": lasso.hang.kind().as_str(),
+                    "why": crate::report::hang::sentence(p, &lasso.hang),
+                    "stuck": lasso.hang.stuck,
+                },
+                "steps": stem.steps,
+                "choices": lasso.choices,
+                "cycle": lasso.cycle,
+            }))
+            .unwrap_or_default()
+        ),
+    }
+    Exit::Hang
 }

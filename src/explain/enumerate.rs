@@ -152,16 +152,19 @@ fn walk_all(
         ..Default::default()
     });
     let mut poll = crate::limits::Poll::new(&budget);
+    let loops = crate::model::loops::analyse(p, true);
     for (t, th) in p.threads.iter().enumerate() {
-        let ps = unfold::unfold(th, limits.loop_bound, 4096, &mut poll).map_err(|e| match e {
-            unfold::UnfoldError::Budget(_) => Stopped::Timeout,
-            unfold::UnfoldError::TooManyPaths(n) => {
-                Stopped::TooLarge(format!("thread P{t} has more than {n} control-flow paths"))
-            }
-            unfold::UnfoldError::TooManyEvents => {
-                Stopped::TooLarge("a path has too many events".into())
-            }
-        })?;
+        let ps = unfold::unfold(th, &loops[t], limits.loop_bound, 4096, false, &mut poll).map_err(
+            |e| match e {
+                unfold::UnfoldError::Budget(_) => Stopped::Timeout,
+                unfold::UnfoldError::TooManyPaths(n) => {
+                    Stopped::TooLarge(format!("thread P{t} has more than {n} control-flow paths"))
+                }
+                unfold::UnfoldError::TooManyEvents => {
+                    Stopped::TooLarge("a path has too many events".into())
+                }
+            },
+        )?;
         paths.push(ps);
     }
     let mut summary = Summary::default();

@@ -27,7 +27,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::limits::{Budget, Exceeded, Poll};
+use crate::model::hang::Hang;
 use crate::op::Machine;
+use crate::op::hang::Quiescence;
 use crate::op::state::State;
 use crate::outcome::Outcomes;
 
@@ -44,6 +46,8 @@ pub struct ExploreOptions {
     pub exact: bool,
     /// Show a progress line on stderr for long runs (only if it is a terminal).
     pub progress: bool,
+    /// Look for hangs: classify every state ([`Machine::quiescence`]).
+    pub termination: bool,
 }
 
 impl Default for ExploreOptions {
@@ -53,6 +57,7 @@ impl Default for ExploreOptions {
             jobs: 1,
             exact: false,
             progress: false,
+            termination: false,
         }
     }
 }
@@ -94,6 +99,14 @@ pub struct Explored {
     pub bound_hit: bool,
     /// A limit stopped the search (and which); outcomes are partial.
     pub incomplete: Option<Exceeded>,
+    /// With the termination check: the least hang witness found (the same
+    /// for any number of workers, since every state is visited once).
+    pub hang: Option<Hang>,
+    /// With the termination check: some reachable state has a thread cut at
+    /// the loop bound (an execution takes a bounded loop's back edge more
+    /// often than the bound allows; without one, every loop was explored
+    /// completely).
+    pub cut_reached: bool,
     /// Counters.
     pub stats: ExploreStats,
 }
@@ -145,6 +158,9 @@ struct Ctx<'m, 'p, 'b> {
     counters: Counters,
     outcomes: Mutex<Outcomes>,
     bound_hit: AtomicBool,
+    termination: bool,
+    hang: Mutex<Option<Hang>>,
+    cut_reached: AtomicBool,
     stop: AtomicBool,
     why: Mutex<Option<Exceeded>>,
     budget: &'b Budget,
@@ -193,6 +209,9 @@ impl Ctx<'_, '_, '_> {
                 break;
             }
             self.counters.states.fetch_add(1, Ordering::Relaxed);
+            if self.termination && st.threads.iter().any(|t| t.cut) {
+                self.cut_reached.store(true, Ordering::Relaxed);
+            }
             if m.is_final(&st) {
                 self.counters.final_states.fetch_add(1, Ordering::Relaxed);
                 if m.is_cut(&st) {
@@ -217,6 +236,18 @@ impl Ctx<'_, '_, '_> {
                     });
                 }
                 continue;
+            }
+            if self.termination {
+                match m.quiescence(&st) {
+                    Quiescence::Running => {}
+                    Quiescence::Cut => self.cut_reached.store(true, Ordering::Relaxed),
+                    Quiescence::Hang(h) => {
+                        let mut best = self.hang.lock().unwrap();
+                        if best.as_ref().is_none_or(|b| h < *b) {
+                            *best = Some(h);
+                        }
+                    }
+                }
             }
             let f = m.successors_folded(&st);
             self.counters
@@ -284,6 +315,9 @@ pub fn explore_within(m: &Machine, opts: &ExploreOptions, budget: &Budget) -> Ex
         counters: Counters::default(),
         outcomes: Mutex::new(Outcomes::new()),
         bound_hit: AtomicBool::new(false),
+        termination: opts.termination,
+        hang: Mutex::new(None),
+        cut_reached: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         why: Mutex::new(None),
         budget,
@@ -336,6 +370,8 @@ pub fn explore_within(m: &Machine, opts: &ExploreOptions, budget: &Budget) -> Ex
         outcomes: ctx.outcomes.into_inner().unwrap(),
         bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
         incomplete: ctx.why.into_inner().unwrap(),
+        hang: ctx.hang.into_inner().unwrap(),
+        cut_reached: ctx.cut_reached.load(Ordering::Relaxed),
         stats,
     }
 }

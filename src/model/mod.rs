@@ -1,8 +1,10 @@
 //! What both engines share about the memory model itself: which model is
 //! in force ([`Model`]), what a program may use under it, and the static
-//! analyses both engines must agree on (loops, [`loops`]).
+//! analyses both engines must agree on (loops, [`loops`]; what a hang is,
+//! [`hang`]).
 
 pub mod describe;
+pub mod hang;
 pub mod loops;
 pub mod lower;
 pub mod sync;

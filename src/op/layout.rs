@@ -171,8 +171,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Lay out `p` with loop bound `bound`.
-    pub fn new(p: &Program, bound: u32) -> Result<Layout, TooManySlots> {
+    /// Lay out `p` with loop bound `bound`; `retry`: recognise retry loops
+    /// ([`crate::model::loops`]).
+    pub fn new(p: &Program, bound: u32, retry: bool) -> Result<Layout, TooManySlots> {
         let mut ctas: Vec<(u32, u32)> = Vec::new();
         for (t, th) in p.threads.iter().enumerate() {
             let k = (th.placement.gpu, th.placement.cta);
@@ -219,15 +220,18 @@ impl Layout {
         let mut execs = Vec::new();
         let mut loops = Vec::new();
         for (t, th) in p.threads.iter().enumerate() {
-            let info = LoopInfo::of(th);
+            let info = LoopInfo::of(p, t, retry);
             let n = th.code.len();
-            // Executions per instruction: (bound+1) per enclosing bounded loop.
+            // Executions per instruction: (limit+1) per enclosing loop whose
+            // back edge may be taken (`limit`: the bound, or the iterations
+            // a spin loop keeps).
             let mut ex = vec![1usize; n];
             for (b, i) in th.code.iter().enumerate() {
                 if let Instr::Branch { target, .. } = i {
-                    if info.back_edge[b] && !info.spin[b] {
+                    if info.counts(b) {
+                        let (limit, _) = info.limit(b, bound);
                         for e in &mut ex[*target..=b] {
-                            *e = e.saturating_mul(bound as usize + 1);
+                            *e = e.saturating_mul(limit as usize + 1);
                         }
                     }
                 }

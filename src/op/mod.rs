@@ -15,6 +15,7 @@
 // as a fifth of the hot loop's time; a box moves as a pointer.
 #![allow(clippy::vec_box)]
 
+pub mod hang;
 pub mod layout;
 pub mod reason;
 pub mod state;
@@ -26,7 +27,7 @@ pub mod window;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 
-use crate::ir::{Instr, Program, Proxy, Value};
+use crate::ir::{Program, Proxy, Value};
 use crate::model::lower;
 use crate::outcome::{Columns, State as Outcome};
 use crate::rel::{Set, bit, members};
@@ -53,7 +54,8 @@ pub struct Machine<'p> {
     /// Partial-order reduction (R1: choice-free retirements go first and
     /// alone, and are folded into the preceding step). Off only to measure it.
     pub por: bool,
-    /// `back_index[t][pc]`: index of a bounded back edge in `ThreadState::back_taken`.
+    /// `back_index[t][pc]`: index of a back edge that counts its takes
+    /// (bounded loops, spin loops that keep iterations) in `ThreadState::back_taken`.
     back_index: Vec<Vec<Option<usize>>>,
     /// `reach[t][pc]`: instructions reachable from `pc` (inclusive).
     reach: Vec<Vec<Vec<bool>>>,
@@ -62,13 +64,23 @@ pub struct Machine<'p> {
 impl<'p> Machine<'p> {
     /// Build the machine for `p` with loop bound `bound`.
     pub fn new(source: &'p Program, bound: u32) -> Result<Machine<'p>, TooManySlots> {
+        Machine::with_retry_loops(source, bound, true)
+    }
+
+    /// [`Machine::new`]; `retry`: recognise retry loops (`false` bounds them
+    /// like any other loop, to check the reduction).
+    pub fn with_retry_loops(
+        source: &'p Program,
+        bound: u32,
+        retry: bool,
+    ) -> Result<Machine<'p>, TooManySlots> {
         let program = if lower::needs_lowering(source) {
             Cow::Owned(lower::lower(source))
         } else {
             Cow::Borrowed(source)
         };
         let p: &Program = &program;
-        let layout = Layout::new(p, bound)?;
+        let layout = Layout::new(p, bound, retry)?;
         let mut back_index = Vec::new();
         let mut reach = Vec::new();
         for (t, th) in p.threads.iter().enumerate() {
@@ -77,14 +89,14 @@ impl<'p> Machine<'p> {
             back_index.push(
                 (0..th.code.len())
                     .map(|pc| {
-                        (info.back_edge[pc] && !info.spin[pc]).then(|| {
+                        info.counts(pc).then(|| {
                             k += 1;
                             k - 1
                         })
                     })
                     .collect(),
             );
-            reach.push(reachability(th));
+            reach.push(crate::model::hang::reachability(th));
         }
         let columns = Columns::of(p);
         Ok(Machine {
@@ -508,24 +520,7 @@ impl<'p> Machine<'p> {
         if from >= th.code.len() {
             return false;
         }
-        let reach = &self.reach[u][from];
-        let redefined = |r: usize| {
-            th.code
-                .iter()
-                .enumerate()
-                .any(|(pc, i)| reach[pc] && i.def() == Some(r))
-        };
-        th.code.iter().enumerate().any(|(pc, i)| {
-            let Instr::Barrier { id: ops, .. } = i else {
-                return false;
-            };
-            reach[pc]
-                && ops.len() == id.len()
-                && ops.iter().zip(id).all(|(o, want)| match o {
-                    crate::ir::Operand::Imm(v) => v == want,
-                    crate::ir::Operand::Reg(r) => redefined(*r) || ts.regs[*r] == *want,
-                })
-        })
+        crate::model::hang::may_reach_barrier(th, &self.reach[u][from], &|r| Some(ts.regs[r]), id)
     }
 
     fn cta_of_thread(&self, t: usize) -> usize {
@@ -545,30 +540,4 @@ impl State {
         }
         self
     }
-}
-
-/// `reach[pc][q]`: instruction `q` is reachable from `pc` (inclusive).
-fn reachability(th: &crate::ir::Thread) -> Vec<Vec<bool>> {
-    let n = th.code.len();
-    let succ = |pc: usize| -> SmallVec<[usize; 2]> {
-        match &th.code[pc] {
-            Instr::Branch { cond: None, target } => SmallVec::from_slice(&[*target]),
-            Instr::Branch { target, .. } => SmallVec::from_slice(&[pc + 1, *target]),
-            _ => SmallVec::from_slice(&[pc + 1]),
-        }
-    };
-    (0..n)
-        .map(|start| {
-            let mut seen = vec![false; n];
-            let mut stack = vec![start];
-            while let Some(pc) = stack.pop() {
-                if pc >= n || seen[pc] {
-                    continue;
-                }
-                seen[pc] = true;
-                stack.extend(succ(pc));
-            }
-            seen
-        })
-        .collect()
 }

@@ -28,6 +28,7 @@ use super::layout::SlotKind;
 use super::reason::Reason;
 use super::state::{Arrival, Snapshot, Stage, State, View};
 use super::window::{End, Entry, Window, Windows, operand};
+use crate::model::loops::Beyond;
 
 /// One transition: which thread did what at which instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -331,14 +332,15 @@ impl Machine<'_> {
                     Plan::Advance(None, None)
                 } else if !info.back_edge[e.pc] {
                     Plan::Advance(Some(*target), None)
-                } else if info.spin[e.pc] {
-                    Plan::Die // a spin loop never goes round
                 } else {
-                    let i = self.back_index[t][e.pc].unwrap();
-                    if ts.back_taken[i] as u32 >= self.bound {
-                        Plan::Cut
-                    } else {
-                        Plan::Advance(Some(*target), Some(i))
+                    let (limit, beyond) = info.limit(e.pc, self.bound);
+                    let i = self.back_index[t][e.pc];
+                    let taken = i.map_or(0, |i| ts.back_taken[i] as u32);
+                    match (taken >= limit, beyond) {
+                        // A spin loop goes round no further than it must.
+                        (true, Beyond::Drop) => Plan::Die,
+                        (true, Beyond::Cut) => Plan::Cut,
+                        (false, _) => Plan::Advance(Some(*target), i),
                     }
                 }
             }
@@ -678,7 +680,7 @@ impl Machine<'_> {
     }
 
     /// The view after passing the barrier `slot` (its phase complete), or `None`.
-    fn barrier_merge(&self, st: &State, t: usize, slot: usize) -> Option<View> {
+    pub(super) fn barrier_merge(&self, st: &State, t: usize, slot: usize) -> Option<View> {
         let me = st
             .arrivals
             .iter()

@@ -10,7 +10,8 @@ use fxhash::FxHashMap;
 use serde::Serialize;
 use std::collections::VecDeque;
 
-use crate::ir::{Prop, Term};
+use crate::ir::{Instr, Prop, Term};
+use crate::model::hang::{Hang, Waits};
 use crate::outcome::State as Outcome;
 use crate::rel::{Set, bit, members};
 
@@ -29,7 +30,8 @@ pub struct TraceStep {
     pub thread: String,
     /// The instruction, as written.
     pub instruction: String,
-    /// `retire`, `bind`, `arrive`, `pass` or `cut`.
+    /// `retire`, `bind`, `arrive`, `pass` or `cut`; `repeat` for a step of
+    /// the iteration a hang repeats forever.
     pub kind: &'static str,
     /// What happened, in one line.
     pub action: String,
@@ -50,11 +52,30 @@ pub struct Trace {
     pub final_states: Option<Vec<Outcome>>,
 }
 
+/// A run into a hang: the run to a stuck configuration (the stem) and what
+/// repeats forever from there (the cycle: each spinning thread's
+/// iteration; nothing for a deadlock).
+#[derive(Clone, Debug, Serialize)]
+pub struct Lasso {
+    /// The choices of the stem (what `--follow` takes).
+    pub choices: Vec<usize>,
+    /// The stuck configuration it ends in.
+    pub hang: Hang,
+    /// The iteration each spinning thread repeats, step by step.
+    pub cycle: Vec<TraceStep>,
+}
+
 /// Why a run could not be found or replayed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TraceError {
     /// No run of the machine ends in the requested outcome.
     Unreachable,
+    /// No run of the machine hangs; `bound_hit`: but a loop reached the
+    /// loop bound, so longer executions were not looked at.
+    NoHang {
+        /// Some settled state had a thread cut at the loop bound.
+        bound_hit: bool,
+    },
     /// The search for a run hit the state limit.
     TooManyStates(u64),
     /// A `--follow` choice does not exist at its step.
@@ -109,6 +130,165 @@ impl Machine<'_> {
             }
         }
         Err(TraceError::Unreachable)
+    }
+
+    /// A shortest run into the least hang (the one `ptxmc run` reports), as a
+    /// lasso: breadth-first over the whole state space (up to `max_states`).
+    pub fn shortest_hang(&self, max_states: u64) -> Result<Lasso, TraceError> {
+        let init = self.initial();
+        let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
+        let root = init.fingerprint();
+        parent.insert(root, (root, usize::MAX));
+        let mut queue = VecDeque::from([init]);
+        let mut best: Option<(Hang, u64, State)> = None;
+        let mut bound_hit = false;
+        while let Some(st) = queue.pop_front() {
+            let fp = st.fingerprint();
+            bound_hit |= st.threads.iter().any(|t| t.cut);
+            if self.is_final(&st) {
+                continue;
+            }
+            match self.quiescence(&st) {
+                super::hang::Quiescence::Running => {}
+                super::hang::Quiescence::Cut => bound_hit = true,
+                super::hang::Quiescence::Hang(h) => {
+                    // Breadth-first: the first state with a given hang is a nearest one.
+                    if best.as_ref().is_none_or(|(b, _, _)| h < *b) {
+                        best = Some((h, fp, st.clone()));
+                    }
+                }
+            }
+            for (i, (_, s)) in self.successors(&st).into_iter().enumerate() {
+                let f = s.fingerprint();
+                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(f) {
+                    e.insert((fp, i));
+                    queue.push_back(*s);
+                }
+            }
+            if parent.len() as u64 > max_states {
+                return Err(TraceError::TooManyStates(max_states));
+            }
+        }
+        let Some((hang, fp, st)) = best else {
+            return Err(TraceError::NoHang { bound_hit });
+        };
+        let mut choices = Vec::new();
+        let mut cur = fp;
+        while cur != root {
+            let (p, c) = parent[&cur];
+            choices.push(c);
+            cur = p;
+        }
+        choices.reverse();
+        let cycle = self.cycle(&st, &hang);
+        Ok(Lasso {
+            choices,
+            hang,
+            cycle,
+        })
+    }
+
+    /// The iterations the spinning threads of `hang` repeat from `st`, step by step.
+    fn cycle(&self, st: &State, hang: &Hang) -> Vec<TraceStep> {
+        let mut out = Vec::new();
+        for s in &hang.stuck {
+            let Waits::Spin { head, back, reads } = &s.on else {
+                continue;
+            };
+            let t = s.thread;
+            let th = &self.program.threads[t];
+            let mut regs: Vec<crate::ir::Value> = st.threads[t].regs.to_vec();
+            let mut next_read = reads.iter();
+            let mut pc = *head;
+            loop {
+                let instr = &th.code[pc];
+                let mut effects = Vec::new();
+                let mut goto = pc + 1;
+                let action = match instr {
+                    Instr::Load { dst, .. }
+                    | Instr::Rmw { dst: Some(dst), .. }
+                    | Instr::MbarWait { dst: Some(dst), .. } => {
+                        let &(_, loc, value) = next_read.next().expect("one value per read");
+                        let v = self.latest_version(st, loc, value).map_or(
+                            format!("{}={value}", self.program.locations[loc].name),
+                            |v| self.version_text(st, v),
+                        );
+                        let shown = match instr {
+                            Instr::MbarWait { phase, .. } => {
+                                let (test, arg) = crate::ir::mbar::Test::of(phase);
+                                let arg = crate::ir::eval::operand(&regs, &arg);
+                                crate::ir::mbar::done(test, value, arg) as crate::ir::Value
+                            }
+                            _ => value,
+                        };
+                        regs[*dst] = shown;
+                        effects.push(format!(
+                            "registers of {}: {}={shown}",
+                            th.name, th.regs[*dst].name
+                        ));
+                        if matches!(instr, Instr::Rmw { .. }) {
+                            format!(
+                                "reads {v}, the latest version: the compare fails, and the write puts back what it read"
+                            )
+                        } else {
+                            format!("reads {v}, the latest version")
+                        }
+                    }
+                    Instr::MbarWait { dst: None, .. } => {
+                        next_read.next();
+                        "reads the latest state of the barrier: the phase has completed".into()
+                    }
+                    Instr::Mov { .. } | Instr::Arith { .. } => {
+                        let (dst, v) = instr
+                            .local_effect::<crate::ir::Value>(&regs)
+                            .expect("a register instruction");
+                        regs[dst] = v;
+                        effects.push(format!(
+                            "registers of {}: {}={v}",
+                            th.name, th.regs[dst].name
+                        ));
+                        "retires (registers only)".into()
+                    }
+                    Instr::Branch { cond, target } => {
+                        let taken = cond.as_ref().is_none_or(|(c, a, b)| {
+                            c.holds(
+                                crate::ir::eval::operand(&regs, a),
+                                crate::ir::eval::operand(&regs, b),
+                            )
+                        });
+                        if taken {
+                            goto = *target;
+                        }
+                        match (taken, pc == *back) {
+                            (true, true) => "goes back to the head of the loop".into(),
+                            (true, false) => "taken (still inside the loop)".into(),
+                            (false, _) => "not taken".into(),
+                        }
+                    }
+                    _ => unreachable!("spin loop bodies hold reads, register moves and branches"),
+                };
+                out.push(TraceStep {
+                    index: out.len() + 1,
+                    choice: 0,
+                    thread: th.name.clone(),
+                    instruction: self.instr_text(t, pc),
+                    kind: "repeat",
+                    action,
+                    effects,
+                });
+                if pc == *back {
+                    break;
+                }
+                pc = goto;
+            }
+        }
+        out
+    }
+
+    /// A coherence-maximal version of `loc` holding `value`.
+    fn latest_version(&self, st: &State, loc: usize, value: crate::ir::Value) -> Option<usize> {
+        let vs = st.versions & self.layout.loc_slots[loc];
+        members(vs).find(|&v| st.co[v] & vs == 0 && st.value[v] == value)
     }
 
     /// Replay `choices` from the initial state and describe every step.

@@ -11,6 +11,7 @@ use crate::ir::{Instr, Operand, Value};
 
 use super::Machine;
 use super::state::State;
+use crate::model::loops::Beyond;
 
 /// One instruction of the window.
 #[derive(Clone, Debug)]
@@ -125,14 +126,15 @@ impl Machine<'_> {
                         Some(true) => {
                             let info = &self.layout.loops[t];
                             if info.back_edge[pc] {
-                                if info.spin[pc] {
-                                    break End::Spins;
+                                let (limit, beyond) = info.limit(pc, self.bound);
+                                let i = self.back_index[t][pc];
+                                if i.map_or(0, |i| back[i] as u32) >= limit {
+                                    break match beyond {
+                                        Beyond::Drop => End::Spins,
+                                        Beyond::Cut => End::Bound,
+                                    };
                                 }
-                                let i = self.back_index[t][pc].unwrap();
-                                if back[i] as u32 >= self.bound {
-                                    break End::Bound;
-                                }
-                                back[i] += 1;
+                                back[i.unwrap()] += 1;
                             }
                             pc = *target;
                             continue;

@@ -14,12 +14,14 @@
 //! Time MP 0.00
 //! ```
 //! Positive and Negative count final states (herd counts executions); lines
-//! beyond herd's say when a loop bound or a limit cut the search short, and
-//! whether a mixedproxy expectation is met.
+//! beyond herd's say when a loop bound or a limit cut the search short,
+//! whether a mixedproxy expectation is met, and whether the program can hang
+//! (`Hang: <kind> — <why>`).
 
 use std::fmt::Write;
 
 use super::TestReport;
+use crate::engine::{NotChecked, Termination};
 use crate::ir::{CmpOp, Program, Prop, Term};
 use crate::outcome::{Column, Columns, State};
 
@@ -67,12 +69,24 @@ pub fn report(r: &TestReport) -> String {
     )
     .unwrap();
     if let Some(d) = &res.disagreement {
-        writeln!(out, "Disagreement: the engines' outcome sets differ").unwrap();
+        if !d.only_op.is_empty() || !d.only_ax.is_empty() {
+            writeln!(out, "Disagreement: the engines' outcome sets differ").unwrap();
+        }
         for s in &d.only_op {
             writeln!(out, "Only operational: {}", state(p, &res.columns, s)).unwrap();
         }
         for s in &d.only_ax {
             writeln!(out, "Only axiomatic: {}", state(p, &res.columns, s)).unwrap();
+        }
+        if let Some((op, ax)) = d.termination {
+            let word = |h: bool| if h { "hangs" } else { "terminates" };
+            writeln!(
+                out,
+                "Disagreement: the engines' termination verdicts differ (operational: {}, axiomatic: {})",
+                word(op),
+                word(ax)
+            )
+            .unwrap();
         }
     }
     if let Some(f) = &p.filter {
@@ -91,6 +105,19 @@ pub fn report(r: &TestReport) -> String {
             "Loop: an execution reached the loop bound; states of longer executions are not listed"
         )
         .unwrap();
+    }
+    match &res.termination {
+        Termination::Hangs(h) => writeln!(
+            out,
+            "Hang: {} — {}",
+            h.kind().as_str(),
+            super::hang::sentence(p, h)
+        )
+        .unwrap(),
+        t @ Termination::NotChecked(NotChecked::LoopBound(_)) => {
+            writeln!(out, "Termination: not checked — {}", super::hang::why(p, t)).unwrap()
+        }
+        _ => {}
     }
     if let Some(e) = &p.expectation {
         let status = match r.expectation_met() {

@@ -49,7 +49,12 @@ pub fn report(r: &TestReport) -> Value {
         let list = |o: &crate::outcome::Outcomes| -> Vec<String> {
             o.iter().map(|s| herd::state(p, &res.columns, s)).collect()
         };
-        json!({ "only_op": list(&d.only_op), "only_ax": list(&d.only_ax) })
+        let word = |h: bool| if h { "hangs" } else { "terminates" };
+        json!({
+            "only_op": list(&d.only_op),
+            "only_ax": list(&d.only_ax),
+            "termination": d.termination.map(|(op, ax)| json!({ "op": word(op), "ax": word(ax) })),
+        })
     });
     json!({
         "name": p.name,
@@ -75,6 +80,7 @@ pub fn report(r: &TestReport) -> Value {
             "name": e.name,
             "met": r.expectation_met(),
         })),
+        "termination": termination(r),
         "agree": res.disagreement.is_none(),
         "disagreement": disagreement,
         "notes": r.notes,
@@ -82,6 +88,33 @@ pub fn report(r: &TestReport) -> Value {
         "stats": stats(r),
         "engine_stats": res.stats,
         "time_s": res.seconds,
+    })
+}
+
+/// The `"termination"` object: `checked` (the verdict is conclusive),
+/// `hangs`, `kind` (`deadlock` or `spin`), the stuck `threads` and `why`.
+fn termination(r: &TestReport) -> Value {
+    let p = r.program;
+    let t = &r.result.termination;
+    let threads: Vec<Value> = t.hang().map_or(Vec::new(), |h| {
+        super::hang::threads(p, h)
+            .into_iter()
+            .map(|s| {
+                json!({
+                    "thread": super::hang::thread_name(p, s.thread),
+                    "at": super::hang::at(p, s),
+                    "on": super::hang::on(s),
+                    "why": super::hang::clause(p, s),
+                })
+            })
+            .collect()
+    });
+    json!({
+        "checked": t.checked(),
+        "hangs": t.hangs(),
+        "kind": t.hang().map(|h| h.kind().as_str()),
+        "threads": threads,
+        "why": super::hang::why(p, t),
     })
 }
 

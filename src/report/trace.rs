@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::ir::Program;
-use crate::op::trace::Trace;
+use crate::op::trace::{Lasso, Trace, TraceStep};
 use crate::outcome::Columns;
 
 /// The final states a trace ends in, herd-style, joined by `or` (a location
@@ -20,6 +20,22 @@ pub fn final_states(p: &Program, cols: &Columns, trace: &Trace) -> Option<String
             .collect::<Vec<_>>()
             .join("  or  ")
     })
+}
+
+/// Numbered steps, each with its effects indented below.
+fn steps(out: &mut String, steps: &[TraceStep]) {
+    let width = steps.iter().map(|s| s.instruction.len()).max().unwrap_or(0);
+    for s in steps {
+        writeln!(
+            out,
+            "{:>3}. {} {:<width$}  {}",
+            s.index, s.thread, s.instruction, s.action
+        )
+        .unwrap();
+        for e in &s.effects {
+            writeln!(out, "       {e}").unwrap();
+        }
+    }
 }
 
 /// Numbered steps, each with its effects indented below, then the final state
@@ -36,28 +52,61 @@ pub fn text(p: &Program, cols: &Columns, goal: Option<&str>, trace: &Trace, file
         .unwrap(),
         None => writeln!(out, "Trace {name}: replay of the given choices").unwrap(),
     }
-    let width = trace
-        .steps
-        .iter()
-        .map(|s| s.instruction.len())
-        .max()
-        .unwrap_or(0);
-    for s in &trace.steps {
-        writeln!(
-            out,
-            "{:>3}. {} {:<width$}  {}",
-            s.index, s.thread, s.instruction, s.action
-        )
-        .unwrap();
-        for e in &s.effects {
-            writeln!(out, "       {e}").unwrap();
-        }
-    }
+    steps(&mut out, &trace.steps);
     match final_states(p, cols, trace) {
         Some(f) => writeln!(out, "Final state: {f}").unwrap(),
         None => writeln!(out, "The run has not reached a final state.").unwrap(),
     }
     let list: Vec<String> = trace.choices.iter().map(usize::to_string).collect();
+    writeln!(
+        out,
+        "Replay: ptxmc trace {} --follow {}",
+        file.display(),
+        list.join(",")
+    )
+    .unwrap();
+    out
+}
+
+/// A run into a hang (`ptxmc trace --hang`): the steps to the stuck
+/// configuration, the iteration each spinning thread then repeats forever,
+/// which threads wait on what, and why nothing can release them. `source`
+/// is the test as written (for the hang's words); `stem` the replayed run.
+pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> String {
+    let h = &lasso.hang;
+    let kind = h.kind().as_str();
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Trace {}: a shortest run of the machine into a hang ({kind})",
+        source.name
+    )
+    .unwrap();
+    steps(&mut out, &stem.steps);
+    if lasso.cycle.is_empty() {
+        writeln!(out, "Then no thread can move, forever.").unwrap();
+    } else {
+        writeln!(
+            out,
+            "Then forever, each iteration reading the latest versions:"
+        )
+        .unwrap();
+        steps(&mut out, &lasso.cycle);
+    }
+    writeln!(out, "Stuck:").unwrap();
+    let stuck = super::hang::threads(source, h);
+    for s in &stuck {
+        writeln!(out, "  {}", super::hang::clause(source, s)).unwrap();
+    }
+    let why = if lasso.cycle.is_empty() {
+        "every thread has finished or waits, so nothing can arrive, signal or write any more"
+    } else {
+        "every other thread has finished or is stuck, so no write will change what the loop reads, \
+         and a read cannot keep returning an overwritten value forever (fairness)"
+    };
+    let them = if stuck.len() == 1 { "it" } else { "them" };
+    writeln!(out, "Nothing can release {them}: {why}.").unwrap();
+    let list: Vec<String> = lasso.choices.iter().map(usize::to_string).collect();
     writeln!(
         out,
         "Replay: ptxmc trace {} --follow {}",

@@ -1,0 +1,214 @@
+//! The oracle's termination check: a search for a consistent *stuck*
+//! candidate (`docs/loops.md`, "Termination").
+//!
+//! Each thread contributes one of its paths — complete, cut at the loop
+//! bound, or stuck ([`super::unfold::StuckPoint`]) — and at least one path
+//! is stuck. Such a combination is searched like any candidate, with three
+//! extra rules: a barrier a stuck path waits at must never complete; an
+//! await that happened has every point it awaits, and a stuck await misses
+//! one; and the reads of spinning iterations and failing blocking waits
+//! read coherence-maximal writes (fairness: once nothing else can happen,
+//! every read eventually returns the latest write). A consistent one whose
+//! paths are all complete or stuck is a hang; one with a path cut at the
+//! bound only says that the bound was reached before the program settled.
+
+use crate::ir::{Instr, Program, mbar};
+use crate::limits::Budget;
+use crate::model::hang::{Hang, Stuck, Waits};
+use crate::outcome::{Columns, Outcomes};
+use crate::rel::{self, members};
+
+use super::graph::Graph;
+use super::search::{AxStats, Search};
+use super::unfold::{Path, PathEventKind, StuckKind};
+use super::{AxLimit, AxOptions};
+
+/// What the oracle's termination search found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxTermination {
+    /// A hang: the first stuck configuration found (in a fixed order).
+    pub hang: Option<Hang>,
+    /// A stuck configuration with a thread cut at the loop bound exists: if
+    /// no hang was found, longer executions might still hang.
+    pub bound_hit: bool,
+    /// Search counters (of the stuck candidates only).
+    pub stats: AxStats,
+}
+
+/// Search for a hang of `p` (the test as written; it is lowered here),
+/// without resource limits.
+pub fn termination(p: &Program, opts: &AxOptions) -> Result<AxTermination, AxLimit> {
+    termination_within(p, opts, &Budget::unlimited(), 0)
+}
+
+/// Search for a hang of `p` within `budget`; `nodes_before`: search nodes
+/// the oracle already spent on this run (the state limit counts them all).
+pub fn termination_within(
+    p: &Program,
+    opts: &AxOptions,
+    budget: &Budget,
+    nodes_before: u64,
+) -> Result<AxTermination, AxLimit> {
+    let lowered = crate::model::lower::lower(p);
+    let p = &lowered;
+    let paths = super::unfold_all(p, opts, true, budget)?;
+    let mut result = AxTermination {
+        hang: None,
+        bound_hit: false,
+        stats: AxStats::default(),
+    };
+    if paths.iter().any(Vec::is_empty) || !paths.iter().flatten().any(|q| q.stuck.is_some()) {
+        return Ok(result);
+    }
+    let cols = Columns::of(p);
+    let mut sink = Outcomes::new();
+    let inits = p.locations.len();
+    let mut idx = vec![0usize; paths.len()];
+    loop {
+        // Each combination costs at least a look: the limits bound this walk
+        // even when every search is trivial.
+        let spent = nodes_before + result.stats.nodes;
+        if let Some(e) = budget.check().or_else(|| budget.states_exceeded(spent)) {
+            return Err(AxLimit::Budget(e));
+        }
+        let combo: Vec<&Path> = idx.iter().enumerate().map(|(t, &i)| &paths[t][i]).collect();
+        let truncated = combo.iter().any(|c| c.truncated);
+        let worth = combo.iter().any(|c| c.stuck.is_some())
+            && !(truncated && result.bound_hit)
+            && awaits_consistent(p, &combo);
+        if worth {
+            let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
+            if nevents > rel::MAX_EVENTS {
+                return Err(AxLimit::TooManyEvents);
+            }
+            let g = Graph::new(p, &combo);
+            let mut s = Search::new(&g, &cols, &mut sink, budget, spent);
+            s.run();
+            super::add_stats(&mut result.stats, &s.stats);
+            if let Some(e) = s.stopped {
+                return Err(AxLimit::Budget(e));
+            }
+            if let Some(rf) = s.witness.take() {
+                if truncated {
+                    result.bound_hit = true;
+                } else {
+                    let hang = describe(&s, &g, &combo, &rf);
+                    result.hang = Some(hang);
+                    return Ok(result);
+                }
+            }
+        }
+        // Next combination (odometer order).
+        let mut t = 0;
+        loop {
+            if t == idx.len() {
+                return Ok(result);
+            }
+            idx[t] += 1;
+            if idx[t] < paths[t].len() {
+                break;
+            }
+            idx[t] = 0;
+            t += 1;
+        }
+    }
+}
+
+/// Whether every await on the paths has the points it awaits, and every
+/// path stuck at an await misses one of them.
+fn awaits_consistent(p: &Program, combo: &[&Path]) -> bool {
+    let reached = |u: usize, pc: usize| combo[u].events.iter().any(|e| e.pc == pc);
+    combo.iter().enumerate().all(|(t, path)| {
+        let code = &p.threads[t].code;
+        let happened = path.events.iter().all(|e| match (&e.kind, &code[e.pc]) {
+            (PathEventKind::Await, Instr::Await { from }) => {
+                from.iter().all(|&(u, pc)| reached(u, pc))
+            }
+            _ => true,
+        });
+        let stuck_ok = match &path.stuck {
+            Some(sp) if sp.kind == StuckKind::Await => match &code[sp.pc] {
+                Instr::Await { from } => from.iter().any(|&(u, pc)| !reached(u, pc)),
+                _ => false,
+            },
+            _ => true,
+        };
+        happened && stuck_ok
+    })
+}
+
+/// The hang a consistent stuck candidate stands for.
+fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Hang {
+    let p = g.program;
+    let mut stuck = Vec::new();
+    for (t, path) in combo.iter().enumerate() {
+        let Some(sp) = &path.stuck else { continue };
+        let base = g.offset[t];
+        let read = |i: usize| {
+            let e = base + i;
+            (
+                g.events[e].pc,
+                g.events[e].loc,
+                g.read_value(rf, e).expect("a witness binds every read"),
+            )
+        };
+        let on = match sp.kind {
+            StuckKind::Barrier => {
+                let arrive = base + path.events.len() - 1;
+                let inst = s
+                    .barrier_instances()
+                    .expect("a witness names every barrier")
+                    .into_iter()
+                    .find(|i| i.arrivals.iter().any(|&b| g.barriers[b].arrive == arrive))
+                    .expect("every arrival is in an instance");
+                let mut arrived: Vec<usize> = inst
+                    .arrivals
+                    .iter()
+                    .map(|&b| g.events[g.barriers[b].arrive].thread.unwrap())
+                    .collect();
+                arrived.sort_unstable();
+                Waits::Barrier {
+                    id: inst.id,
+                    count: inst.count,
+                    arrived,
+                    needed: inst.needed,
+                }
+            }
+            StuckKind::Await => {
+                let Instr::Await { from } = &p.threads[t].code[sp.pc] else {
+                    unreachable!("stuck at an await")
+                };
+                Waits::Await {
+                    missing: from
+                        .iter()
+                        .copied()
+                        .filter(|&(u, pc)| !combo[u].events.iter().any(|e| e.pc == pc))
+                        .collect(),
+                }
+            }
+            StuckKind::Wait => {
+                let Instr::MbarWait { phase, .. } = &p.threads[t].code[sp.pc] else {
+                    unreachable!("stuck at a wait")
+                };
+                let (_, arg) = mbar::Test::of(phase);
+                let (_, loc, value) = read(members(sp.latest).next().unwrap());
+                let phase = match arg {
+                    crate::ir::Operand::Imm(k) => k,
+                    crate::ir::Operand::Reg(_) => unreachable!("blocking waits name their phase"),
+                };
+                Waits::Phase { loc, value, phase }
+            }
+            StuckKind::Spin { back } => Waits::Spin {
+                head: sp.pc,
+                back,
+                reads: members(sp.latest).map(read).collect(),
+            },
+        };
+        stuck.push(Stuck {
+            thread: t,
+            pc: sp.pc,
+            on,
+        });
+    }
+    Hang { stuck }
+}

@@ -1,0 +1,319 @@
+//! Hangs in the machine (`docs/loops.md`, "Termination"): which states are
+//! stuck configurations.
+//!
+//! The machine never takes a spin-loop back edge, so a thread that would
+//! spin forever shows up as a thread that stays at the start of its loop's
+//! iteration while the others go on. A state is a **hang witness** when
+//! every event issued so far has retired (it is a prefix of an execution,
+//! not a speculation), some thread has not finished, and every unfinished
+//! thread is stuck:
+//! * arrived at a `bar.sync` whose phase cannot complete;
+//! * at an await whose awaited points have not retired;
+//! * at a blocking mbarrier wait that a coherence-latest state of the
+//!   barrier does not satisfy;
+//! * inside a spin or retry loop, such that an iteration from the loop's
+//!   head, reading coherence-latest versions, goes back (what the current
+//!   iteration read so far can be dropped from the prefix: reads only add
+//!   constraints).
+//!
+//! Nothing another thread can do changes that: the others are finished or
+//! stuck themselves. Fairness makes every read eventually return a latest
+//! version, so the spinning iteration repeats forever, and the barriers and
+//! waits never complete.
+
+use smallvec::SmallVec;
+
+use crate::ir::{BarrierKind, Instr, Value, WaitPhase, mbar};
+use crate::model::hang::{Hang, Stuck, Waits};
+use crate::model::loops::SpinLoop;
+use crate::rel::{bit, members};
+
+use super::Machine;
+use super::state::State;
+
+/// What the termination check makes of a state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Quiescence {
+    /// Some thread can still do something (or the state is not a clean
+    /// prefix): not a witness.
+    Running,
+    /// A stuck configuration.
+    Hang(Hang),
+    /// Every thread is finished or stuck, and some thread was cut at the
+    /// loop bound: a longer execution of its loop might behave otherwise.
+    Cut,
+}
+
+/// How one unfinished thread stands.
+enum Standing {
+    Stuck(Stuck),
+    /// At the start of a spin or retry loop's iteration: stuck if the
+    /// iteration goes back on the latest versions.
+    SpinStart(usize, SpinLoop),
+    Cut,
+}
+
+impl Machine<'_> {
+    /// Whether `st` is a hang witness (or a settled state with a thread cut
+    /// at the bound). Cheap when it is not: it stops at the first thread that
+    /// can still move.
+    pub fn quiescence(&self, st: &State) -> Quiescence {
+        let mut standing = Vec::new();
+        let mut any = false;
+        for (t, th) in self.program.threads.iter().enumerate() {
+            let ts = &st.threads[t];
+            if ts.cut {
+                standing.push(Standing::Cut);
+                any = true;
+                continue;
+            }
+            if ts.pc >= th.code.len() {
+                continue;
+            }
+            match self.standing(st, t) {
+                Some(s) => {
+                    standing.push(s);
+                    any = true;
+                }
+                None => return Quiescence::Running,
+            }
+        }
+        if !any || !self.clean(st) {
+            return Quiescence::Running;
+        }
+        let mut stuck = Vec::new();
+        let mut cut = false;
+        for s in standing {
+            match s {
+                Standing::Stuck(s) => stuck.push(s),
+                Standing::Cut => cut = true,
+                Standing::SpinStart(t, lp) => match self.spinning_reads(st, t, &lp) {
+                    Some(reads) => stuck.push(Stuck {
+                        thread: t,
+                        pc: lp.head,
+                        on: Waits::Spin {
+                            head: lp.head,
+                            back: lp.back,
+                            reads,
+                        },
+                    }),
+                    None => return Quiescence::Running,
+                },
+            }
+        }
+        if cut {
+            Quiescence::Cut
+        } else {
+            Quiescence::Hang(Hang { stuck })
+        }
+    }
+
+    /// Every issued write and bound read has retired: the state is a
+    /// prefix of an execution, with no speculation ahead of it.
+    fn clean(&self, st: &State) -> bool {
+        st.bound & !st.retired == 0 && st.versions & !(st.retired | self.layout.inits) == 0
+    }
+
+    /// How unfinished thread `t` stands, if it is stuck or may be.
+    fn standing(&self, st: &State, t: usize) -> Option<Standing> {
+        let ts = &st.threads[t];
+        let code = &self.program.threads[t].code;
+        let pc = ts.pc;
+        let slot = self.layout.slot(t, pc, ts.execs[pc] as usize);
+        let stuck = |on| Some(Standing::Stuck(Stuck { thread: t, pc, on }));
+        match &code[pc] {
+            Instr::Barrier {
+                kind: BarrierKind::Sync,
+                ..
+            } if ts.arrived => {
+                let slot = slot?;
+                if self.barrier_merge(st, t, slot).is_some() {
+                    return None;
+                }
+                stuck(self.barrier_waits(st, t, slot))
+            }
+            Instr::Await { from } => {
+                let missing: Vec<(usize, usize)> = from
+                    .iter()
+                    .copied()
+                    .filter(|&(u, upc)| {
+                        let s = self
+                            .layout
+                            .slot(u, upc, 0)
+                            .expect("awaited points have slots");
+                        st.retired & bit(s) == 0
+                    })
+                    .collect();
+                if missing.is_empty() {
+                    return None;
+                }
+                stuck(Waits::Await { missing })
+            }
+            Instr::MbarWait {
+                phase: WaitPhase::Phase(k),
+                addr,
+                ..
+            } if slot.is_some_and(|s| st.bound & bit(s) == 0) => {
+                let loc = self.program.addresses[*addr].loc;
+                let failing = self
+                    .latest(st, loc)
+                    .find(|&v| !mbar::done(mbar::Test::Phase, st.value[v], *k))?;
+                stuck(Waits::Phase {
+                    loc,
+                    value: st.value[failing],
+                    phase: *k,
+                })
+            }
+            // Inside a spin or retry loop, with nothing bound ahead: whatever
+            // this iteration has read so far can be left out of the prefix
+            // (reads only add constraints), so the thread stands at the start
+            // of an iteration. Not so once a retry loop's CAS has written.
+            _ => {
+                let lp = *self.layout.loops[t].loop_at(pc)?;
+                let bound = slot.is_some_and(|s| st.bound & bit(s) != 0);
+                let wrote = lp.retry.is_some_and(|cas| pc > cas);
+                (!bound && !wrote).then_some(Standing::SpinStart(t, lp))
+            }
+        }
+    }
+
+    /// The coherence-maximal versions of location `loc`.
+    fn latest<'a>(&self, st: &'a State, loc: usize) -> impl Iterator<Item = usize> + 'a {
+        let vs = st.versions & self.layout.loc_slots[loc];
+        members(vs).filter(move |&v| st.co[v] & vs == 0)
+    }
+
+    /// The barrier thread `t` (arrived in `slot`) waits at, and who arrived.
+    fn barrier_waits(&self, st: &State, t: usize, slot: usize) -> Waits {
+        let me = st
+            .arrivals
+            .iter()
+            .find(|a| a.slot == slot && a.thread == t)
+            .expect("an arrived thread has its arrival");
+        let mut arrived: Vec<usize> = st
+            .arrivals
+            .iter()
+            .filter(|a| a.cta == me.cta && a.id == me.id && a.phase == me.phase)
+            .map(|a| a.thread)
+            .collect();
+        arrived.sort_unstable();
+        let needed = match me.count {
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            None => (0..st.threads.len())
+                .filter(|&u| {
+                    st.arrivals
+                        .iter()
+                        .any(|a| a.thread == u && a.cta == me.cta && a.id == me.id)
+                        || self.may_arrive(st, u, me.cta, &me.id)
+                })
+                .count(),
+        };
+        Waits::Barrier {
+            id: me.id.to_vec(),
+            count: me.count,
+            arrived,
+            needed,
+        }
+    }
+
+    /// If thread `t`'s next iteration of `lp`, every read returning a
+    /// coherence-latest version, goes back: what those reads return
+    /// `(pc, location, value)`. With several latest versions of a location
+    /// (coherence left partial), any choice that goes back will do; the
+    /// first in slot order is reported.
+    pub fn spinning_reads(
+        &self,
+        st: &State,
+        t: usize,
+        lp: &SpinLoop,
+    ) -> Option<Vec<(usize, usize, Value)>> {
+        let regs: SmallVec<[Value; 8]> = st.threads[t].regs.iter().copied().collect();
+        let mut reads = Vec::new();
+        self.spin_from(st, t, lp, lp.head, regs, &mut reads)
+            .then_some(reads)
+    }
+
+    fn spin_from(
+        &self,
+        st: &State,
+        t: usize,
+        lp: &SpinLoop,
+        mut pc: usize,
+        mut regs: SmallVec<[Value; 8]>,
+        reads: &mut Vec<(usize, usize, Value)>,
+    ) -> bool {
+        let code = &self.program.threads[t].code;
+        loop {
+            let instr = &code[pc];
+            let read_loc = match instr {
+                Instr::Load { access, .. } | Instr::Rmw { access, .. } => {
+                    Some(self.program.addresses[access.addr].loc)
+                }
+                Instr::MbarWait { addr, .. } => Some(self.program.addresses[*addr].loc),
+                _ => None,
+            };
+            if let Some(loc) = read_loc {
+                let versions: SmallVec<[usize; 4]> = self.latest(st, loc).collect();
+                for v in versions {
+                    let value = st.value[v];
+                    let mut r = regs.clone();
+                    match instr {
+                        Instr::Load { dst, .. } | Instr::Rmw { dst: Some(dst), .. } => {
+                            r[*dst] = value
+                        }
+                        Instr::MbarWait { dst, phase, .. } => {
+                            let (test, arg) = mbar::Test::of(phase);
+                            let arg = arg_value(&r, &arg);
+                            let done = mbar::done(test, value, arg);
+                            match dst {
+                                Some(d) => r[*d] = done as Value,
+                                // A blocking wait inside the loop: if it fails the
+                                // thread is stuck there, which the wait itself reports.
+                                None if !done => continue,
+                                None => {}
+                            }
+                        }
+                        _ => unreachable!("a read"),
+                    }
+                    reads.push((pc, loc, value));
+                    if self.spin_from(st, t, lp, pc + 1, r, reads) {
+                        return true;
+                    }
+                    reads.pop();
+                }
+                return false;
+            }
+            match instr {
+                Instr::Mov { .. } | Instr::Arith { .. } => {
+                    let (dst, v) = instr
+                        .local_effect::<Value>(&regs)
+                        .expect("a register instruction");
+                    regs[dst] = v;
+                }
+                Instr::Branch { cond, target } => {
+                    let taken = cond
+                        .as_ref()
+                        .is_none_or(|(c, a, b)| c.holds(arg_value(&regs, a), arg_value(&regs, b)));
+                    if pc == lp.back {
+                        return taken;
+                    }
+                    if taken {
+                        if *target > lp.back {
+                            return false; // an exit
+                        }
+                        pc = *target;
+                        continue;
+                    }
+                }
+                _ => unreachable!(
+                    "spin and retry loop bodies hold reads, register moves and branches"
+                ),
+            }
+            pc += 1;
+        }
+    }
+}
+
+fn arg_value(regs: &[Value], o: &crate::ir::Operand) -> Value {
+    crate::ir::eval::operand(regs, o)
+}
