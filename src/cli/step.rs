@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Exit;
-use super::common::{load, pick};
+use super::common::load_instance;
 use crate::explain::axiomatic::Caps;
 use crate::explain::enumerate::Limits as ExplainLimits;
 use crate::explain::explain_outcome;
@@ -65,14 +65,11 @@ Commands:
 
 /// Run `ptxmc step`.
 pub fn run(args: &StepArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let timeout = Duration::try_from_secs_f64(args.timeout.max(0.0)).ok();
     let options = step::Options {
         loop_bound: args.loop_bound,
