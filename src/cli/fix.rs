@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Exit;
-use super::common::{load_instance, target_outcome};
+use super::common::{TestArgs, target_outcome};
 use crate::fix::{self, FixOptions, FixReport};
 use crate::litmus::print;
-use crate::model::Model;
 
 /// Fix report formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -24,8 +23,9 @@ pub enum FixFormat {
 /// Arguments of `ptxmc fix`.
 #[derive(Args, Debug)]
 pub struct FixArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// The outcome to forbid (default: the test's condition; for a `forall` test, its negation).
     #[arg(long)]
     pub outcome: Option<String>,
@@ -35,15 +35,6 @@ pub struct FixArgs {
     /// The most changes in one fix (default 3; with `--weaken`, 4).
     #[arg(long, value_name = "N")]
     pub bound: Option<usize>,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
     /// Write each changed test as a litmus file into this directory.
     #[arg(long, value_name = "DIR")]
     pub emit: Option<PathBuf>,
@@ -57,7 +48,7 @@ pub struct FixArgs {
 
 /// Run `ptxmc fix`.
 pub fn run(args: &FixArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
@@ -69,7 +60,7 @@ pub fn run(args: &FixArgs) -> Exit {
     };
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         timeout: args
             .timeout
             .filter(|s| *s > 0.0)
