@@ -6,14 +6,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Exit;
-use super::common::{load, pick, target_outcome};
-use crate::explain::Explanation;
-use crate::explain::axiomatic::{self, AxVerdict, Caps, Execution};
+use super::common::{load_instance, target_outcome};
+use crate::explain::axiomatic::{Caps, Execution};
 use crate::explain::enumerate::Limits;
-use crate::explain::operational;
-use crate::ir::Prop;
+use crate::explain::{Explanation, explain_outcome, pictures};
 use crate::model::Model;
-use crate::op::Machine;
 
 /// Explanation formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -69,14 +66,11 @@ pub struct ExplainArgs {
 
 /// Run `ptxmc explain`.
 pub fn run(args: &ExplainArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let p = &t.program;
     let want = match target_outcome(t, args.outcome.as_deref()) {
         Ok((w, _)) => w,
@@ -94,7 +88,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
         groups: args.groups,
         ..Caps::default()
     };
-    let x = explain(p, &t.display_path(), &want, &limits, caps, args.max_states);
+    let x = explain_outcome(p, &t.display_path(), &want, &limits, caps, args.max_states);
     if let Err(e) = print(&x, args) {
         eprintln!("error: cannot write the pictures: {e}");
         return Exit::BadInput;
@@ -105,45 +99,6 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Exit::Incomplete
     } else {
         Exit::Success
-    }
-}
-
-/// Both explanations of `want` for `p` (from `file`).
-pub fn explain(
-    p: &crate::ir::Program,
-    file: &str,
-    want: &Prop,
-    limits: &Limits,
-    caps: Caps,
-    max_states: u64,
-) -> Explanation {
-    let ax = axiomatic::explain(p, want, limits, caps);
-    let allowed = match ax.verdict {
-        AxVerdict::Allowed { .. } => Some(true),
-        AxVerdict::Forbidden { .. } => Some(false),
-        AxVerdict::Incomplete { .. } => None,
-    };
-    let op = allowed.and_then(|allowed| {
-        let m = Machine::new(p, limits.loop_bound).ok()?;
-        Some(operational::explain(&m, want, file, allowed, max_states))
-    });
-    Explanation {
-        name: p.name.clone(),
-        file: file.to_string(),
-        ax,
-        op,
-    }
-}
-
-/// The pictures of an explanation: the witness, or one per listed group.
-pub fn pictures(x: &Explanation) -> Vec<(String, &Execution)> {
-    match &x.ax.verdict {
-        AxVerdict::Allowed { witness } => vec![(x.name.clone(), witness)],
-        AxVerdict::Forbidden { groups, .. } | AxVerdict::Incomplete { groups, .. } => groups
-            .iter()
-            .enumerate()
-            .map(|(i, g)| (format!("{}-candidate{}", x.name, i + 1), &g.picture))
-            .collect(),
     }
 }
 

@@ -4,11 +4,13 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{load, pick, target_outcome};
+use super::common::{load_instance, target_outcome};
+use crate::limits::Limits;
 use crate::model::Model;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
 use crate::report::trace::{self, NoRun};
+use crate::step::{self, GoTo, Session};
 
 /// Trace formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -35,8 +37,12 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with_all = ["outcome", "follow"])]
     pub hang: bool,
     /// Replay these successor choices instead (as printed after a trace), e.g. `0,2,1`.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    #[arg(long, value_delimiter = ',', num_args = 0..)]
     pub follow: Option<Vec<usize>>,
+    /// Offer every thread's transitions at every state, as `ptxmc step` does
+    /// (the machine's reduction off): choices are counted that way.
+    #[arg(long, conflicts_with = "hang")]
+    pub every_step: bool,
     /// Template row of a mixedproxy file (1-based).
     #[arg(long, default_value_t = 1)]
     pub instance: usize,
@@ -56,17 +62,23 @@ pub struct TraceArgs {
 
 /// Run `ptxmc trace`.
 pub fn run(args: &TraceArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let p = &t.program;
-    let m = match Machine::new(p, args.loop_bound) {
-        Ok(m) => m,
+    let options = step::Options {
+        loop_bound: args.loop_bound,
+        every_step: args.every_step,
+        limits: Limits {
+            max_states: Some(args.max_states),
+            ..Limits::default()
+        },
+    };
+    // One stepping core: `trace` replays and searches through a session.
+    let mut session = match Session::new(p, options) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!(
                 "error: the test needs {} event slots; the machine holds at most {}",
@@ -76,8 +88,9 @@ pub fn run(args: &TraceArgs) -> Exit {
             return Exit::Incomplete;
         }
     };
+    let m = session.machine();
     if args.hang {
-        return hang(args, &m, t);
+        return hang(args, m, t);
     }
     let answer = |goal: &str, why: NoRun| -> Exit {
         match args.format {
@@ -108,36 +121,34 @@ pub fn run(args: &TraceArgs) -> Exit {
                 Ok(w) => w,
                 Err(e) => return e,
             };
-            match m.shortest_run(&want, args.max_states) {
-                Ok(c) => (c, Some(goal)),
-                Err(TraceError::Unreachable) => return answer(&goal, NoRun::Forbidden),
-                Err(TraceError::TooManyStates(n)) => {
-                    return answer(
-                        &goal,
-                        NoRun::Incomplete(format!("the state limit ({n}) was reached")),
-                    );
-                }
-                Err(e) => unreachable!("{e:?}"),
+            match session.go_to(&want) {
+                GoTo::Path(c) => (c, Some(goal)),
+                GoTo::Unreachable { .. } => return answer(&goal, NoRun::Forbidden),
+                GoTo::Incomplete(e) => return answer(&goal, NoRun::Incomplete(e.to_string())),
             }
         }
     };
-    let run = match m.replay(&choices) {
-        Ok(t) => t,
-        Err(TraceError::BadChoice {
-            step,
-            choice,
-            available,
-        }) => {
-            eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
-            return Exit::BadInput;
-        }
-        Err(e) => unreachable!("{e:?}"),
-    };
+    if let Err(TraceError::BadChoice {
+        step,
+        choice,
+        available,
+    }) = session.replay(&choices)
+    {
+        eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
+        return Exit::BadInput;
+    }
+    let run = session.trace();
+    let m = session.machine();
     match args.format {
-        TraceFormat::Text => print!(
-            "{}",
-            trace::text(&m.program, &m.columns, goal.as_deref(), &run, &args.file)
-        ),
+        TraceFormat::Text => {
+            let mut text = trace::text(&m.program, &m.columns, goal.as_deref(), &run, &args.file);
+            if args.every_step {
+                // The replay command must count choices the same way.
+                text.truncate(text.trim_end().len());
+                text.push_str(" --every-step\n");
+            }
+            print!("{text}")
+        }
         TraceFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&trace::json(

@@ -317,7 +317,7 @@ impl Machine<'_> {
     }
 
     /// The instruction of a slot, as text, with its thread.
-    fn slot_text(&self, s: usize) -> String {
+    pub fn slot_text(&self, s: usize) -> String {
         let si = &self.layout.slots[s];
         match si.thread {
             None => format!("{}=initial", self.program.locations[si.loc].name),
@@ -330,7 +330,7 @@ impl Machine<'_> {
     }
 
     /// A version as `x=1 (P0 `st.weak x, 1`)`.
-    fn version_text(&self, st: &State, v: usize) -> String {
+    pub fn version_text(&self, st: &State, v: usize) -> String {
         let si = &self.layout.slots[v];
         let loc = &self.program.locations[si.loc].name;
         let value = self.value_text(si.loc, st.value[v]);
@@ -341,7 +341,7 @@ impl Machine<'_> {
     }
 
     /// The coherence order of a location, as chains: `x: 0 < 1 < 2`.
-    fn coherence_text(&self, st: &State, loc: usize) -> String {
+    pub fn coherence_text(&self, st: &State, loc: usize) -> String {
         let vs = st.versions & self.layout.loc_slots[loc];
         let mut order: Vec<usize> = members(vs).collect();
         order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count_ones()));
@@ -367,7 +367,10 @@ impl Machine<'_> {
         format!("{name}: {}", parts.join(" < "))
     }
 
-    fn describe(
+    /// Step `step` from `prev` to `next`, described: what happened in one
+    /// line and what changed (`index` is its 1-based number in the run,
+    /// `choice` its successor index).
+    pub fn describe(
         &self,
         index: usize,
         choice: usize,
@@ -566,12 +569,12 @@ impl Machine<'_> {
 
     /// An instruction as the test writes it; an agent's steps as what the
     /// asynchronous operation does.
-    fn instr_text(&self, t: usize, pc: usize) -> String {
+    pub fn instr_text(&self, t: usize, pc: usize) -> String {
         crate::model::describe::instr_text(self.source, &self.program, t, pc)
     }
 
     /// A location's value; mbarrier states decoded.
-    fn value_text(&self, loc: usize, v: crate::ir::Value) -> String {
+    pub fn value_text(&self, loc: usize, v: crate::ir::Value) -> String {
         crate::model::describe::value_text(&self.program, loc, v)
     }
 }

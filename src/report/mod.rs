@@ -7,6 +7,7 @@ pub mod explain;
 pub mod hang;
 pub mod herd;
 pub mod json;
+pub mod run;
 pub mod svg;
 pub mod trace;
 
