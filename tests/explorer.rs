@@ -109,6 +109,58 @@ fn partial_order_reduction_keeps_every_outcome() {
     );
 }
 
+/// Each reduction added on top of R1 (lazy coherence, P2) keeps every
+/// outcome, the bound verdict and the termination verdict when it is turned
+/// off alone, on the whole public suite (CADP included: R1 stays on).
+#[test]
+fn lazy_coherence_and_persistent_choices_keep_every_outcome() {
+    let tests = public_suite();
+    let (mut on, mut eager, mut no_p2) = (0u64, 0u64, 0u64);
+    for t in &tests {
+        let a = engine::run(&t.program, &op(1, true));
+        for (what, off) in [
+            (
+                "lazy coherence",
+                RunOptions {
+                    lazy_coherence: false,
+                    ..op(1, true)
+                },
+            ),
+            (
+                "P2",
+                RunOptions {
+                    persistent: false,
+                    ..op(1, true)
+                },
+            ),
+        ] {
+            let b = engine::run(&t.program, &off);
+            assert_eq!(
+                a.outcomes,
+                b.outcomes,
+                "{}: {what} changed the outcomes",
+                t.display_path()
+            );
+            assert_eq!(a.bound_hit, b.bound_hit, "{}: {what}", t.display_path());
+            assert_eq!(
+                (a.termination.checked(), a.termination.hangs()),
+                (b.termination.checked(), b.termination.hangs()),
+                "{}: {what} changed the termination verdict",
+                t.display_path()
+            );
+            let n = b.stats.op.unwrap().distinct_states;
+            if what == "P2" {
+                no_p2 += n;
+            } else {
+                eager += n;
+            }
+        }
+        on += a.stats.op.unwrap().distinct_states;
+    }
+    eprintln!("distinct states on the public suite: both on {on}, eager coherence {eager}, without P2 {no_p2}");
+    assert!(on < eager && on <= no_p2, "the reductions should pay: {on} vs {eager} / {no_p2}");
+}
+
 #[test]
 fn exact_mode_gives_the_same_results_as_fingerprints() {
     for f in [

@@ -71,7 +71,8 @@ pub struct Machine<'p> {
     /// alone, and are folded into the preceding step). Off only to measure it.
     pub por: bool,
     /// How the exploration ([`Machine::successors_folded`]) orders morally
-    /// strong writes; [`Machine::successors`] is always eager.
+    /// strong writes: lazily in a program without loops, eagerly otherwise
+    /// (set by the constructor); [`Machine::successors`] is always eager.
     pub coherence: Coherence,
     /// P2: at a state where no thread can retire without a choice, explore
     /// only the choices of one thread whose binds no other thread's step can
@@ -165,6 +166,15 @@ impl<'p> Machine<'p> {
                 Some(layout.thread_slots[t] & layout.va_slots.get(sa.va).copied().unwrap_or(0) & later)
             })
             .collect();
+        // Lazy coherence pays on loop-free programs (writes of one location
+        // from many threads: orders not multiplied) and costs on programs
+        // with loops, where reads that repeat keep unordered writes apart in
+        // many more states (`docs/exploration.md`, "Lazy coherence").
+        let coherence = if layout.loops.iter().any(|l| l.back_edge.iter().any(|&b| b)) {
+            Coherence::Eager
+        } else {
+            Coherence::Lazy
+        };
         let columns = Columns::of(p);
         Ok(Machine {
             program,
@@ -173,7 +183,7 @@ impl<'p> Machine<'p> {
             layout,
             bound,
             por: true,
-            coherence: Coherence::Lazy,
+            coherence,
             persistent: true,
             back_index,
             reach,
