@@ -55,6 +55,7 @@ fn one_and_two_workers_give_identical_outcomes_and_counts() {
                 sa.eager_steps,
                 sa.dedup_hits,
                 sa.por_pruned,
+                sa.persistent_states,
                 sa.dead_ends,
                 sa.final_states
             ),
@@ -65,6 +66,7 @@ fn one_and_two_workers_give_identical_outcomes_and_counts() {
                 sb.eager_steps,
                 sb.dedup_hits,
                 sb.por_pruned,
+                sb.persistent_states,
                 sb.dead_ends,
                 sb.final_states
             ),
@@ -157,8 +159,13 @@ fn lazy_coherence_and_persistent_choices_keep_every_outcome() {
         }
         on += a.stats.op.unwrap().distinct_states;
     }
-    eprintln!("distinct states on the public suite: both on {on}, eager coherence {eager}, without P2 {no_p2}");
-    assert!(on < eager && on <= no_p2, "the reductions should pay: {on} vs {eager} / {no_p2}");
+    eprintln!(
+        "distinct states on the public suite: both on {on}, eager coherence {eager}, without P2 {no_p2}"
+    );
+    assert!(
+        on < eager && on <= no_p2,
+        "the reductions should pay: {on} vs {eager} / {no_p2}"
+    );
 }
 
 #[test]

@@ -51,7 +51,8 @@ pub enum Coherence {
     /// of morally strong pairs); the rest is completed at the end, where the
     /// final values are those of the versions that can end some consistent
     /// completion (`docs/machine.md`, "Lazy coherence"). The exploration's
-    /// mode: it does not multiply states by orders of writes.
+    /// mode in programs without loops: it does not multiply states by
+    /// orders of writes.
     Lazy,
 }
 
@@ -163,7 +164,11 @@ impl<'p> Machine<'p> {
                     return None;
                 }
                 let later = !(bit(a) | (bit(a) - 1));
-                Some(layout.thread_slots[t] & layout.va_slots.get(sa.va).copied().unwrap_or(0) & later)
+                Some(
+                    layout.thread_slots[t]
+                        & layout.va_slots.get(sa.va).copied().unwrap_or(0)
+                        & later,
+                )
             })
             .collect();
         // Lazy coherence pays on loop-free programs (writes of one location

@@ -24,10 +24,10 @@ use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value, WaitPhase, mbar};
 use crate::rel::{Set, bit, members};
 
 use super::layout::SlotKind;
-use super::{Coherence, Machine};
 use super::reason::Reason;
 use super::state::{Arrival, Snapshot, Stage, State, View};
 use super::window::{End, Entry, Window, Windows, operand};
+use super::{Coherence, Machine};
 use crate::model::loops::Beyond;
 
 /// One transition: which thread did what at which instruction.
@@ -347,7 +347,9 @@ impl Machine<'_> {
                 Instr::Rmw { .. } | Instr::MbarWait { .. } if !self.is_bound(st, e) => {
                     return false;
                 }
-                Instr::Load { .. } if !self.is_bound(st, e) && (k == 0 || self.feeds_later(t, w, k)) => {
+                Instr::Load { .. }
+                    if !self.is_bound(st, e) && (k == 0 || self.feeds_later(t, w, k)) =>
+                {
                     locs |= bit(self.layout.slots[e.slot.unwrap()].loc);
                 }
                 _ => {}
