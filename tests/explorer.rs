@@ -296,3 +296,35 @@ fn json_stats_carry_the_documented_fields() {
     );
     assert!(stats.values().all(serde_json::Value::is_number));
 }
+
+/// On the scaling families of issue 15 the machine stores at most two states
+/// per consistent execution the oracle enumerates (P2 and lazy coherence: a
+/// constant, not a growth with n), and both engines give the same outcomes.
+#[test]
+fn scaling_families_store_at_most_two_states_per_execution() {
+    use ptxmc::families;
+    let cases = [
+        ("IRIW-6", families::iriw(6)),
+        ("MP-chain-8", families::mp_chain(8)),
+        ("SB-ring-8", families::sb_ring(8)),
+        ("writers-6", families::writers(6)),
+        ("random-4x4-seed-1", families::random(1, 4, 4)),
+    ];
+    for (name, text) in cases {
+        let t = &litmus::parse_source("family.litmus", &text).unwrap()[0];
+        let r = engine::run(
+            &t.program,
+            &RunOptions {
+                engine: EngineChoice::Both,
+                ..RunOptions::default()
+            },
+        );
+        assert!(r.incomplete.is_none() && r.disagreement.is_none(), "{name}");
+        let states = r.stats.op.unwrap().distinct_states;
+        let executions = r.stats.ax.unwrap().executions;
+        assert!(
+            states <= 2 * executions,
+            "{name}: {states} states for {executions} executions"
+        );
+    }
+}
