@@ -6,11 +6,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Exit;
-use super::common::{load_instance, target_outcome};
+use super::common::{TestArgs, target_outcome};
 use crate::explain::axiomatic::{Caps, Execution};
 use crate::explain::enumerate::Limits;
 use crate::explain::{Explanation, explain_outcome, pictures};
-use crate::model::Model;
 
 /// Explanation formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -28,21 +27,13 @@ pub enum ExplainFormat {
 /// Arguments of `ptxmc explain`.
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// The outcome to explain, e.g. `P1:r0=1 /\ P1:r1=0` (default: the test's
     /// condition; for a `forall` test, its negation).
     #[arg(long)]
     pub outcome: Option<String>,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ExplainFormat,
@@ -66,7 +57,7 @@ pub struct ExplainArgs {
 
 /// Run `ptxmc explain`.
 pub fn run(args: &ExplainArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
@@ -77,7 +68,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Err(e) => return e,
     };
     let limits = Limits {
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         max_candidates: args.max_candidates,
         deadline: args
             .timeout

@@ -16,8 +16,6 @@ mod serve;
 mod step;
 mod trace;
 
-pub use crate::explain::{explain_outcome, pictures as explain_pictures};
-pub use fix::text as fix_text;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -7,34 +7,24 @@
 
 use clap::Args;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Exit;
-use super::common::load_instance;
+use super::common::TestArgs;
 use crate::explain::axiomatic::Caps;
 use crate::explain::enumerate::Limits as ExplainLimits;
 use crate::explain::explain_outcome;
 use crate::ir::Prop;
 use crate::limits::Limits;
 use crate::litmus::{LitmusError, LitmusTest, cond};
-use crate::model::Model;
 use crate::step::{self, GoTo, Session, picture, text};
 
 /// Arguments of `ptxmc step`.
 #[derive(Args, Debug)]
 pub struct StepArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// Let a thread whose next instruction retires without a choice go first
     /// and alone (the machine's reduction, as `ptxmc trace` counts choices).
     #[arg(long)]
@@ -65,14 +55,14 @@ Commands:
 
 /// Run `ptxmc step`.
 pub fn run(args: &StepArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
     let t = &t;
     let timeout = Duration::try_from_secs_f64(args.timeout.max(0.0)).ok();
     let options = step::Options {
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         every_step: !args.eager,
         limits: Limits {
             max_states: Some(args.max_states),
@@ -102,7 +92,7 @@ pub fn run(args: &StepArgs) -> Exit {
             return Exit::BadInput;
         }
     }
-    let file = args.file.display().to_string();
+    let file = args.test.file.display().to_string();
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "{}", show(&session));
@@ -231,7 +221,7 @@ fn explain(s: &Session, t: &LitmusTest, file: &str, rest: &str, args: &StepArgs)
         p.condition.target()
     };
     let limits = ExplainLimits {
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         max_candidates: 1_000_000,
         deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
             .ok()

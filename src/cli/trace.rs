@@ -1,12 +1,10 @@
 //! `ptxmc trace`: a step-by-step run of the operational machine.
 
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{load_instance, target_outcome};
+use super::common::{TestArgs, target_outcome};
 use crate::limits::Limits;
-use crate::model::Model;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
 use crate::report::trace::{self, NoRun};
@@ -24,8 +22,9 @@ pub enum TraceFormat {
 /// Arguments of `ptxmc trace`.
 #[derive(Args, Debug)]
 pub struct TraceArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// The final state to reach, e.g. `P1:r0=1 /\ P1:r1=0` or a state line copied from
     /// `ptxmc run` (`1:r0=1; 1:r1=0;`); a shortest run is shown. Default: the outcome
     /// the test's own condition asks about.
@@ -43,15 +42,6 @@ pub struct TraceArgs {
     /// (the machine's reduction off): choices are counted that way.
     #[arg(long, conflicts_with = "hang")]
     pub every_step: bool,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
     /// Give up searching for a run after this many states.
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     pub max_states: u64,
@@ -62,14 +52,14 @@ pub struct TraceArgs {
 
 /// Run `ptxmc trace`.
 pub fn run(args: &TraceArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
     let t = &t;
     let p = &t.program;
     let options = step::Options {
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         every_step: args.every_step,
         limits: Limits {
             max_states: Some(args.max_states),
@@ -94,7 +84,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     }
     let answer = |goal: &str, why: NoRun| -> Exit {
         match args.format {
-            TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.file)),
+            TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.test.file)),
             TraceFormat::Json => println!(
                 "{}",
                 serde_json::to_string_pretty(&trace::json(
@@ -141,7 +131,13 @@ pub fn run(args: &TraceArgs) -> Exit {
     let m = session.machine();
     match args.format {
         TraceFormat::Text => {
-            let mut text = trace::text(&m.program, &m.columns, goal.as_deref(), &run, &args.file);
+            let mut text = trace::text(
+                &m.program,
+                &m.columns,
+                goal.as_deref(),
+                &run,
+                &args.test.file,
+            );
             if args.every_step {
                 // The replay command must count choices the same way.
                 text.truncate(text.trim_end().len());
@@ -198,7 +194,7 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
             return none(
                 format!(
                     "No hang found, but a loop reached the loop bound ({}): longer executions were not looked at.",
-                    args.loop_bound
+                    args.test.loop_bound
                 ),
                 Exit::CheckFailed,
             );
@@ -218,7 +214,7 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
     match args.format {
         TraceFormat::Text => print!(
             "{}",
-            crate::report::trace::hang_text(p, &stem, &lasso, &args.file)
+            crate::report::trace::hang_text(p, &stem, &lasso, &args.test.file)
         ),
         TraceFormat::Json => println!(
             "{}",

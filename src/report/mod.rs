@@ -4,6 +4,7 @@
 
 pub mod dot;
 pub mod explain;
+pub mod fix;
 pub mod hang;
 pub mod herd;
 pub mod json;

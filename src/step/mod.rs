@@ -24,7 +24,6 @@
 pub mod picture;
 pub mod text;
 
-use fxhash::FxHashMap;
 use std::collections::VecDeque;
 
 use crate::explore::{self, ExploreOptions};
@@ -33,7 +32,7 @@ use crate::limits::{Budget, Exceeded, Limits, Poll};
 use crate::model::hang::Hang;
 use crate::op::hang::Quiescence;
 use crate::op::state::State;
-use crate::op::trace::{Trace, TraceError, TraceStep};
+use crate::op::trace::{Parents, Trace, TraceError, TraceStep};
 use crate::op::{Machine, TooManySlots};
 use crate::outcome::{Outcomes, State as Outcome};
 
@@ -446,9 +445,7 @@ impl<'p> Session<'p> {
         budget: &Budget,
     ) -> Result<Option<Vec<usize>>, Exceeded> {
         let m = &self.machine;
-        let root = from.fingerprint();
-        let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
-        parent.insert(root, (root, usize::MAX));
+        let mut parents = Parents::new(from);
         let mut queue = VecDeque::from([from.clone()]);
         let mut poll = Poll::new(budget);
         while let Some(st) = queue.pop_front() {
@@ -457,27 +454,17 @@ impl<'p> Session<'p> {
             }
             let fp = st.fingerprint();
             if goal(&st) {
-                let mut choices = Vec::new();
-                let mut cur = fp;
-                while cur != root {
-                    let (p, c) = parent[&cur];
-                    choices.push(c);
-                    cur = p;
-                }
-                choices.reverse();
-                return Ok(Some(choices));
+                return Ok(Some(parents.choices_to(fp)));
             }
             if m.is_final(&st) {
                 continue;
             }
             for (i, (_, s)) in m.successors(&st).into_iter().enumerate() {
-                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(s.fingerprint())
-                {
-                    e.insert((fp, i));
+                if parents.discover(fp, i, &s) {
                     queue.push_back(*s);
                 }
             }
-            if let Some(e) = budget.states_exceeded(parent.len() as u64) {
+            if let Some(e) = budget.states_exceeded(parents.len() as u64) {
                 return Err(e);
             }
         }

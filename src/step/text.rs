@@ -7,7 +7,6 @@ use std::fmt::Write;
 
 use super::picture::{Picture, ThreadBox};
 use super::{GoTo, Reachable, Session, Transition};
-use crate::report::herd;
 
 /// The current state, drawn: threads by CTA, asynchronous operations,
 /// memory, barriers; then the final state if the run is over.
@@ -67,7 +66,7 @@ pub fn state(s: &Session, pic: &Picture) -> String {
             Some(states) => {
                 let list: Vec<String> = states
                     .iter()
-                    .map(|o| herd::state(&m.program, &m.columns, o))
+                    .map(|o| m.columns.line(&m.program, o))
                     .collect();
                 writeln!(out, "Final state: {}", list.join("  or  ")).unwrap();
             }
@@ -151,7 +150,7 @@ pub fn reachable(s: &Session, r: &Reachable) -> String {
         } else {
             " "
         };
-        writeln!(out, "{mark} {}", herd::state(p, &m.columns, o)).unwrap();
+        writeln!(out, "{mark} {}", m.columns.line(p, o)).unwrap();
     }
     writeln!(out, "(* = the condition's proposition holds)").unwrap();
     if r.bound_hit {
