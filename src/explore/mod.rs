@@ -213,14 +213,17 @@ impl Ctx<'_, '_, '_> {
                 break;
             }
             self.counters.states.fetch_add(1, Ordering::Relaxed);
+            if self.termination && st.threads.iter().any(|t| t.cut) {
+                self.cut_reached.store(true, Ordering::Relaxed);
+            }
             if m.is_final(&st) {
                 self.counters.final_states.fetch_add(1, Ordering::Relaxed);
                 if m.is_cut(&st) {
                     // With lazy coherence a final state stands for its
-                    // consistent completions: it counts only if it has one.
+                    // consistent completions: it counts only if it has one
+                    // (always so when coherence is eager, as with loops).
                     if m.completable(&st) {
                         self.bound_hit.store(true, Ordering::Relaxed);
-                        self.cut_reached.store(true, Ordering::Relaxed);
                     }
                 } else {
                     // Declared per worker, so an outcome two workers find
