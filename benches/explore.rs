@@ -2,6 +2,9 @@
 //! suites per engine, and how time and states grow on scaling families
 //! (n-reader IRIW, message passing along a chain of n CTAs, n writers to one
 //! location), with and without partial-order reduction, on 1 and 2 workers.
+//! The `machine-scaling/*` and `machine-random-*` groups run every family of
+//! issue 15 as `ptxmc::families` writes it (IRIW, MP chain, SB ring, writers,
+//! random 4×4, 3×6 and 4×5), the machine's side of `benches/oracle.rs`.
 //!
 //! The `termination` group times the termination check (the liveness
 //! library with the check on and off, per engine) and the retry-loop
@@ -17,6 +20,7 @@ use std::time::Duration;
 
 use ptxmc::engine::{self, EngineChoice, RunOptions};
 use ptxmc::explore::{self, ExploreOptions};
+use ptxmc::families;
 use ptxmc::ir::Program;
 use ptxmc::litmus;
 use ptxmc::op::Machine;
@@ -257,9 +261,43 @@ fn scaling(c: &mut Criterion) {
     }
 }
 
+/// The machine on the families of issue 15 as `ptxmc::families` writes them
+/// (the shapes `benches/oracle.rs` times on the oracle, and the CLI figures
+/// of `docs/exploration.md`, "Lazy coherence and P2"), with every reduction
+/// on: the scaling families at growing n and seeds 1–5 of the random shapes.
+fn families(c: &mut Criterion) {
+    type Family = fn(usize) -> String;
+    let scaling: [(&str, Family, &[usize]); 4] = [
+        ("iriw", families::iriw, &[2, 4, 6, 7]),
+        ("mp-chain", families::mp_chain, &[2, 6, 10, 12]),
+        ("sb-ring", families::sb_ring, &[2, 6, 10, 12]),
+        ("writers", families::writers, &[2, 4, 6, 8]),
+    ];
+    for (name, make, sizes) in scaling {
+        let mut g = c.benchmark_group(format!("machine-scaling/{name}"));
+        for &n in sizes {
+            let p = parse(&make(n));
+            g.bench_with_input(BenchmarkId::from_parameter(n), &p, |b, p| {
+                b.iter(|| explore_states(p, true, 1))
+            });
+        }
+        g.finish();
+    }
+    for (threads, instrs) in [(4, 4), (3, 6), (4, 5)] {
+        let mut g = c.benchmark_group(format!("machine-random-{threads}x{instrs}"));
+        for seed in 1..=5u64 {
+            let p = parse(&families::random(seed, threads, instrs));
+            g.bench_with_input(BenchmarkId::from_parameter(seed), &p, |b, p| {
+                b.iter(|| explore_states(p, true, 1))
+            });
+        }
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, state_ops, suites, termination, scaling
+    targets = hot_loop, state_ops, suites, termination, scaling, families
 }
 criterion_main!(benches);
