@@ -19,7 +19,10 @@
 //! ([`Budget::reserve_output`]) and the budget keeps time and memory in
 //! reserve for printing it ([`OUTPUT_TIME_PER_VALUE`],
 //! [`OUTPUT_BYTES_PER_VALUE`]): the search stops early enough for the
-//! report to be written within the limits.
+//! report to be written within the limits, and says that this is why
+//! ([`Exceeded::OutputTime`], [`Exceeded::OutputMemory`]). With both engines
+//! the report prints one set, so the reserve is that of the engine that has
+//! found more, not the sum of the two.
 
 use serde::Serialize;
 use std::sync::OnceLock;
@@ -47,6 +50,12 @@ pub enum Exceeded {
     Time(Duration),
     /// Resident memory passed `max_memory` (the limit, in bytes).
     Memory(u64),
+    /// The time left before the deadline (the timeout) is what printing
+    /// the outcomes found so far needs: the run stopped early to keep it.
+    OutputTime(Duration),
+    /// The memory left below `max_memory` (the limit, in bytes) is what
+    /// printing the outcomes found so far needs.
+    OutputMemory(u64),
 }
 
 impl std::fmt::Display for Exceeded {
@@ -57,6 +66,16 @@ impl std::fmt::Display for Exceeded {
                 write!(f, "the time limit ({:.1} s) was reached", t.as_secs_f64())
             }
             Exceeded::Memory(m) => write!(f, "the memory limit ({} MiB) was reached", m >> 20),
+            Exceeded::OutputTime(t) => write!(
+                f,
+                "the time limit ({:.1} s) was nearly reached: the time left is kept to print the outcomes found",
+                t.as_secs_f64()
+            ),
+            Exceeded::OutputMemory(m) => write!(
+                f,
+                "the memory limit ({} MiB) was nearly reached: the memory left is kept to print the outcomes found",
+                m >> 20
+            ),
         }
     }
 }
@@ -90,8 +109,18 @@ pub struct Budget {
     next_memory_check: AtomicU64,
     /// Resident memory when last read, in bytes.
     last_rss: AtomicU64,
-    /// Values of the outcomes found so far, to be printed.
-    output_values: AtomicU64,
+    /// Per engine ([`Finder`]), the values of the outcomes it has found so
+    /// far, to be printed.
+    output_values: [AtomicU64; 2],
+}
+
+/// Which engine found an outcome ([`Budget::reserve_output`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Finder {
+    /// The operational machine's explorer.
+    Machine = 0,
+    /// The axiomatic oracle.
+    Oracle = 1,
 }
 
 impl Budget {
@@ -106,7 +135,7 @@ impl Budget {
             hit: OnceLock::new(),
             next_memory_check: AtomicU64::new(0),
             last_rss: AtomicU64::new(0),
-            output_values: AtomicU64::new(0),
+            output_values: [AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 
@@ -130,10 +159,17 @@ impl Budget {
         self.hit.get().copied()
     }
 
-    /// Declare `values` more values of new outcomes (outcomes × columns),
-    /// which the report will have to print.
-    pub fn reserve_output(&self, values: u64) {
-        self.output_values.fetch_add(values, Ordering::Relaxed);
+    /// Declare a new outcome of `values` values (its columns) that `finder`
+    /// found, which the report will have to print.
+    pub fn reserve_output(&self, finder: Finder, values: u64) {
+        self.output_values[finder as usize].fetch_add(values, Ordering::Relaxed);
+    }
+
+    /// The values to keep in reserve for: those of the engine that has
+    /// found more (the report prints one set).
+    fn output_values(&self) -> u64 {
+        let [m, o] = &self.output_values;
+        m.load(Ordering::Relaxed).max(o.load(Ordering::Relaxed))
     }
 
     /// Look at the clock and, at most every [`MEMORY_PERIOD`], at resident
@@ -143,11 +179,14 @@ impl Budget {
             return Some(*e);
         }
         let now = Instant::now();
-        let values = self.output_values.load(Ordering::Relaxed);
+        let values = self.output_values();
         if let (Some(d), Some(t)) = (self.deadline, self.limits.timeout) {
             let reserve = OUTPUT_TIME_PER_VALUE.saturating_mul(values.min(u32::MAX as u64) as u32);
-            if now + reserve >= d {
+            if now >= d {
                 return Some(self.set(Exceeded::Time(t)));
+            }
+            if now + reserve >= d {
+                return Some(self.set(Exceeded::OutputTime(t)));
             }
         }
         if let Some(max) = self.limits.max_memory {
@@ -162,14 +201,12 @@ impl Budget {
                     self.last_rss.store(rss, Ordering::Relaxed);
                 }
             }
-            let reserve = values.saturating_mul(OUTPUT_BYTES_PER_VALUE);
-            if self
-                .last_rss
-                .load(Ordering::Relaxed)
-                .saturating_add(reserve)
-                > max
-            {
+            let rss = self.last_rss.load(Ordering::Relaxed);
+            if rss > max {
                 return Some(self.set(Exceeded::Memory(max)));
+            }
+            if rss.saturating_add(values.saturating_mul(OUTPUT_BYTES_PER_VALUE)) > max {
+                return Some(self.set(Exceeded::OutputMemory(max)));
             }
         }
         None
@@ -270,8 +307,31 @@ mod tests {
         });
         assert_eq!(b.check(), None);
         // 2^25 values need about 100 s of printing: more than the limit.
-        b.reserve_output(1 << 25);
-        assert_eq!(b.check(), Some(Exceeded::Time(Duration::from_secs(60))));
+        b.reserve_output(Finder::Machine, 1 << 25);
+        let e = b.check();
+        assert_eq!(e, Some(Exceeded::OutputTime(Duration::from_secs(60))));
+        assert_eq!(
+            e.unwrap().to_string(),
+            "the time limit (60.0 s) was nearly reached: the time left is kept to print the outcomes found"
+        );
+    }
+
+    #[test]
+    fn both_engines_reserve_for_one_printed_set() {
+        let b = Budget::new(Limits {
+            timeout: Some(Duration::from_secs(60)),
+            ..Limits::default()
+        });
+        // Each engine's 2^23 values need about 25 s of printing; the report
+        // prints one set, so together they still fit in the limit.
+        b.reserve_output(Finder::Machine, 1 << 23);
+        b.reserve_output(Finder::Oracle, 1 << 23);
+        assert_eq!(b.check(), None);
+        b.reserve_output(Finder::Oracle, 1 << 25);
+        assert_eq!(
+            b.check(),
+            Some(Exceeded::OutputTime(Duration::from_secs(60)))
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@
 use serde::Serialize;
 
 use crate::ir::{Proxy, Value};
-use crate::limits::{Budget, Exceeded, Poll};
+use crate::limits::{Budget, Exceeded, Finder, Poll};
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
@@ -1068,7 +1068,7 @@ impl<'a, 'p> Search<'a, 'p> {
                 state[col] = vals[k];
             }
             if self.out.insert(state.clone()) {
-                self.poll.budget().reserve_output(width);
+                self.poll.budget().reserve_output(Finder::Oracle, width);
             }
             if self.poll() {
                 return;

@@ -26,7 +26,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::limits::{Budget, Exceeded, Poll};
+use crate::limits::{Budget, Exceeded, Finder, Poll};
 use crate::model::hang::Hang;
 use crate::op::Machine;
 use crate::op::hang::Quiescence;
@@ -233,7 +233,7 @@ impl Ctx<'_, '_, '_> {
                     m.for_each_outcome(&st, |o| {
                         let width = o.len() as u64;
                         if local.insert(o) {
-                            self.budget.reserve_output(width);
+                            self.budget.reserve_output(Finder::Machine, width);
                         }
                         match poll.step() {
                             Some(e) => {
