@@ -164,8 +164,15 @@ pub fn init_pool(jobs: usize) {
         .build_global();
 }
 
-/// Instance `instance` (1-based) of a file's tests, for the commands that
-/// work on one test (`trace`, `explain`, `fix`, `step`).
+/// Load `path` and take its instance `instance` (1-based): what every command
+/// that works on one test (`trace`, `explain`, `fix`, `step`) starts with.
+pub fn load_instance(path: &Path, model: Model, instance: usize) -> Result<LitmusTest, Exit> {
+    let mut tests = load(path, model)?;
+    pick(&tests, instance)?;
+    Ok(tests.swap_remove(instance - 1))
+}
+
+/// Instance `instance` (1-based) of a file's tests.
 pub fn pick(tests: &[LitmusTest], instance: usize) -> Result<&LitmusTest, Exit> {
     tests.get(instance.wrapping_sub(1)).ok_or_else(|| {
         eprintln!(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Exit;
-use super::common::{load, pick, target_outcome};
+use super::common::{load_instance, target_outcome};
 use crate::explain::Explanation;
 use crate::explain::axiomatic::{self, AxVerdict, Caps, Execution};
 use crate::explain::enumerate::Limits;
@@ -69,14 +69,11 @@ pub struct ExplainArgs {
 
 /// Run `ptxmc explain`.
 pub fn run(args: &ExplainArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let p = &t.program;
     let want = match target_outcome(t, args.outcome.as_deref()) {
         Ok((w, _)) => w,

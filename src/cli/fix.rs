@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Exit;
-use super::common::{load, pick, target_outcome};
+use super::common::{load_instance, target_outcome};
 use crate::fix::{self, FixOptions, FixReport};
 use crate::litmus::print;
 use crate::model::Model;
@@ -57,14 +57,11 @@ pub struct FixArgs {
 
 /// Run `ptxmc fix`.
 pub fn run(args: &FixArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let p = &t.program;
     let want = match target_outcome(t, args.outcome.as_deref()) {
         Ok((w, _)) => w,

@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{load, pick, target_outcome};
+use super::common::{load_instance, target_outcome};
 use crate::model::Model;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
@@ -56,14 +56,11 @@ pub struct TraceArgs {
 
 /// Run `ptxmc trace`.
 pub fn run(args: &TraceArgs) -> Exit {
-    let tests = match load(&args.file, args.model) {
+    let t = match load_instance(&args.file, args.model, args.instance) {
         Ok(t) => t,
         Err(e) => return e,
     };
-    let t = match pick(&tests, args.instance) {
-        Ok(t) => t,
-        Err(e) => return e,
-    };
+    let t = &t;
     let p = &t.program;
     let m = match Machine::new(p, args.loop_bound) {
         Ok(m) => m,

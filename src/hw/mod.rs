@@ -19,11 +19,16 @@
 //!    before the next access issues (from the instructions' control bits).
 //! 5. [`compare`] puts a histogram beside the model's outcome set: allowed
 //!    and observed, allowed but never observed, observed but forbidden.
+//! 6. [`campaign`] reads a campaign of generated tests: whether the GPU
+//!    showed each test's weak behaviour (its cycle's outcome), and what
+//!    orders each thread of the cycle (fence, release/acquire, scope,
+//!    placement), to group the observations.
 //!
 //! `docs/hardware.md` describes the harness, the JSON schema and every
 //! refusal.
 
 pub mod async_plan;
+pub mod campaign;
 pub mod compare;
 mod gen_shared;
 // `gen` is a reserved word in Rust 2024; the file keeps the short name.
