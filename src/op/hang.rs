@@ -127,10 +127,16 @@ impl Machine<'_> {
     }
 
     /// Whether thread `t` is an agent that never starts: it has not
-    /// started and its issuer has finished, so nothing can start it. It
-    /// counts as finished for final states.
+    /// started, its issuer has finished, so nothing can start it, and it
+    /// has issued nothing ahead of its start. It counts as finished for
+    /// final states.
+    ///
+    /// The machine may issue an agent's accesses speculatively before its
+    /// start retires (as any thread's); an agent that never starts never
+    /// retires them, so a state where another thread read such a write is
+    /// not the prefix of any execution and must not count as final.
     pub fn never_starts(&self, st: &State, t: usize) -> bool {
-        self.unstarted(st, t) && {
+        self.unstarted(st, t) && (st.bound | st.versions) & self.layout.thread_slots[t] == 0 && {
             let i = self.program.threads[t].agent.as_ref().unwrap().issuer;
             st.threads[i].finished(self.program.threads[i].code.len())
         }
