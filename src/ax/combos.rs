@@ -42,6 +42,15 @@ impl<'a> Combos<'a> {
             .zip(paths)
             .map(|(th, ps)| {
                 let a = th.agent.as_ref()?;
+                // An agent is branch-free and never stuck at its start, so
+                // unfolding gives it exactly these two paths: following the
+                // issuer loses nothing only if there is no third.
+                assert_eq!(
+                    ps.len(),
+                    2,
+                    "{} has its full path and its empty one",
+                    th.name
+                );
                 Some(Follows {
                     issuer: a.issuer,
                     pc: a.spawn_pc,
