@@ -113,3 +113,58 @@ impl<'a> Combos<'a> {
         Some(combo)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ax::AxOptions;
+    use crate::limits::Budget;
+
+    /// P0 issues a TMA load only when it reads `g == 1`, and another one in
+    /// a loop that runs twice.
+    const SRC: &str = "PTX t\n{ s @ shared cta 0 = 0; b @ mbarrier cta 0 = 1; g=0; h=0; }\n \
+         P0@cta 0,cluster 0,gpu 0 | P1@cta 0,cluster 0,gpu 0 ;\n \
+         ld.relaxed.gpu r0, g | st.relaxed.gpu g, 1 ;\n \
+         beq r0, 0, L | ;\n \
+         cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s], [h], 4, [b] | ;\n \
+         L: | ;\n mov r1, 0 | ;\n M: | ;\n \
+         cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s], [h], 4, [b] | ;\n \
+         add r1, r1, 1 | ;\n bne r1, 2, M | ;\nexists (0==0)\n";
+
+    #[test]
+    fn each_agent_runs_exactly_when_its_issuer_performs_its_execution() {
+        let tests = crate::litmus::parse_source("t.litmus", SRC).unwrap();
+        let p = crate::model::lower::lower(&tests[0].program, 2);
+        // The guarded copy (pc 2) and three executions of the looped one (pc 4).
+        let agents: Vec<(usize, usize)> = p
+            .threads
+            .iter()
+            .filter_map(|th| th.agent.as_ref().map(|a| (a.spawn_pc, a.exec)))
+            .collect();
+        assert_eq!(agents, vec![(2, 0), (4, 0), (4, 1), (4, 2)]);
+        let paths =
+            crate::ax::unfold_all(&p, &AxOptions::default(), false, &Budget::unlimited()).unwrap();
+        let mut combos = Combos::new(&p, &paths);
+        let mut seen = Vec::new();
+        while let Some(c) = combos.next() {
+            let issued = |pc: usize, exec: usize| c[0].point(pc, exec).is_some();
+            let started: Vec<bool> = c[2..].iter().map(|q| !q.events.is_empty()).collect();
+            assert_eq!(
+                started,
+                vec![issued(2, 0), issued(4, 0), issued(4, 1), issued(4, 2)]
+            );
+            seen.push(started);
+        }
+        // P0 has two paths (the guard taken or not) and P1 one: agents do
+        // not multiply the combinations. The loop runs twice on both, so
+        // its third agent never starts.
+        seen.sort();
+        assert_eq!(
+            seen,
+            vec![
+                vec![false, true, true, false],
+                vec![true, true, true, false]
+            ]
+        );
+    }
+}

@@ -167,7 +167,7 @@ fn search_all(
 }
 
 /// Every thread's paths (with `stuck`, its stuck paths too).
-fn unfold_all(
+pub(crate) fn unfold_all(
     p: &Program,
     opts: &AxOptions,
     stuck: bool,
