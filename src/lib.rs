@@ -37,3 +37,5 @@ pub mod op;
 pub mod outcome;
 pub mod rel;
 pub mod report;
+pub mod serve;
+pub mod step;

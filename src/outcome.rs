@@ -36,6 +36,22 @@ pub struct Columns {
 }
 
 impl Columns {
+    /// A final state of `p` in herd's notation (`0:r0=1; 1:r1=0; x=1;`): how
+    /// the reports list it and how `--outcome` and `g` read it back.
+    pub fn line(&self, p: &Program, s: &State) -> String {
+        let mut parts = Vec::with_capacity(s.len());
+        for (c, v) in self.columns.iter().zip(s) {
+            match c {
+                Column::Reg { thread, reg } => parts.push(format!(
+                    "{thread}:{}={v};",
+                    p.threads[*thread].regs[*reg].name
+                )),
+                Column::Loc(l) => parts.push(format!("{}={v};", p.locations[*l].name)),
+            }
+        }
+        parts.join(" ")
+    }
+
     /// The columns of `p`.
     pub fn of(p: &Program) -> Columns {
         let mut columns = Vec::new();

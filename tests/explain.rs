@@ -223,7 +223,7 @@ fn explain_file(path: &str) -> Explanation {
 }
 
 fn explain_prop(t: &LitmusTest, want: &ptxmc::ir::Prop) -> Explanation {
-    ptxmc::cli::explain_outcome(
+    ptxmc::explain::explain_outcome(
         &t.program,
         &t.display_path(),
         want,

@@ -163,7 +163,7 @@ fn strengthening_never_adds_outcomes() {
 /// changes, or none within the bound. Run with
 /// `cargo test --release --test fix -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "prints the figures of docs/fix.md (minutes); run with -- --ignored --nocapture"]
 fn figures() {
     use ptxmc::ir::Quantifier;
     let mut dirs = vec![

@@ -11,7 +11,7 @@ fn explain(rel: &str) -> ptxmc::explain::Explanation {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let t = litmus::parse_file(&path).unwrap().remove(0);
     let want = t.program.condition.target();
-    ptxmc::cli::explain_outcome(
+    ptxmc::explain::explain_outcome(
         &t.program,
         rel,
         &want,
@@ -23,7 +23,7 @@ fn explain(rel: &str) -> ptxmc::explain::Explanation {
 
 fn picture(rel: &str) -> String {
     let x = explain(rel);
-    let pics = ptxmc::cli::explain_pictures(&x);
+    let pics = ptxmc::explain::pictures(&x);
     let (title, e) = &pics[0];
     ptxmc::report::dot::execution(title, e)
 }
@@ -62,7 +62,7 @@ fn dot_surface_proxy_witness_in_two_ctas() {
 #[test]
 fn svg_is_well_formed_and_draws_boxes() {
     let x = explain("litmus/mp/MP+rel+acq.gpu.litmus");
-    let pics = ptxmc::cli::explain_pictures(&x);
+    let pics = ptxmc::explain::pictures(&x);
     let (title, e) = &pics[0];
     let svg = ptxmc::report::svg::render(title, e);
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
@@ -102,7 +102,7 @@ fn fix_text_mp_relaxed() {
     let t = litmus::parse_file(&path).unwrap().remove(0);
     let mut r = ptxmc::fix::fix(&t.program, &t.program.condition.prop, &Default::default());
     r.seconds = 0.0;
-    insta::assert_snapshot!(ptxmc::cli::fix_text(&t.program.name, &r, false, 3));
+    insta::assert_snapshot!(ptxmc::report::fix::text(&t.program.name, &r, false, 3));
 }
 
 #[test]

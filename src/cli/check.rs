@@ -133,11 +133,8 @@ pub fn run(args: &CheckArgs) -> Exit {
 fn judge_termination(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
-        if let Some(d) = &r.disagreement {
-            return (false, disagreement(d), Exit::Disagreement);
-        }
-        if let Some(reason) = &r.incomplete {
-            return (false, format!("incomplete ({reason})"), Exit::Incomplete);
+        if let Some(failed) = unsettled(&r) {
+            return failed;
         }
         let why = crate::report::hang::why(&t.program, &r.termination);
         if !r.termination.checked() {
@@ -164,6 +161,17 @@ fn judge_termination(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bo
     (true, String::new(), Exit::Success)
 }
 
+/// Why a run gives no answer to judge (the engines disagree, or a limit
+/// stopped it), as `judge` reports it; `None` if it does.
+fn unsettled(r: &engine::RunResult) -> Option<(bool, String, Exit)> {
+    if let Some(d) = &r.disagreement {
+        return Some((false, disagreement(d), Exit::Disagreement));
+    }
+    r.incomplete
+        .as_ref()
+        .map(|reason| (false, format!("incomplete ({reason})"), Exit::Incomplete))
+}
+
 /// A disagreement between the engines, in a few words.
 fn disagreement(d: &engine::Disagreement) -> String {
     match d.termination {
@@ -183,11 +191,8 @@ fn disagreement(d: &engine::Disagreement) -> String {
 fn judge(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
-        if let Some(d) = &r.disagreement {
-            return (false, disagreement(d), Exit::Disagreement);
-        }
-        if let Some(reason) = &r.incomplete {
-            return (false, format!("incomplete ({reason})"), Exit::Incomplete);
+        if let Some(failed) = unsettled(&r) {
+            return failed;
         }
         if !r.verdict_is_definitive(&t.program) {
             let why = format!(

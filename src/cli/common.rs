@@ -1,7 +1,7 @@
 //! Pieces shared by the subcommands that run engines.
 
 use clap::Args;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Exit;
@@ -10,6 +10,30 @@ use crate::ir::Prop;
 use crate::limits::Limits;
 use crate::litmus::{self, LitmusError, LitmusTest, cond};
 use crate::model::Model;
+
+/// The test of a single-test command (`explain`, `fix`, `step`, `trace`)
+/// and how to read it.
+#[derive(Args, Debug, Clone)]
+pub struct TestArgs {
+    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
+    pub file: PathBuf,
+    /// Template row of a mixedproxy file (1-based).
+    #[arg(long, default_value_t = 1)]
+    pub instance: usize,
+    /// Memory model.
+    #[arg(long, value_enum, default_value_t = Model::default())]
+    pub model: Model,
+    /// How many times a loop may jump back.
+    #[arg(long, default_value_t = RunOptions::default().loop_bound, value_name = "N")]
+    pub loop_bound: u32,
+}
+
+impl TestArgs {
+    /// Load the test ([`load_instance`]).
+    pub fn load(&self) -> Result<LitmusTest, Exit> {
+        load_instance(&self.file, self.model, self.instance)
+    }
+}
 
 /// Engine options common to `run` and `check`.
 #[derive(Args, Debug, Clone)]

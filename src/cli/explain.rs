@@ -6,14 +6,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::Exit;
-use super::common::{load_instance, target_outcome};
-use crate::explain::Explanation;
-use crate::explain::axiomatic::{self, AxVerdict, Caps, Execution};
+use super::common::{TestArgs, target_outcome};
+use crate::explain::axiomatic::{Caps, Execution};
 use crate::explain::enumerate::Limits;
-use crate::explain::operational;
-use crate::ir::Prop;
-use crate::model::Model;
-use crate::op::Machine;
+use crate::explain::{Explanation, explain_outcome, pictures};
 
 /// Explanation formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -31,21 +27,13 @@ pub enum ExplainFormat {
 /// Arguments of `ptxmc explain`.
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// The outcome to explain, e.g. `P1:r0=1 /\ P1:r1=0` (default: the test's
     /// condition; for a `forall` test, its negation).
     #[arg(long)]
     pub outcome: Option<String>,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ExplainFormat,
@@ -69,7 +57,7 @@ pub struct ExplainArgs {
 
 /// Run `ptxmc explain`.
 pub fn run(args: &ExplainArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
@@ -80,7 +68,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Err(e) => return e,
     };
     let limits = Limits {
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         max_candidates: args.max_candidates,
         deadline: args
             .timeout
@@ -91,7 +79,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
         groups: args.groups,
         ..Caps::default()
     };
-    let x = explain(p, &t.display_path(), &want, &limits, caps, args.max_states);
+    let x = explain_outcome(p, &t.display_path(), &want, &limits, caps, args.max_states);
     if let Err(e) = print(&x, args) {
         eprintln!("error: cannot write the pictures: {e}");
         return Exit::BadInput;
@@ -102,45 +90,6 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Exit::Incomplete
     } else {
         Exit::Success
-    }
-}
-
-/// Both explanations of `want` for `p` (from `file`).
-pub fn explain(
-    p: &crate::ir::Program,
-    file: &str,
-    want: &Prop,
-    limits: &Limits,
-    caps: Caps,
-    max_states: u64,
-) -> Explanation {
-    let ax = axiomatic::explain(p, want, limits, caps);
-    let allowed = match ax.verdict {
-        AxVerdict::Allowed { .. } => Some(true),
-        AxVerdict::Forbidden { .. } => Some(false),
-        AxVerdict::Incomplete { .. } => None,
-    };
-    let op = allowed.and_then(|allowed| {
-        let m = Machine::new(p, limits.loop_bound).ok()?;
-        Some(operational::explain(&m, want, file, allowed, max_states))
-    });
-    Explanation {
-        name: p.name.clone(),
-        file: file.to_string(),
-        ax,
-        op,
-    }
-}
-
-/// The pictures of an explanation: the witness, or one per listed group.
-pub fn pictures(x: &Explanation) -> Vec<(String, &Execution)> {
-    match &x.ax.verdict {
-        AxVerdict::Allowed { witness } => vec![(x.name.clone(), witness)],
-        AxVerdict::Forbidden { groups, .. } | AxVerdict::Incomplete { groups, .. } => groups
-            .iter()
-            .enumerate()
-            .map(|(i, g)| (format!("{}-candidate{}", x.name, i + 1), &g.picture))
-            .collect(),
     }
 }
 

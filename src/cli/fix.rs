@@ -2,15 +2,13 @@
 //! or (`--weaken`) the synchronisation a forbidden outcome does not need.
 
 use clap::{Args, ValueEnum};
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::Exit;
-use super::common::{load_instance, target_outcome};
+use super::common::{TestArgs, target_outcome};
 use crate::fix::{self, FixOptions, FixReport};
 use crate::litmus::print;
-use crate::model::Model;
 
 /// Fix report formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -24,8 +22,9 @@ pub enum FixFormat {
 /// Arguments of `ptxmc fix`.
 #[derive(Args, Debug)]
 pub struct FixArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// The outcome to forbid (default: the test's condition; for a `forall` test, its negation).
     #[arg(long)]
     pub outcome: Option<String>,
@@ -35,15 +34,6 @@ pub struct FixArgs {
     /// The most changes in one fix (default 3; with `--weaken`, 4).
     #[arg(long, value_name = "N")]
     pub bound: Option<usize>,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
     /// Write each changed test as a litmus file into this directory.
     #[arg(long, value_name = "DIR")]
     pub emit: Option<PathBuf>,
@@ -57,7 +47,7 @@ pub struct FixArgs {
 
 /// Run `ptxmc fix`.
 pub fn run(args: &FixArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
@@ -69,7 +59,7 @@ pub fn run(args: &FixArgs) -> Exit {
     };
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
-        loop_bound: args.loop_bound,
+        loop_bound: args.test.loop_bound,
         timeout: args
             .timeout
             .filter(|s| *s > 0.0)
@@ -87,7 +77,7 @@ pub fn run(args: &FixArgs) -> Exit {
         }
     }
     match args.format {
-        FixFormat::Text => print!("{}", text(&p.name, &report, args.weaken, opts.bound)),
+        FixFormat::Text => print!("{}", crate::report::fix::text(&p.name, &report, args.weaken, opts.bound)),
         FixFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
@@ -117,66 +107,3 @@ fn emit(dir: &std::path::Path, name: &str, r: &FixReport, weaken: bool) -> std::
     Ok(())
 }
 
-/// The text report (one line per fix).
-pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
-    let mut out = String::new();
-    if weaken {
-        writeln!(out, "Weaken {name}: keep {} forbidden", r.outcome).unwrap();
-        if r.allowed {
-            writeln!(
-                out,
-                "The model already allows it: there is nothing to keep."
-            )
-            .unwrap();
-        }
-    } else {
-        writeln!(out, "Fix {name}: forbid {}", r.outcome).unwrap();
-        if !r.allowed {
-            writeln!(out, "The model already forbids it: nothing to fix.").unwrap();
-        }
-    }
-    let unit = if weaken { "saves" } else { "cost" };
-    for (i, f) in r.fixes.iter().enumerate() {
-        let changes: Vec<String> = f.changes.iter().map(|c| c.text.clone()).collect();
-        writeln!(
-            out,
-            "  {}. [{unit} {}] {}  ({})",
-            i + 1,
-            f.cost,
-            changes.join(" and "),
-            fix::verdict_word(f)
-        )
-        .unwrap();
-    }
-    if r.fixes.is_empty() && r.allowed != weaken {
-        let none = if weaken {
-            "No weakening keeps it forbidden"
-        } else {
-            "No fix"
-        };
-        writeln!(
-            out,
-            "  {none} with at most {bound} change{}.",
-            if bound == 1 { "" } else { "s" }
-        )
-        .unwrap();
-    }
-    if r.incomplete {
-        writeln!(
-            out,
-            "Incomplete: the time limit stopped the search; more may exist."
-        )
-        .unwrap();
-    }
-    writeln!(
-        out,
-        "Searched {} site{} with at most {bound} change{}: {} programs checked by the oracle in {:.2} s.",
-        r.sites,
-        if r.sites == 1 { "" } else { "s" },
-        if bound == 1 { "" } else { "s" },
-        r.checked,
-        r.seconds
-    )
-    .unwrap();
-    out
-}

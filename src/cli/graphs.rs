@@ -4,25 +4,9 @@ use std::path::Path;
 
 use crate::explain::axiomatic::{self, AxVerdict, Caps};
 use crate::explain::enumerate::Limits;
-use crate::ir::{CmpOp, Program, Prop, Term};
-use crate::outcome::{Column, Columns, Outcomes};
-
-/// The proposition that a final state is exactly `state`.
-fn exactly(cols: &Columns, state: &[crate::ir::Value]) -> Prop {
-    let mut prop = Prop::True;
-    for (c, v) in cols.columns.iter().zip(state) {
-        let term = match *c {
-            Column::Reg { thread, reg } => Term::Reg { thread, reg },
-            Column::Loc(l) => Term::Loc(l),
-        };
-        let cmp = Prop::Cmp(term, CmpOp::Eq, Term::Const(*v));
-        prop = match prop {
-            Prop::True => cmp,
-            other => Prop::And(Box::new(other), Box::new(cmp)),
-        };
-    }
-    prop
-}
+use crate::explain::exactly;
+use crate::ir::Program;
+use crate::outcome::{Columns, Outcomes};
 
 /// Write `DIR/<test>-<k>.dot` for the k-th allowed final state of `p`.
 pub fn write(dir: &Path, p: &Program, outcomes: &Outcomes) -> std::io::Result<()> {

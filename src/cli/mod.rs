@@ -12,10 +12,10 @@ mod graphs;
 mod hw;
 mod parse;
 mod run;
+mod serve;
+mod step;
 mod trace;
 
-pub use explain::{explain as explain_outcome, pictures as explain_pictures};
-pub use fix::text as fix_text;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -94,6 +94,23 @@ pub enum Command {
     /// Exit status 1 if the outcome is not reachable.
     #[command(after_help = EXIT_CODES)]
     Trace(trace::TraceArgs),
+    /// Step through the machine yourself: the state, the enabled transitions
+    /// by number, undo/redo, reachable outcomes, go to an outcome.
+    ///
+    /// Commands: a number (take it), `u`/`r` (undo/redo), `s` (restart),
+    /// `o` (outcomes still reachable), `g COND` (go to an outcome), `f` (the
+    /// `--follow` list), `e [COND]` (explain), `q`. Reads one command a line
+    /// when standard input is not a terminal.
+    #[command(after_help = EXIT_CODES)]
+    Step(step::StepArgs),
+    /// The playground: edit, run, explain and step through tests in a browser.
+    ///
+    /// Serves a page and its JSON API (docs/playground.md) on 127.0.0.1:8077
+    /// by default; everything is embedded, nothing is fetched or read from
+    /// disk. Every request runs under `--timeout` and `--max-states`; at most
+    /// `--max-running` run at once. Ctrl-C stops it.
+    #[command(after_help = EXIT_CODES)]
+    Serve(serve::ServeArgs),
     /// Why the model allows or forbids an outcome: a witness execution, or every
     /// candidate with the axiom and the cycle that rejects it; and the machine's side.
     ///
@@ -150,6 +167,8 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
+        Command::Step(args) => step::run(&args),
+        Command::Serve(args) => serve::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::Fix(args) => fix::run(&args),
         Command::Hw(args) => hw::run(&args),

@@ -40,10 +40,6 @@ pub struct RunArgs {
     pub graphs: Option<PathBuf>,
 }
 
-/// The most search work (oracle nodes, or machine states) for which `run`
-/// also looks for fences the test's outcome does not need.
-const LINT_WORK: u64 = 20_000;
-
 /// Run `ptxmc run`.
 pub fn run(args: &RunArgs) -> Exit {
     let (tests, mut exit) = load_all(&args.paths, args.engine.model);
@@ -58,18 +54,7 @@ pub fn run(args: &RunArgs) -> Exit {
     let mut out = stdout.lock();
     let mut json = Vec::new();
     for (t, result) in tests.iter().zip(&results) {
-        // The redundant-fence lint reruns the oracle once per fence: only for
-        // tests whose run was complete and small. The measure is the engines'
-        // work, never the clock, so the notes are the same on every machine.
-        let work = result
-            .stats
-            .ax
-            .map(|a| a.nodes)
-            .or(result.stats.op.map(|o| o.distinct_states))
-            .unwrap_or(u64::MAX);
-        let cheap = result.incomplete.is_none() && !result.bound_hit && work <= LINT_WORK;
-        let mut notes = t.notes();
-        notes.extend(crate::explain::lints::notes(&t.program, cheap));
+        let notes = report::run::notes(t, result);
         let rep = TestReport {
             program: &t.program,
             file: t.display_path(),

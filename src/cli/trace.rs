@@ -1,14 +1,14 @@
 //! `ptxmc trace`: a step-by-step run of the operational machine.
 
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
 
 use super::Exit;
-use super::common::{load_instance, target_outcome};
-use crate::model::Model;
+use super::common::{TestArgs, target_outcome};
+use crate::limits::Limits;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
 use crate::report::trace::{self, NoRun};
+use crate::step::{self, GoTo, Session};
 
 /// Trace formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -22,8 +22,9 @@ pub enum TraceFormat {
 /// Arguments of `ptxmc trace`.
 #[derive(Args, Debug)]
 pub struct TraceArgs {
-    /// The test (for a mixedproxy template, its first instance unless `--instance` says otherwise).
-    pub file: PathBuf,
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
     /// The final state to reach, e.g. `P1:r0=1 /\ P1:r1=0` or a state line copied from
     /// `ptxmc run` (`1:r0=1; 1:r1=0;`); a shortest run is shown. Default: the outcome
     /// the test's own condition asks about.
@@ -35,17 +36,12 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with_all = ["outcome", "follow"])]
     pub hang: bool,
     /// Replay these successor choices instead (as printed after a trace), e.g. `0,2,1`.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    #[arg(long, value_delimiter = ',', num_args = 0..)]
     pub follow: Option<Vec<usize>>,
-    /// Template row of a mixedproxy file (1-based).
-    #[arg(long, default_value_t = 1)]
-    pub instance: usize,
-    /// Memory model.
-    #[arg(long, value_enum, default_value_t = Model::default())]
-    pub model: Model,
-    /// How many times a loop may jump back.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub loop_bound: u32,
+    /// Offer every thread's transitions at every state, as `ptxmc step` does
+    /// (the machine's reduction off): choices are counted that way.
+    #[arg(long, conflicts_with = "hang")]
+    pub every_step: bool,
     /// Give up searching for a run after this many states.
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     pub max_states: u64,
@@ -56,14 +52,23 @@ pub struct TraceArgs {
 
 /// Run `ptxmc trace`.
 pub fn run(args: &TraceArgs) -> Exit {
-    let t = match load_instance(&args.file, args.model, args.instance) {
+    let t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
     let t = &t;
     let p = &t.program;
-    let m = match Machine::new(p, args.loop_bound) {
-        Ok(m) => m,
+    let options = step::Options {
+        loop_bound: args.test.loop_bound,
+        every_step: args.every_step,
+        limits: Limits {
+            max_states: Some(args.max_states),
+            ..Limits::default()
+        },
+    };
+    // One stepping core: `trace` replays and searches through a session.
+    let mut session = match Session::new(p, options) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!(
                 "error: the test needs {} event slots; the machine holds at most {}",
@@ -73,12 +78,13 @@ pub fn run(args: &TraceArgs) -> Exit {
             return Exit::Incomplete;
         }
     };
+    let m = session.machine();
     if args.hang {
-        return hang(args, &m, t);
+        return hang(args, m, t);
     }
     let answer = |goal: &str, why: NoRun| -> Exit {
         match args.format {
-            TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.file)),
+            TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.test.file)),
             TraceFormat::Json => println!(
                 "{}",
                 serde_json::to_string_pretty(&trace::json(
@@ -105,36 +111,40 @@ pub fn run(args: &TraceArgs) -> Exit {
                 Ok(w) => w,
                 Err(e) => return e,
             };
-            match m.shortest_run(&want, args.max_states) {
-                Ok(c) => (c, Some(goal)),
-                Err(TraceError::Unreachable) => return answer(&goal, NoRun::Forbidden),
-                Err(TraceError::TooManyStates(n)) => {
-                    return answer(
-                        &goal,
-                        NoRun::Incomplete(format!("the state limit ({n}) was reached")),
-                    );
-                }
-                Err(e) => unreachable!("{e:?}"),
+            match session.go_to(&want) {
+                GoTo::Path(c) => (c, Some(goal)),
+                GoTo::Unreachable { .. } => return answer(&goal, NoRun::Forbidden),
+                GoTo::Incomplete(e) => return answer(&goal, NoRun::Incomplete(e.to_string())),
             }
         }
     };
-    let run = match m.replay(&choices) {
-        Ok(t) => t,
-        Err(TraceError::BadChoice {
-            step,
-            choice,
-            available,
-        }) => {
-            eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
-            return Exit::BadInput;
-        }
-        Err(e) => unreachable!("{e:?}"),
-    };
+    if let Err(TraceError::BadChoice {
+        step,
+        choice,
+        available,
+    }) = session.replay(&choices)
+    {
+        eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
+        return Exit::BadInput;
+    }
+    let run = session.trace();
+    let m = session.machine();
     match args.format {
-        TraceFormat::Text => print!(
-            "{}",
-            trace::text(&m.program, &m.columns, goal.as_deref(), &run, &args.file)
-        ),
+        TraceFormat::Text => {
+            let mut text = trace::text(
+                &m.program,
+                &m.columns,
+                goal.as_deref(),
+                &run,
+                &args.test.file,
+            );
+            if args.every_step {
+                // The replay command must count choices the same way.
+                text.truncate(text.trim_end().len());
+                text.push_str(" --every-step\n");
+            }
+            print!("{text}")
+        }
         TraceFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&trace::json(
@@ -184,7 +194,7 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
             return none(
                 format!(
                     "No hang found, but a loop reached the loop bound ({}): longer executions were not looked at.",
-                    args.loop_bound
+                    args.test.loop_bound
                 ),
                 Exit::CheckFailed,
             );
@@ -204,7 +214,7 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
     match args.format {
         TraceFormat::Text => print!(
             "{}",
-            crate::report::trace::hang_text(p, &stem, &lasso, &args.file)
+            crate::report::trace::hang_text(p, &stem, &lasso, &args.test.file)
         ),
         TraceFormat::Json => println!(
             "{}",

@@ -11,13 +11,19 @@
 pub mod axiomatic;
 pub mod check;
 pub mod enumerate;
+pub mod lints;
 pub mod operational;
 pub mod words;
 
 use serde::Serialize;
 
-use axiomatic::{AxExplanation, AxVerdict};
+use axiomatic::{AxExplanation, AxVerdict, Caps, Execution};
+use enumerate::Limits;
 use operational::OpExplanation;
+
+use crate::ir::{CmpOp, Program, Prop, Term};
+use crate::op::Machine;
+use crate::outcome::{Column, Columns};
 
 /// Both explanations of one outcome of one test.
 #[derive(Clone, Debug, Serialize)]
@@ -51,4 +57,59 @@ impl Explanation {
             || matches!(self.op, Some(OpExplanation::Incomplete { .. }))
     }
 }
-pub mod lints;
+
+/// Both explanations of `want` for `p` (from `file`).
+pub fn explain_outcome(
+    p: &Program,
+    file: &str,
+    want: &Prop,
+    limits: &Limits,
+    caps: Caps,
+    max_states: u64,
+) -> Explanation {
+    let ax = axiomatic::explain(p, want, limits, caps);
+    let allowed = match ax.verdict {
+        AxVerdict::Allowed { .. } => Some(true),
+        AxVerdict::Forbidden { .. } => Some(false),
+        AxVerdict::Incomplete { .. } => None,
+    };
+    let op = allowed.and_then(|allowed| {
+        let m = Machine::new(p, limits.loop_bound).ok()?;
+        Some(operational::explain(&m, want, file, allowed, max_states))
+    });
+    Explanation {
+        name: p.name.clone(),
+        file: file.to_string(),
+        ax,
+        op,
+    }
+}
+
+/// The pictures of an explanation: the witness, or one per listed group.
+pub fn pictures(x: &Explanation) -> Vec<(String, &Execution)> {
+    match &x.ax.verdict {
+        AxVerdict::Allowed { witness } => vec![(x.name.clone(), witness)],
+        AxVerdict::Forbidden { groups, .. } | AxVerdict::Incomplete { groups, .. } => groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("{}-candidate{}", x.name, i + 1), &g.picture))
+            .collect(),
+    }
+}
+
+/// The proposition that a final state is exactly `state` (columns `cols`).
+pub fn exactly(cols: &Columns, state: &[crate::ir::Value]) -> Prop {
+    let mut prop = Prop::True;
+    for (c, v) in cols.columns.iter().zip(state) {
+        let term = match *c {
+            Column::Reg { thread, reg } => Term::Reg { thread, reg },
+            Column::Loc(l) => Term::Loc(l),
+        };
+        let cmp = Prop::Cmp(term, CmpOp::Eq, Term::Const(*v));
+        prop = match prop {
+            Prop::True => cmp,
+            other => Prop::And(Box::new(other), Box::new(cmp)),
+        };
+    }
+    prop
+}

@@ -78,7 +78,7 @@ pub fn explain(
                 let finals: Vec<String> = m
                     .outcomes(&st)
                     .iter()
-                    .map(|s| crate::report::herd::state(&m.program, &m.columns, s))
+                    .map(|s| m.columns.line(&m.program, s))
                     .collect();
                 vec![format!(
                     "every run ends without it; this one ends in {}",

@@ -302,6 +302,18 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
 /// state limit counts distinct states; time and memory are looked at every
 /// [`Poll::PERIOD`] expansions of each worker.
 pub fn explore_within(m: &Machine, opts: &ExploreOptions, budget: &Budget) -> Explored {
+    explore_from_within(m, m.initial(), opts, budget)
+}
+
+/// [`explore_within`] from `from` instead of the initial state: every final
+/// state reachable from a state a stepping session stands in
+/// ([`crate::step`]).
+pub fn explore_from_within(
+    m: &Machine,
+    from: State,
+    opts: &ExploreOptions,
+    budget: &Budget,
+) -> Explored {
     let start = Instant::now();
     let seen = if opts.exact {
         Seen::Exact(DashSet::with_hasher(FxBuildHasher::default()))
@@ -324,7 +336,7 @@ pub fn explore_within(m: &Machine, opts: &ExploreOptions, budget: &Budget) -> Ex
         pending: std::sync::atomic::AtomicUsize::new(0),
         jobs: opts.jobs,
     };
-    let init = Box::new(m.initial());
+    let init = Box::new(from);
     ctx.insert(&init);
     let done = AtomicBool::new(false);
     std::thread::scope(|sc| {

@@ -89,13 +89,60 @@ pub enum TraceError {
     },
 }
 
+/// The breadth-first searches' memory: for each state found (by
+/// fingerprint), the state it was first reached from and the choice taken
+/// there, so that a shortest run to any found state can be read back.
+pub(crate) struct Parents {
+    root: u64,
+    parent: FxHashMap<u64, (u64, usize)>,
+}
+
+impl Parents {
+    /// A search that starts at `root`.
+    pub(crate) fn new(root: &State) -> Parents {
+        let root = root.fingerprint();
+        let mut parent = FxHashMap::default();
+        parent.insert(root, (root, usize::MAX));
+        Parents { root, parent }
+    }
+
+    /// Record that `child`, successor number `choice` of the state with
+    /// fingerprint `from`, was reached; `false` if it had been reached before
+    /// (breadth-first, so by a run no longer than this one).
+    pub(crate) fn discover(&mut self, from: u64, choice: usize, child: &State) -> bool {
+        match self.parent.entry(child.fingerprint()) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((from, choice));
+                true
+            }
+            std::collections::hash_map::Entry::Occupied(_) => false,
+        }
+    }
+
+    /// How many states have been found.
+    pub(crate) fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// The choices of the recorded run from the root to the state with
+    /// fingerprint `fp` (which must have been found).
+    pub(crate) fn choices_to(&self, mut fp: u64) -> Vec<usize> {
+        let mut choices = Vec::new();
+        while fp != self.root {
+            let (p, c) = self.parent[&fp];
+            choices.push(c);
+            fp = p;
+        }
+        choices.reverse();
+        choices
+    }
+}
+
 impl Machine<'_> {
     /// A shortest run (fewest steps) that ends in a final state where `want` holds.
     pub fn shortest_run(&self, want: &Prop, max_states: u64) -> Result<Vec<usize>, TraceError> {
         let init = self.initial();
-        let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
-        let root = init.fingerprint();
-        parent.insert(root, (root, usize::MAX));
+        let mut parents = Parents::new(&init);
         let mut queue = VecDeque::from([init]);
         while let Some(st) = queue.pop_front() {
             let fp = st.fingerprint();
@@ -106,26 +153,16 @@ impl Machine<'_> {
                         .iter()
                         .any(|s| want.eval(&|t: &Term| self.columns.term(s, t)))
                 {
-                    let mut choices = Vec::new();
-                    let mut cur = fp;
-                    while cur != root {
-                        let (p, c) = parent[&cur];
-                        choices.push(c);
-                        cur = p;
-                    }
-                    choices.reverse();
-                    return Ok(choices);
+                    return Ok(parents.choices_to(fp));
                 }
                 continue;
             }
             for (i, (_, s)) in self.successors(&st).into_iter().enumerate() {
-                let f = s.fingerprint();
-                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(f) {
-                    e.insert((fp, i));
+                if parents.discover(fp, i, &s) {
                     queue.push_back(*s);
                 }
             }
-            if parent.len() as u64 > max_states {
+            if parents.len() as u64 > max_states {
                 return Err(TraceError::TooManyStates(max_states));
             }
         }
@@ -136,9 +173,7 @@ impl Machine<'_> {
     /// lasso: breadth-first over the whole state space (up to `max_states`).
     pub fn shortest_hang(&self, max_states: u64) -> Result<Lasso, TraceError> {
         let init = self.initial();
-        let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
-        let root = init.fingerprint();
-        parent.insert(root, (root, usize::MAX));
+        let mut parents = Parents::new(&init);
         let mut queue = VecDeque::from([init]);
         let mut best: Option<(Hang, u64, State)> = None;
         let mut bound_hit = false;
@@ -159,30 +194,20 @@ impl Machine<'_> {
                 }
             }
             for (i, (_, s)) in self.successors(&st).into_iter().enumerate() {
-                let f = s.fingerprint();
-                if let std::collections::hash_map::Entry::Vacant(e) = parent.entry(f) {
-                    e.insert((fp, i));
+                if parents.discover(fp, i, &s) {
                     queue.push_back(*s);
                 }
             }
-            if parent.len() as u64 > max_states {
+            if parents.len() as u64 > max_states {
                 return Err(TraceError::TooManyStates(max_states));
             }
         }
         let Some((hang, fp, st)) = best else {
             return Err(TraceError::NoHang { bound_hit });
         };
-        let mut choices = Vec::new();
-        let mut cur = fp;
-        while cur != root {
-            let (p, c) = parent[&cur];
-            choices.push(c);
-            cur = p;
-        }
-        choices.reverse();
         let cycle = self.cycle(&st, &hang);
         Ok(Lasso {
-            choices,
+            choices: parents.choices_to(fp),
             hang,
             cycle,
         })
@@ -317,7 +342,7 @@ impl Machine<'_> {
     }
 
     /// The instruction of a slot, as text, with its thread.
-    fn slot_text(&self, s: usize) -> String {
+    pub fn slot_text(&self, s: usize) -> String {
         let si = &self.layout.slots[s];
         match si.thread {
             None => format!("{}=initial", self.program.locations[si.loc].name),
@@ -330,7 +355,7 @@ impl Machine<'_> {
     }
 
     /// A version as `x=1 (P0 `st.weak x, 1`)`.
-    fn version_text(&self, st: &State, v: usize) -> String {
+    pub fn version_text(&self, st: &State, v: usize) -> String {
         let si = &self.layout.slots[v];
         let loc = &self.program.locations[si.loc].name;
         let value = self.value_text(si.loc, st.value[v]);
@@ -341,7 +366,7 @@ impl Machine<'_> {
     }
 
     /// The coherence order of a location, as chains: `x: 0 < 1 < 2`.
-    fn coherence_text(&self, st: &State, loc: usize) -> String {
+    pub fn coherence_text(&self, st: &State, loc: usize) -> String {
         let vs = st.versions & self.layout.loc_slots[loc];
         let mut order: Vec<usize> = members(vs).collect();
         order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count_ones()));
@@ -367,7 +392,10 @@ impl Machine<'_> {
         format!("{name}: {}", parts.join(" < "))
     }
 
-    fn describe(
+    /// Step `step` from `prev` to `next`, described: what happened in one
+    /// line and what changed (`index` is its 1-based number in the run,
+    /// `choice` its successor index).
+    pub fn describe(
         &self,
         index: usize,
         choice: usize,
@@ -566,12 +594,12 @@ impl Machine<'_> {
 
     /// An instruction as the test writes it; an agent's steps as what the
     /// asynchronous operation does.
-    fn instr_text(&self, t: usize, pc: usize) -> String {
+    pub fn instr_text(&self, t: usize, pc: usize) -> String {
         crate::model::describe::instr_text(self.source, &self.program, t, pc)
     }
 
     /// A location's value; mbarrier states decoded.
-    fn value_text(&self, loc: usize, v: crate::ir::Value) -> String {
+    pub fn value_text(&self, loc: usize, v: crate::ir::Value) -> String {
         crate::model::describe::value_text(&self.program, loc, v)
     }
 }

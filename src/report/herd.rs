@@ -23,7 +23,7 @@ use std::fmt::Write;
 use super::TestReport;
 use crate::engine::{NotChecked, Termination};
 use crate::ir::{CmpOp, Program, Prop, Term};
-use crate::outcome::{Column, Columns, State};
+use crate::outcome::{Columns, State};
 
 /// The herd-style report of one test.
 pub fn report(r: &TestReport) -> String {
@@ -136,17 +136,7 @@ pub fn report(r: &TestReport) -> String {
 
 /// A final state as herd prints it: `0:r0=1; 1:r1=0; x=1;`.
 pub fn state(p: &Program, cols: &Columns, s: &State) -> String {
-    let mut parts = Vec::with_capacity(s.len());
-    for (c, v) in cols.columns.iter().zip(s) {
-        match c {
-            Column::Reg { thread, reg } => parts.push(format!(
-                "{thread}:{}={v};",
-                p.threads[*thread].regs[*reg].name
-            )),
-            Column::Loc(l) => parts.push(format!("{}={v};", p.locations[*l].name)),
-        }
-    }
-    parts.join(" ")
+    cols.line(p, s)
 }
 
 /// A proposition in herd's notation (`1:r0=1 /\ ~(x=2)`).

@@ -4,9 +4,11 @@
 
 pub mod dot;
 pub mod explain;
+pub mod fix;
 pub mod hang;
 pub mod herd;
 pub mod json;
+pub mod run;
 pub mod svg;
 pub mod trace;
 

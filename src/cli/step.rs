@@ -1,0 +1,268 @@
+//! `ptxmc step`: stand inside the machine and choose each step.
+//!
+//! Prints the state and the numbered transitions, then reads commands: on a
+//! terminal with line editing (rustyline), otherwise one per line from
+//! standard input, printing plain text, so a session is a script and its
+//! transcript a golden file.
+
+use clap::Args;
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+use super::Exit;
+use super::common::TestArgs;
+use crate::explain::axiomatic::Caps;
+use crate::explain::enumerate::Limits as ExplainLimits;
+use crate::explain::explain_outcome;
+use crate::ir::Prop;
+use crate::limits::Limits;
+use crate::litmus::{LitmusError, LitmusTest, cond};
+use crate::step::{self, GoTo, Session, picture, text};
+
+/// Arguments of `ptxmc step`.
+#[derive(Args, Debug)]
+pub struct StepArgs {
+    /// The test, its instance, model and loop bound.
+    #[command(flatten)]
+    pub test: TestArgs,
+    /// Let a thread whose next instruction retires without a choice go first
+    /// and alone (the machine's reduction, as `ptxmc trace` counts choices).
+    #[arg(long)]
+    pub eager: bool,
+    /// Start after these choices (as printed by `f` or `ptxmc trace`), e.g. `0,2,1`.
+    #[arg(long, value_delimiter = ',', num_args = 0..)]
+    pub follow: Option<Vec<usize>>,
+    /// Give up a question to the explorer (`o`, `g`) after this many states.
+    #[arg(long, default_value_t = 1_000_000, value_name = "N")]
+    pub max_states: u64,
+    /// Give up a question to the explorer (`o`, `g`, `e`) after this many seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub timeout: f64,
+}
+
+const HELP: &str = "\
+Commands:
+  N       take transition N
+  u       undo the last step            r   redo it
+  s       restart from the initial state
+  o       the final states still reachable from here
+  g COND  go to an outcome by the shortest path, e.g. g 1:r0=1 /\\ 1:r1=0
+  g hang  go into a hang (a deadlock, or a loop that spins forever)
+  f       the run so far and the `ptxmc trace --follow` command that replays it
+  e [COND]  explain an outcome (default: this run's final state, or the test's condition)
+  p       print the state again          h   this help
+  q       quit";
+
+/// Run `ptxmc step`.
+pub fn run(args: &StepArgs) -> Exit {
+    let t = match args.test.load() {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let t = &t;
+    let timeout = Duration::try_from_secs_f64(args.timeout.max(0.0)).ok();
+    let options = step::Options {
+        loop_bound: args.test.loop_bound,
+        every_step: !args.eager,
+        limits: Limits {
+            max_states: Some(args.max_states),
+            timeout,
+            max_memory: None,
+        },
+    };
+    let mut session = match Session::new(&t.program, options) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!(
+                "error: the test needs {} event slots; the machine holds at most {}",
+                e.0,
+                crate::rel::MAX_EVENTS
+            );
+            return Exit::Incomplete;
+        }
+    };
+    if let Some(f) = &args.follow {
+        if let Err(crate::op::trace::TraceError::BadChoice {
+            step,
+            choice,
+            available,
+        }) = session.replay(f)
+        {
+            eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
+            return Exit::BadInput;
+        }
+    }
+    let file = args.test.file.display().to_string();
+    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{}", show(&session));
+    if interactive {
+        let _ = writeln!(out, "(h for help)");
+    }
+    let mut input = Input::new(interactive);
+    while let Some(line) = input.next_line() {
+        let line = line.trim();
+        if !interactive && !line.is_empty() {
+            // Echo the command, so a transcript reads like the session.
+            let _ = writeln!(out, "> {line}");
+        }
+        match command(&mut session, t, &file, line, args) {
+            Reply::Quit => break,
+            Reply::Text(s) => {
+                let _ = write!(out, "{s}");
+            }
+        }
+        let _ = out.flush();
+    }
+    Exit::Success
+}
+
+/// The state and the transitions.
+fn show(s: &Session) -> String {
+    let pic = picture::picture(s.machine(), s.current());
+    format!(
+        "{}{}",
+        text::state(s, &pic),
+        text::transitions(s, &s.transitions())
+    )
+}
+
+enum Reply {
+    Text(String),
+    Quit,
+}
+
+/// Carry out one command line.
+fn command(s: &mut Session, t: &LitmusTest, file: &str, line: &str, args: &StepArgs) -> Reply {
+    let (cmd, rest) = match line.split_once(char::is_whitespace) {
+        Some((c, r)) => (c, r.trim()),
+        None => (line, ""),
+    };
+    let text = match cmd {
+        "" => String::new(),
+        "q" | "quit" | "exit" => return Reply::Quit,
+        "h" | "help" | "?" => format!("{HELP}\n"),
+        "p" => show(s),
+        "u" => {
+            if s.undo() {
+                show(s)
+            } else {
+                "Nothing to undo: this is the initial state.\n".into()
+            }
+        }
+        "r" => {
+            if s.redo() {
+                show(s)
+            } else {
+                "Nothing to redo.\n".into()
+            }
+        }
+        "s" => {
+            s.restart();
+            show(s)
+        }
+        "o" => text::reachable(s, &s.reachable()),
+        "f" => text::follow(s, file),
+        "g" if rest.is_empty() => "error: expected an outcome after `g`, e.g. `g 1:r0=1`\n".into(),
+        "g" if rest == "hang" => {
+            let answer = s.go_to_hang();
+            let said = text::go_to_hang(s, &answer);
+            match answer {
+                GoTo::Path(p) if !p.is_empty() => {
+                    let _ = s.replay(&p);
+                    format!("{said}{}", show(s))
+                }
+                _ => said,
+            }
+        }
+        "g" => match outcome(t, rest) {
+            Err(e) => e,
+            Ok(want) => {
+                let answer = s.go_to(&want);
+                let said = text::go_to(s, rest, &answer);
+                match answer {
+                    GoTo::Path(p) if !p.is_empty() => {
+                        // The path was found in this very state.
+                        let _ = s.replay(&p);
+                        format!("{said}{}", show(s))
+                    }
+                    _ => said,
+                }
+            }
+        },
+        "e" => explain(s, t, file, rest, args),
+        n if n.parse::<usize>().is_ok() => match s.take(n.parse().unwrap_or(0)) {
+            Ok(_) => show(s),
+            Err(e) => format!("error: {e}\n"),
+        },
+        other => format!("error: unknown command `{other}` (h for help)\n"),
+    };
+    Reply::Text(text)
+}
+
+/// An outcome given on the command line: a condition or a final-state line.
+fn outcome(t: &LitmusTest, text: &str) -> Result<Prop, String> {
+    cond::parse_outcome(&t.program, &t.spans, text)
+        .map_err(|d| LitmusError::new("outcome", text, d).rendered().to_string())
+}
+
+/// `e [COND]`: the explanation of an outcome, in words.
+fn explain(s: &Session, t: &LitmusTest, file: &str, rest: &str, args: &StepArgs) -> String {
+    let p = &t.program;
+    let want = if !rest.is_empty() {
+        match outcome(t, rest) {
+            Ok(w) => w,
+            Err(e) => return e,
+        }
+    } else if let Some(states) = s.final_states() {
+        let m = s.machine();
+        crate::explain::exactly(&m.columns, &states[0])
+    } else {
+        p.condition.target()
+    };
+    let limits = ExplainLimits {
+        loop_bound: args.test.loop_bound,
+        max_candidates: 1_000_000,
+        deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
+            .ok()
+            .and_then(|d| std::time::Instant::now().checked_add(d)),
+    };
+    let x = explain_outcome(p, file, &want, &limits, Caps::default(), args.max_states);
+    crate::report::explain::text(&x)
+}
+
+/// Command lines: from a line editor on a terminal, else from stdin.
+enum Input {
+    Editor(Box<rustyline::DefaultEditor>),
+    Lines(std::io::StdinLock<'static>),
+}
+
+impl Input {
+    fn new(interactive: bool) -> Input {
+        if interactive {
+            if let Ok(ed) = rustyline::DefaultEditor::new() {
+                return Input::Editor(Box::new(ed));
+            }
+        }
+        Input::Lines(std::io::stdin().lock())
+    }
+
+    fn next_line(&mut self) -> Option<String> {
+        match self {
+            Input::Editor(ed) => match ed.readline("step> ") {
+                Ok(l) => {
+                    let _ = ed.add_history_entry(l.as_str());
+                    Some(l)
+                }
+                Err(_) => None,
+            },
+            Input::Lines(lines) => {
+                let mut l = String::new();
+                match lines.read_line(&mut l) {
+                    Ok(0) | Err(_) => None,
+                    Ok(_) => Some(l),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! The text of `ptxmc fix` and `ptxmc fix --weaken`: one line per fix,
+//! cheapest first, with how it was verified.
+
+use std::fmt::Write;
+
+use crate::fix::{self, FixReport};
+
+/// The text report of a fix search (one line per fix).
+pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
+    let mut out = String::new();
+    if weaken {
+        writeln!(out, "Weaken {name}: keep {} forbidden", r.outcome).unwrap();
+        if r.allowed {
+            writeln!(
+                out,
+                "The model already allows it: there is nothing to keep."
+            )
+            .unwrap();
+        }
+    } else {
+        writeln!(out, "Fix {name}: forbid {}", r.outcome).unwrap();
+        if !r.allowed {
+            writeln!(out, "The model already forbids it: nothing to fix.").unwrap();
+        }
+    }
+    let unit = if weaken { "saves" } else { "cost" };
+    for (i, f) in r.fixes.iter().enumerate() {
+        let changes: Vec<String> = f.changes.iter().map(|c| c.text.clone()).collect();
+        writeln!(
+            out,
+            "  {}. [{unit} {}] {}  ({})",
+            i + 1,
+            f.cost,
+            changes.join(" and "),
+            fix::verdict_word(f)
+        )
+        .unwrap();
+    }
+    if r.fixes.is_empty() && r.allowed != weaken {
+        let none = if weaken {
+            "No weakening keeps it forbidden"
+        } else {
+            "No fix"
+        };
+        writeln!(
+            out,
+            "  {none} with at most {bound} change{}.",
+            if bound == 1 { "" } else { "s" }
+        )
+        .unwrap();
+    }
+    if r.incomplete {
+        writeln!(
+            out,
+            "Incomplete: the time limit stopped the search; more may exist."
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        "Searched {} site{} with at most {bound} change{}: {} programs checked by the oracle in {:.2} s.",
+        r.sites,
+        if r.sites == 1 { "" } else { "s" },
+        if bound == 1 { "" } else { "s" },
+        r.checked,
+        r.seconds
+    )
+    .unwrap();
+    out
+}

@@ -1,0 +1,473 @@
+//! Stepping through the machine by hand: one session type that the terminal
+//! front end (`ptxmc step`), the playground (`ptxmc serve`) and
+//! `ptxmc trace --follow` all use, so none of them re-implements the machine.
+//!
+//! A [`Session`] stands in one state of the operational machine
+//! ([`crate::op`]) and knows how it got there: the list of choices taken
+//! (successor indices, exactly what `ptxmc trace --follow` replays) and the
+//! states along the way. From there it lists the enabled transitions, takes
+//! one, undoes and redoes, restarts, asks the explorer which outcomes are
+//! still reachable, and extends the run by a shortest path to a chosen
+//! outcome — or says since which step that outcome has been out of reach.
+//!
+//! A run is plain data, so a front end may keep only the choices and
+//! rebuild the session from them ([`Session::replay`]): the playground's
+//! server is stateless that way.
+//!
+//! By default every transition of every thread is offered
+//! ([`Options::every_step`]): a student chooses each interleaving. With it
+//! off the machine's reduction R1 applies (a thread whose next instruction
+//! retires without a choice goes first and alone), as in `ptxmc trace`; the
+//! choice indices of the two modes differ, and the replay command says which
+//! one a list belongs to.
+
+pub mod picture;
+pub mod text;
+
+use std::collections::VecDeque;
+
+use crate::explore::{self, ExploreOptions};
+use crate::ir::{Program, Prop, Term};
+use crate::limits::{Budget, Exceeded, Limits, Poll};
+use crate::model::hang::Hang;
+use crate::op::hang::Quiescence;
+use crate::op::state::State;
+use crate::op::trace::{Parents, Trace, TraceError, TraceStep};
+use crate::op::{Machine, TooManySlots};
+use crate::outcome::{Outcomes, State as Outcome};
+
+/// How a session runs the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// How many times a loop may jump back.
+    pub loop_bound: u32,
+    /// Offer every thread's transitions at every state (the machine's
+    /// partial-order reduction off). Off: `ptxmc trace`'s choices.
+    pub every_step: bool,
+    /// Limits of each question asked of the explorer (reachable outcomes,
+    /// go to outcome).
+    pub limits: Limits,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            loop_bound: 2,
+            every_step: true,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A transition enabled in the current state.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Transition {
+    /// Its index: the choice to take it (stable for a given state).
+    pub index: usize,
+    /// The step, described as a trace describes it (what happened, what changed).
+    pub step: TraceStep,
+    /// One sentence: thread, instruction and what it does.
+    pub sentence: String,
+}
+
+/// The outcomes still reachable from a state.
+#[derive(Clone, Debug)]
+pub struct Reachable {
+    /// Final states reachable from here.
+    pub outcomes: Outcomes,
+    /// Some run from here stops at the loop bound.
+    pub bound_hit: bool,
+    /// The explorer stopped at a limit: the set may be partial.
+    pub incomplete: Option<Exceeded>,
+}
+
+/// The answer to "go to outcome".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GoTo {
+    /// These choices, taken from the current state, end in the outcome
+    /// (fewest steps).
+    Path(Vec<usize>),
+    /// No run from the current state ends in the outcome. `since`: the
+    /// 1-based step after which it was out of reach (`None`: the model
+    /// forbids it, no run from the initial state reaches it).
+    Unreachable {
+        /// The step that put the outcome out of reach.
+        since: Option<usize>,
+    },
+    /// A limit stopped the search before it could say.
+    Incomplete(Exceeded),
+}
+
+/// Why a step could not be taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepError {
+    /// There is no transition with this index here.
+    NoSuchTransition {
+        /// The index asked for.
+        choice: usize,
+        /// How many there are.
+        available: usize,
+    },
+}
+
+impl std::fmt::Display for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepError::NoSuchTransition { available: 0, .. } => {
+                write!(f, "no transition is enabled here")
+            }
+            StepError::NoSuchTransition { choice, available } => write!(
+                f,
+                "expected a transition between 0 and {}, found {choice}",
+                available - 1
+            ),
+        }
+    }
+}
+
+/// A stepping session over one program.
+pub struct Session<'p> {
+    /// The machine the session steps (reduction as [`Options::every_step`] says).
+    machine: Machine<'p>,
+    /// The same machine with its reductions on, for questions to the explorer
+    /// (the outcomes reachable from a state do not depend on the reduction).
+    explorer: Machine<'p>,
+    /// `states[k]`: the state after `k` steps; `states[0]` is the initial state.
+    states: Vec<State>,
+    /// The steps taken, described.
+    steps: Vec<TraceStep>,
+    /// Undone choices, the next one to redo last.
+    redo: Vec<usize>,
+    options: Options,
+}
+
+impl<'p> Session<'p> {
+    /// A session in the initial state of `p`.
+    pub fn new(p: &'p Program, options: Options) -> Result<Session<'p>, TooManySlots> {
+        let mut machine = Machine::new(p, options.loop_bound)?;
+        machine.por = !options.every_step;
+        let explorer = Machine::new(p, options.loop_bound)?;
+        let init = machine.initial();
+        Ok(Session {
+            machine,
+            explorer,
+            states: vec![init],
+            steps: Vec::new(),
+            redo: Vec::new(),
+            options,
+        })
+    }
+
+    /// The machine (its program, layout and columns).
+    pub fn machine(&self) -> &Machine<'p> {
+        &self.machine
+    }
+
+    /// The session's options.
+    pub fn options(&self) -> Options {
+        self.options
+    }
+
+    /// The current state.
+    pub fn current(&self) -> &State {
+        self.states
+            .last()
+            .expect("the initial state is always there")
+    }
+
+    /// The steps taken so far, described.
+    pub fn steps(&self) -> &[TraceStep] {
+        &self.steps
+    }
+
+    /// The choices taken so far (what `ptxmc trace --follow` replays).
+    pub fn history(&self) -> Vec<usize> {
+        self.steps.iter().map(|s| s.choice).collect()
+    }
+
+    /// Whether every thread has finished (or stopped at the loop bound).
+    pub fn is_final(&self) -> bool {
+        self.machine.is_final(self.current())
+    }
+
+    /// Whether the run stopped some thread at the loop bound.
+    pub fn is_cut(&self) -> bool {
+        self.machine.is_cut(self.current())
+    }
+
+    /// The final states the current state stands for (`None` unless the
+    /// run is over and no thread was cut at the loop bound).
+    pub fn final_states(&self) -> Option<Vec<Outcome>> {
+        (self.is_final() && !self.is_cut()).then(|| self.machine.outcomes(self.current()))
+    }
+
+    /// The transitions enabled in the current state, in the machine's order.
+    pub fn transitions(&self) -> Vec<Transition> {
+        let st = self.current();
+        let n = self.steps.len() + 1;
+        self.machine
+            .successors(st)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (step, next))| {
+                let step = self.machine.describe(n, i, st, &step, &next);
+                let sentence = format!("{} `{}` {}", step.thread, step.instruction, step.action);
+                Transition {
+                    index: i,
+                    step,
+                    sentence,
+                }
+            })
+            .collect()
+    }
+
+    /// Take transition `choice` of the current state. Forgets what was undone.
+    pub fn take(&mut self, choice: usize) -> Result<&TraceStep, StepError> {
+        self.advance(choice)?;
+        self.redo.clear();
+        Ok(self.steps.last().expect("a step was just taken"))
+    }
+
+    fn advance(&mut self, choice: usize) -> Result<(), StepError> {
+        let st = self.current();
+        let mut succ = self.machine.successors(st);
+        if choice >= succ.len() {
+            return Err(StepError::NoSuchTransition {
+                choice,
+                available: succ.len(),
+            });
+        }
+        let (step, next) = succ.swap_remove(choice);
+        let described = self
+            .machine
+            .describe(self.steps.len() + 1, choice, st, &step, &next);
+        self.steps.push(described);
+        self.states.push(*next);
+        Ok(())
+    }
+
+    /// Take `choices` one after the other from the current state; on a bad
+    /// choice, stop there and say at which step (1-based, counted from the
+    /// initial state) it was.
+    pub fn replay(&mut self, choices: &[usize]) -> Result<(), TraceError> {
+        for &c in choices {
+            if let Err(StepError::NoSuchTransition { choice, available }) = self.advance(c) {
+                return Err(TraceError::BadChoice {
+                    step: self.steps.len() + 1,
+                    choice,
+                    available,
+                });
+            }
+        }
+        self.redo.clear();
+        Ok(())
+    }
+
+    /// Undo the last step; false if there is none.
+    pub fn undo(&mut self) -> bool {
+        match self.steps.pop() {
+            Some(s) => {
+                self.states.pop();
+                self.redo.push(s.choice);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Redo the last undone step; false if there is none.
+    pub fn redo(&mut self) -> bool {
+        match self.redo.pop() {
+            Some(c) => {
+                let keep = std::mem::take(&mut self.redo);
+                // An undone choice was valid in this very state.
+                let ok = self.advance(c).is_ok();
+                self.redo = keep;
+                ok
+            }
+            None => false,
+        }
+    }
+
+    /// Back to the initial state; the whole run can be redone step by step.
+    pub fn restart(&mut self) {
+        while self.undo() {}
+    }
+
+    /// The run so far as a trace (the same data as `ptxmc trace --follow`).
+    pub fn trace(&self) -> Trace {
+        Trace {
+            steps: self.steps.clone(),
+            choices: self.history(),
+            final_states: self.final_states(),
+        }
+    }
+
+    /// The `ptxmc trace` arguments that replay the run so far, after the file name.
+    pub fn follow_args(&self) -> String {
+        let list: Vec<String> = self.history().iter().map(usize::to_string).collect();
+        let mut args = format!("--follow {}", list.join(","));
+        if list.is_empty() {
+            args = "--follow".into();
+        }
+        if self.options.every_step {
+            args.push_str(" --every-step");
+        }
+        if self.options.loop_bound != Options::default().loop_bound {
+            args.push_str(&format!(" --loop-bound {}", self.options.loop_bound));
+        }
+        args
+    }
+
+    /// Every final state reachable from the current state (the explorer,
+    /// within the session's limits).
+    pub fn reachable(&self) -> Reachable {
+        self.reachable_from(self.states.len() - 1, &Budget::new(self.options.limits))
+    }
+
+    fn reachable_from(&self, k: usize, budget: &Budget) -> Reachable {
+        let opts = ExploreOptions {
+            limits: self.options.limits,
+            jobs: 1,
+            exact: false,
+            progress: false,
+            ..ExploreOptions::default()
+        };
+        let r = explore::explore_from_within(&self.explorer, self.states[k].clone(), &opts, budget);
+        Reachable {
+            outcomes: r.outcomes,
+            bound_hit: r.bound_hit,
+            incomplete: r.incomplete,
+        }
+    }
+
+    /// Whether `want` holds of outcome `o`.
+    pub fn satisfies(&self, o: &Outcome, want: &Prop) -> bool {
+        want.eval(&|t: &Term| self.machine.columns.term(o, t))
+    }
+
+    /// The hang the current state is (a deadlock, or threads that spin
+    /// forever on the latest versions with nothing left to release them),
+    /// if it is one ([`crate::op::Machine::quiescence`]).
+    pub fn hang(&self) -> Option<Hang> {
+        self.hang_at(self.current())
+    }
+
+    fn hang_at(&self, st: &State) -> Option<Hang> {
+        if self.machine.is_final(st) {
+            return None;
+        }
+        match self.machine.quiescence(st) {
+            Quiescence::Hang(h) => Some(h),
+            Quiescence::Running | Quiescence::Cut => None,
+        }
+    }
+
+    /// A shortest extension of the current run into a hang; or since which
+    /// step no run from here can hang (`since: None`: no run of the test
+    /// hangs, within the loop bound).
+    pub fn go_to_hang(&self) -> GoTo {
+        let budget = Budget::new(self.options.limits);
+        let hangs = |st: &State| self.hang_at(st).is_some();
+        let reaches = |k: usize| -> Result<bool, Exceeded> {
+            self.shortest_from(&self.states[k], &hangs, &budget)
+                .map(|p| p.is_some())
+        };
+        self.first_out_of_reach(|st| self.shortest_from(st, &hangs, &budget), reaches)
+    }
+
+    /// A shortest extension of the current run that ends in a final state
+    /// where `want` holds; or since which step no run can reach one.
+    pub fn go_to(&self, want: &Prop) -> GoTo {
+        let budget = Budget::new(self.options.limits);
+        let m = &self.machine;
+        let ends_in = |st: &State| {
+            m.is_final(st)
+                && !m.is_cut(st)
+                && m.outcomes(st).iter().any(|o| self.satisfies(o, want))
+        };
+        // Reachability from a state: the explorer (with its reductions) is
+        // faster than a breadth-first search.
+        let reaches = |k: usize| -> Result<bool, Exceeded> {
+            let r = self.reachable_from(k, &budget);
+            if r.outcomes.iter().any(|o| self.satisfies(o, want)) {
+                return Ok(true);
+            }
+            match r.incomplete {
+                Some(e) => Err(e),
+                None => Ok(false),
+            }
+        };
+        self.first_out_of_reach(|st| self.shortest_from(st, &ends_in, &budget), reaches)
+    }
+
+    /// A shortest path from the current state (`search`), or else the first
+    /// step from which nothing is in reach (`reaches(k)`: from `states[k]`).
+    fn first_out_of_reach(
+        &self,
+        search: impl Fn(&State) -> Result<Option<Vec<usize>>, Exceeded>,
+        reaches: impl Fn(usize) -> Result<bool, Exceeded>,
+    ) -> GoTo {
+        match search(self.current()) {
+            Ok(Some(path)) => return GoTo::Path(path),
+            Ok(None) => {}
+            Err(e) => return GoTo::Incomplete(e),
+        }
+        if self.steps.is_empty() {
+            return GoTo::Unreachable { since: None };
+        }
+        // Reachability only shrinks along a run: find the first state from
+        // which the target is out of reach by bisection over the prefixes.
+        match reaches(0) {
+            Ok(false) => return GoTo::Unreachable { since: None },
+            Ok(true) => {}
+            Err(e) => return GoTo::Incomplete(e),
+        }
+        // Invariant: reachable from states[lo], not from states[hi].
+        let (mut lo, mut hi) = (0, self.states.len() - 1);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            match reaches(mid) {
+                Ok(true) => lo = mid,
+                Ok(false) => hi = mid,
+                Err(e) => return GoTo::Incomplete(e),
+            }
+        }
+        GoTo::Unreachable { since: Some(hi) }
+    }
+
+    /// Breadth-first search from `from` for a state where `goal` holds, with
+    /// the stepping machine's own choices; `None` if there is none.
+    fn shortest_from(
+        &self,
+        from: &State,
+        goal: &dyn Fn(&State) -> bool,
+        budget: &Budget,
+    ) -> Result<Option<Vec<usize>>, Exceeded> {
+        let m = &self.machine;
+        let mut parents = Parents::new(from);
+        let mut queue = VecDeque::from([from.clone()]);
+        let mut poll = Poll::new(budget);
+        while let Some(st) = queue.pop_front() {
+            if let Some(e) = poll.step() {
+                return Err(e);
+            }
+            let fp = st.fingerprint();
+            if goal(&st) {
+                return Ok(Some(parents.choices_to(fp)));
+            }
+            if m.is_final(&st) {
+                continue;
+            }
+            for (i, (_, s)) in m.successors(&st).into_iter().enumerate() {
+                if parents.discover(fp, i, &s) {
+                    queue.push_back(*s);
+                }
+            }
+            if let Some(e) = budget.states_exceeded(parents.len() as u64) {
+                return Err(e);
+            }
+        }
+        Ok(None)
+    }
+}

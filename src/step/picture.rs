@@ -1,0 +1,287 @@
+//! A machine state as a teacher draws it: threads grouped by GPU, cluster
+//! and CTA, each with its registers, its code and next instruction, its
+//! "store buffer" and the cache lines its view guarantees; memory as the
+//! versions of every location in coherence order; barrier arrivals and the
+//! asynchronous operations in flight. Plain data (serialised for the
+//! playground) built from the machine's state; `docs/playground.md` maps
+//! each box to what the machine (`docs/machine.md`) holds.
+//!
+//! The machine has no literal store buffers or caches. What is drawn:
+//! * a thread's **store buffer**: its writes issued early (already versions
+//!   in memory, forwarded to a reader ahead of their retirement) and its
+//!   reads bound early, that it has not retired yet;
+//! * its **cache lines**: for each location it reads, the oldest version its
+//!   view still allows that read to return (anything coherence-before is
+//!   hidden from it), and for each non-generic proxy path of a CTA, what an
+//!   invalidation has removed from it;
+//! * **memory**: every version written so far at the L2 coherence point,
+//!   with the coherence order between them (a DAG while stores are unordered).
+
+use serde::Serialize;
+
+use crate::ir::{LocKind, Proxy};
+use crate::op::Machine;
+use crate::op::state::{Stage, State};
+use crate::rel::members;
+
+/// The whole picture of one state.
+#[derive(Clone, Debug, Serialize)]
+pub struct Picture {
+    /// The CTAs with their threads, in placement order.
+    pub ctas: Vec<CtaBox>,
+    /// Asynchronous operations (copies, mbarrier completions), each with its issuer.
+    pub asyncs: Vec<ThreadBox>,
+    /// Every location of memory.
+    pub memory: Vec<LocationBox>,
+    /// Threads waiting at a barrier, in words.
+    pub barriers: Vec<String>,
+}
+
+/// One CTA: where it is, and its threads.
+#[derive(Clone, Debug, Serialize)]
+pub struct CtaBox {
+    /// GPU number.
+    pub gpu: u32,
+    /// Cluster number within the GPU.
+    pub cluster: u32,
+    /// CTA number within the GPU.
+    pub cta: u32,
+    /// Its threads.
+    pub threads: Vec<ThreadBox>,
+}
+
+/// One thread (or the agent of an asynchronous operation).
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadBox {
+    /// `P0`, or the agent's name.
+    pub name: String,
+    /// For an asynchronous operation: the instruction that issued it.
+    pub issued_by: Option<String>,
+    /// `running`, `not started`, `waiting at a barrier`, `finished` or
+    /// `stopped at the loop bound`.
+    pub status: &'static str,
+    /// Its code, one instruction a line, as written.
+    pub code: Vec<String>,
+    /// The index in `code` of the next instruction to retire (`code.len()`
+    /// when finished).
+    pub pc: usize,
+    /// Registers and their values, as `r0=1`.
+    pub registers: Vec<String>,
+    /// Its "store buffer": writes issued ahead of their retirement (already
+    /// versions in memory, forwarded to a reader), not retired yet.
+    pub store_buffer: Vec<String>,
+    /// Reads that have returned a value ahead of their retirement.
+    pub early_reads: Vec<String>,
+    /// What its view guarantees each location it reads shows (`x ≥ 1 (P0 `st x, 1`)`).
+    pub cache_lines: Vec<String>,
+    /// Writes of other threads in its causal past.
+    pub causal_past: Vec<String>,
+}
+
+/// One location: its versions in coherence order.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocationBox {
+    /// Its name.
+    pub name: String,
+    /// `data`, `mbarrier` or `synthetic`.
+    pub kind: &'static str,
+    /// The versions, oldest first in coherence order, as `1 (P0 `st x, 1`)`.
+    pub versions: Vec<String>,
+    /// The coherence order as chains (`x: 0 < 1 < 2`), unordered pairs named.
+    pub coherence: String,
+}
+
+/// The picture of `st`.
+pub fn picture(m: &Machine, st: &State) -> Picture {
+    let p = &m.program;
+    let mut ctas: Vec<CtaBox> = Vec::new();
+    let mut asyncs = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        let b = thread_box(m, st, t);
+        if th.agent.is_some() {
+            asyncs.push(b);
+            continue;
+        }
+        let pl = th.placement;
+        match ctas
+            .iter_mut()
+            .find(|c| (c.gpu, c.cluster, c.cta) == (pl.gpu, pl.cluster, pl.cta))
+        {
+            Some(c) => c.threads.push(b),
+            None => ctas.push(CtaBox {
+                gpu: pl.gpu,
+                cluster: pl.cluster,
+                cta: pl.cta,
+                threads: vec![b],
+            }),
+        }
+    }
+    ctas.sort_by_key(|c| (c.gpu, c.cluster, c.cta));
+    let memory = (0..p.locations.len())
+        .map(|l| location_box(m, st, l))
+        .collect();
+    let barriers = st
+        .arrivals
+        .iter()
+        .filter(|a| st.threads[a.thread].arrived)
+        .map(|a| {
+            let id: Vec<String> = a.id.iter().map(|v| v.to_string()).collect();
+            format!(
+                "{} waits at barrier {} of CTA {} (phase {})",
+                p.threads[a.thread].name,
+                id.join(","),
+                m.layout.ctas[a.cta].1,
+                a.phase
+            )
+        })
+        .collect();
+    Picture {
+        ctas,
+        asyncs,
+        memory,
+        barriers,
+    }
+}
+
+fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
+    let p = &m.program;
+    let th = &p.threads[t];
+    let ts = &st.threads[t];
+    let l = &m.layout;
+    let finished = ts.finished(th.code.len());
+    let status = if ts.cut {
+        "stopped at the loop bound"
+    } else if finished {
+        "finished"
+    } else if ts.arrived {
+        "waiting at a barrier"
+    } else if th.agent.is_some() && ts.seq == 0 {
+        "not started"
+    } else {
+        "running"
+    };
+    let code = (0..th.code.len()).map(|pc| m.instr_text(t, pc)).collect();
+    let registers = th
+        .regs
+        .iter()
+        .zip(&ts.regs)
+        .map(|(r, v)| format!("{}={v}", r.name))
+        .collect();
+    let mine = l.thread_slots[t];
+    let store_buffer: Vec<String> = members(st.versions & mine & !st.retired)
+        .map(|w| format!("{} (issued early, not retired yet)", m.version_text(st, w)))
+        .collect();
+    let early_reads = members(st.bound & mine & !st.retired).map(|r| {
+        let si = &l.slots[r];
+        format!(
+            "`{}` returned {} (not retired yet)",
+            m.instr_text(t, si.pc),
+            m.version_text(st, st.rf[r] as usize)
+        )
+    });
+    let early_reads = early_reads.collect();
+    let issued_by = th.agent.as_ref().map(|a| {
+        let issuer = &m.source.threads[a.issuer];
+        format!(
+            "{} `{}`",
+            issuer.name,
+            crate::model::describe::instr_text(m.source, p, a.issuer, a.spawn_pc)
+        )
+    });
+    ThreadBox {
+        name: th.name.clone(),
+        issued_by,
+        status,
+        code,
+        pc: ts.pc.min(th.code.len()),
+        registers,
+        store_buffer,
+        early_reads,
+        cache_lines: cache_lines(m, st, t),
+        causal_past: members(ts.view.raw & l.writes & !mine & !l.inits)
+            .map(|w| m.slot_text(w))
+            .collect(),
+    }
+}
+
+/// For each location thread `t` reads (one entry per cache line: location,
+/// proxy, address), the oldest versions its view lets the read return; then
+/// what invalidations did to the CTAs' non-generic proxy caches.
+fn cache_lines(m: &Machine, st: &State, t: usize) -> Vec<String> {
+    let l = &m.layout;
+    let p = &m.program;
+    let view = &st.threads[t].view;
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    for s in members(l.reads & l.thread_slots[t]) {
+        let si = &l.slots[s];
+        let key = (si.loc, si.va, si.proxy, si.cta);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let (front, _) = m.front_plus(st, view, s);
+        let front = front & st.versions;
+        // The newest guaranteed versions: nothing in the front is after them.
+        let newest: Vec<String> = members(front)
+            .filter(|&w| members(front).all(|u| !st.co_before(w, u)))
+            .map(|w| m.version_text(st, w))
+            .collect();
+        let path = if si.proxy == Proxy::Generic {
+            String::new()
+        } else {
+            format!(" through CTA {}'s {} proxy", l.ctas[si.cta].1, si.proxy)
+        };
+        let addr = p
+            .addresses
+            .get(si.va)
+            .map_or(&p.locations[si.loc].name, |a| &a.name);
+        let what = if newest.is_empty() {
+            "may show any version".to_string()
+        } else {
+            format!("shows {} or newer", newest.join(" and "))
+        };
+        out.push(format!("{addr}{path}: {what}"));
+    }
+    for (pair, &(c, q)) in l.line_pairs.iter().enumerate() {
+        let inval = view.line(Some(pair), Stage::Gen) & l.writes & !l.inits;
+        if inval != 0 {
+            let list: Vec<String> = members(inval).map(|w| m.slot_text(w)).collect();
+            out.push(format!(
+                "CTA {}'s {q} cache was invalidated after {}: it shows nothing older",
+                l.ctas[c].1,
+                list.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+fn location_box(m: &Machine, st: &State, loc: usize) -> LocationBox {
+    let l = &m.layout;
+    let vs = st.versions & l.loc_slots[loc];
+    let mut order: Vec<usize> = members(vs).collect();
+    // Oldest first: the more versions are after it, the older.
+    order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count_ones()));
+    let kind = match m.program.locations[loc].kind {
+        LocKind::Data => "data",
+        LocKind::Mbarrier => "mbarrier",
+        LocKind::Synthetic => "synthetic",
+    };
+    let versions = order
+        .iter()
+        .map(|&v| {
+            let text = m.version_text(st, v);
+            let name = &m.program.locations[loc].name;
+            text.strip_prefix(&format!("{name}="))
+                .map(str::to_string)
+                .unwrap_or(text)
+        })
+        .collect();
+    LocationBox {
+        name: m.program.locations[loc].name.clone(),
+        kind,
+        versions,
+        coherence: m.coherence_text(st, loc),
+    }
+}

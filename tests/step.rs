@@ -1,0 +1,317 @@
+//! The stepping session (`ptxmc::step`) and `ptxmc step`: on every test of
+//! the litmus library, a walk to the end, undo/redo, the test's own outcome
+//! reached or refused as the engines say; since when an outcome is out of
+//! reach; `trace --follow`'s replay through the session; a golden transcript.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use ptxmc::engine::{self, EngineChoice, RunOptions};
+use ptxmc::limits::Limits;
+use ptxmc::litmus;
+use ptxmc::op::Machine;
+use ptxmc::step::{GoTo, Options, Session, picture, text};
+
+fn library() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    litmus::collect_files(&[root.join("litmus")]).expect("the library is readable")
+}
+
+fn options(every_step: bool) -> Options {
+    Options {
+        loop_bound: 2,
+        every_step,
+        limits: Limits {
+            max_states: Some(2_000_000),
+            timeout: Some(Duration::from_secs(60)),
+            max_memory: None,
+        },
+    }
+}
+
+/// On every library test, in both modes: a deterministic walk to the end
+/// (every state has a transition until the run is over), its final state
+/// among the engines' outcomes, undo back to the start and redo to the end
+/// again, and "go to" the test's own outcome agreeing with the verdict.
+#[test]
+fn every_library_test_steps_to_the_end_and_reaches_its_outcome_as_the_engines_say() {
+    let files = library();
+    assert!(files.len() > 200, "{} files", files.len());
+    let mut walked = 0;
+    for f in &files {
+        for t in litmus::parse_file(f).expect("library tests parse") {
+            let p = &t.program;
+            let run = engine::run(
+                p,
+                &RunOptions {
+                    engine: EngineChoice::Ax,
+                    ..RunOptions::default()
+                },
+            );
+            assert!(run.incomplete.is_none(), "{}", f.display());
+            let every = run
+                .outcomes
+                .union(&run.filtered_out)
+                .cloned()
+                .collect::<Vec<_>>();
+            for every_step in [true, false] {
+                let mut s = Session::new(p, options(every_step)).expect("the machine holds it");
+                let mut k = 0usize;
+                while !s.is_final() {
+                    let n = s.transitions().len();
+                    if n == 0 {
+                        break; // a dead end: the machine's checks refuse every step
+                    }
+                    s.take((k * 7 + 3) % n).expect("an enabled transition");
+                    k += 1;
+                    if k == 2_000 {
+                        // Only a spin loop can go on for ever (the walk may keep
+                        // choosing its iterations).
+                        assert!(
+                            f.to_string_lossy().contains("/liveness/"),
+                            "{}: the walk does not end",
+                            f.display()
+                        );
+                        break;
+                    }
+                }
+                let pic = picture::picture(s.machine(), s.current());
+                assert!(!text::state(&s, &pic).is_empty());
+                if let Some(finals) = s.final_states() {
+                    for o in &finals {
+                        assert!(every.contains(o), "{}: {o:?} not allowed", f.display());
+                    }
+                }
+                let end = s.current().fingerprint();
+                let history = s.history();
+                s.restart();
+                assert_eq!(s.history(), Vec::<usize>::new());
+                for _ in 0..history.len() {
+                    assert!(s.redo());
+                }
+                assert!(!s.redo());
+                assert_eq!(s.current().fingerprint(), end, "{}", f.display());
+                assert_eq!(s.history(), history);
+                s.restart();
+                let target = p.condition.target();
+                let possible = run
+                    .outcomes
+                    .iter()
+                    .chain(&run.filtered_out)
+                    .any(|o| s.satisfies(o, &target));
+                match s.go_to(&target) {
+                    GoTo::Path(path) => {
+                        assert!(possible, "{}: reached a forbidden outcome", f.display());
+                        s.replay(&path).expect("the path replays");
+                        let finals = s.final_states().expect("the path ends the run");
+                        assert!(finals.iter().any(|o| s.satisfies(o, &target)));
+                    }
+                    GoTo::Unreachable { since } => {
+                        assert!(!possible, "{}: missed an allowed outcome", f.display());
+                        assert_eq!(since, None);
+                    }
+                    GoTo::Incomplete(e) => panic!("{}: {e}", f.display()),
+                }
+                walked += 1;
+            }
+        }
+    }
+    assert!(walked > 400, "{walked}");
+}
+
+fn mp_relaxed() -> litmus::LitmusTest {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus/mp/MP+rlx+rlx.gpu.litmus");
+    litmus::parse_file(&f).unwrap().remove(0)
+}
+
+/// MP with relaxed accesses: the weak outcome is reachable until P1 reads
+/// the flag's initial value, and the session says so, naming that step.
+#[test]
+fn an_outcome_goes_out_of_reach_at_the_step_that_decides_it() {
+    let t = mp_relaxed();
+    let weak = litmus::cond::parse_outcome(&t.program, &t.spans, "1:r0=1 /\\ 1:r1=0").unwrap();
+    let mut s = Session::new(&t.program, options(true)).unwrap();
+    assert!(matches!(s.go_to(&weak), GoTo::Path(_)));
+    // P0's first store retires, then P1 reads f=0 (initial).
+    s.take(0).unwrap();
+    let read_initial = s
+        .transitions()
+        .into_iter()
+        .find(|t| t.sentence == "P1 `ld.relaxed.gpu r0, f` reads f=0 (initial)")
+        .expect("P1 may read the initial flag");
+    s.take(read_initial.index).unwrap();
+    s.take(0).unwrap();
+    assert_eq!(s.go_to(&weak), GoTo::Unreachable { since: Some(2) });
+    let said = text::go_to(
+        &s,
+        "1:r0=1 /\\ 1:r1=0",
+        &GoTo::Unreachable { since: Some(2) },
+    );
+    assert_eq!(
+        said,
+        "1:r0=1 /\\ 1:r1=0 is no longer reachable: it was until step 2 (P1 `ld.relaxed.gpu r0, f` reads f=0 (initial)). Undo back to step 1 to reach it.\n"
+    );
+    // Reachable outcomes from here: r0 is 0 in all of them.
+    let r = s.reachable();
+    assert!(r.incomplete.is_none());
+    let r0 = s.machine().columns.reg(1, 0).unwrap();
+    assert!(!r.outcomes.is_empty());
+    assert!(r.outcomes.iter().all(|o| o[r0] == 0));
+    // Undo twice: reachable again.
+    assert!(s.undo() && s.undo());
+    assert!(matches!(s.go_to(&weak), GoTo::Path(_)));
+}
+
+/// `trace`'s choices (the reduction on) replay through a session exactly as
+/// the machine's own replay describes them.
+#[test]
+fn a_session_replays_trace_choices_as_the_machine_does() {
+    for name in [
+        "litmus/mp/MP+rlx+rlx.gpu.litmus",
+        "litmus/sb/SB+rlx.gpu.litmus",
+    ] {
+        let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name);
+        let t = litmus::parse_file(&f).unwrap().remove(0);
+        let m = Machine::new(&t.program, 2).unwrap();
+        let target = t.program.condition.target();
+        let choices = m.shortest_run(&target, 1_000_000).unwrap();
+        let by_machine = m.replay(&choices).unwrap();
+        let mut s = Session::new(&t.program, options(false)).unwrap();
+        assert_eq!(s.go_to(&target), GoTo::Path(choices.clone()));
+        s.replay(&choices).unwrap();
+        let by_session = s.trace();
+        assert_eq!(by_session.choices, by_machine.choices);
+        assert_eq!(by_session.final_states, by_machine.final_states);
+        let a: Vec<String> = by_session.steps.iter().map(|s| format!("{s:?}")).collect();
+        let b: Vec<String> = by_machine.steps.iter().map(|s| format!("{s:?}")).collect();
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn undo_redo_and_a_new_step_forget_what_was_undone() {
+    let t = mp_relaxed();
+    let mut s = Session::new(&t.program, options(true)).unwrap();
+    assert!(!s.undo());
+    s.take(0).unwrap();
+    s.take(0).unwrap();
+    assert!(s.undo());
+    assert_eq!(s.history(), vec![0]);
+    assert!(s.redo());
+    assert_eq!(s.history(), vec![0, 0]);
+    assert!(s.undo());
+    s.take(1).unwrap();
+    assert!(!s.redo(), "a new step forgets the undone one");
+    let n = s.transitions().len();
+    assert_eq!(
+        s.take(n).unwrap_err().to_string(),
+        format!("expected a transition between 0 and {}, found {n}", n - 1)
+    );
+}
+
+fn step_cli(file: &str, script: &str) -> (i32, String) {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["step", file])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ptxmc runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// A scripted session on MP with release/acquire: the transcript is pinned.
+#[test]
+fn a_scripted_step_session_is_a_golden_transcript() {
+    let (code, out) = step_cli(
+        "litmus/mp/MP+rel+acq.gpu.litmus",
+        "2\n7\nu\nr\nx\no\ng 1:r0=1 /\\ 1:r1=0\ng 1:r0=1 /\\ 1:r1=1\nf\ns\nq\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!(out);
+}
+
+/// `ptxmc step` on an async test and a cluster test: the agents and the
+/// cluster are drawn, the condition's outcome is reached.
+#[test]
+fn step_draws_asynchronous_operations_and_clusters() {
+    let (code, out) = step_cli(
+        "litmus/async/Y3+tma-load+wait.acquire.litmus",
+        "g 1:r0=1 /\\ 1:r1=42\nf\nq\n",
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("Asynchronous operations\n"), "{out}");
+    assert!(out.contains("(issued by P0 `cp.async.bulk"), "{out}");
+    assert!(out.contains("(mbarrier)"), "{out}");
+    assert!(out.contains("Took "), "{out}");
+    assert!(
+        out.contains("Replay: ptxmc trace litmus/async/Y3+tma-load+wait.acquire.litmus --follow "),
+        "{out}"
+    );
+    let (code, out) = step_cli("litmus/async/MP+barrier.cluster.litmus", "o\nq\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("GPU 0 cluster 0 CTA 1\n"), "{out}");
+    assert!(out.contains("Reachable from here: "), "{out}");
+}
+
+/// `trace --follow` accepts what `f` prints, in either mode.
+#[test]
+fn the_follow_command_replays_in_trace() {
+    let (code, out) = step_cli("litmus/sb/SB+rlx.gpu.litmus", "1\n0\n2\nf\nq\n");
+    assert_eq!(code, 0, "{out}");
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Replay: ptxmc "))
+        .expect("a replay line");
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let trace = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        trace.ends_with(&format!("Replay: ptxmc {line}\n")),
+        "{trace}"
+    );
+    assert!(trace.lines().filter(|l| l.starts_with("  ")).count() >= 3);
+}
+
+/// A flag that is never set: a shortest run into the hang, the hang named
+/// in the state; a test without loops has none.
+#[test]
+fn a_session_goes_into_a_hang_and_names_it() {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus/liveness/Flag-never-set.litmus");
+    let t = litmus::parse_file(&f).unwrap().remove(0);
+    let mut s = Session::new(&t.program, options(true)).unwrap();
+    assert!(s.hang().is_none());
+    let GoTo::Path(path) = s.go_to_hang() else {
+        panic!("the flag is never set: P1 spins forever")
+    };
+    s.replay(&path).unwrap();
+    let h = s.hang().expect("a hang");
+    assert_eq!(h.kind().as_str(), "spin");
+    let pic = picture::picture(s.machine(), s.current());
+    let drawn = text::state(&s, &pic);
+    assert!(
+        drawn.contains("Hang (spin): P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time"),
+        "{drawn}"
+    );
+    let mp = mp_relaxed();
+    let s = Session::new(&mp.program, options(true)).unwrap();
+    assert_eq!(s.go_to_hang(), GoTo::Unreachable { since: None });
+}
