@@ -77,7 +77,10 @@ pub fn run(args: &FixArgs) -> Exit {
         }
     }
     match args.format {
-        FixFormat::Text => print!("{}", crate::report::fix::text(&p.name, &report, args.weaken, opts.bound)),
+        FixFormat::Text => print!(
+            "{}",
+            crate::report::fix::text(&p.name, &report, args.weaken, opts.bound)
+        ),
         FixFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&report).unwrap_or_default()
@@ -106,4 +109,3 @@ fn emit(dir: &std::path::Path, name: &str, r: &FixReport, weaken: bool) -> std::
     }
     Ok(())
 }
-

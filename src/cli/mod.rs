@@ -16,7 +16,6 @@ mod serve;
 mod step;
 mod trace;
 
-
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -136,7 +136,13 @@ impl Machine<'_> {
     /// retires them, so a state where another thread read such a write is
     /// not the prefix of any execution and must not count as final.
     pub fn never_starts(&self, st: &State, t: usize) -> bool {
-        self.unstarted(st, t) && (st.bound | st.versions) & self.layout.thread_slots[t] == 0 && {
+        self.cannot_start(st, t) && (st.bound | st.versions) & self.layout.thread_slots[t] == 0
+    }
+
+    /// Whether thread `t` is an agent that has not started and whose issuer
+    /// has finished, so that nothing can start it any more.
+    pub fn cannot_start(&self, st: &State, t: usize) -> bool {
+        self.unstarted(st, t) && {
             let i = self.program.threads[t].agent.as_ref().unwrap().issuer;
             st.threads[i].finished(self.program.threads[i].code.len())
         }
