@@ -2,6 +2,9 @@
 //! suites per engine, and how time and states grow on scaling families
 //! (n-reader IRIW, message passing along a chain of n CTAs, n writers to one
 //! location), with and without partial-order reduction, on 1 and 2 workers.
+//! The `machine-scaling/*` and `machine-random-*` groups run every family of
+//! issue 15 as `ptxmc::families` writes it (IRIW, MP chain, SB ring, writers,
+//! random 4×4, 3×6 and 4×5), the machine's side of `benches/oracle.rs`.
 //!
 //! The `termination` group times the termination check (the liveness
 //! library with the check on and off, per engine) and the retry-loop
@@ -17,6 +20,7 @@ use std::time::Duration;
 
 use ptxmc::engine::{self, EngineChoice, RunOptions};
 use ptxmc::explore::{self, ExploreOptions};
+use ptxmc::families;
 use ptxmc::ir::Program;
 use ptxmc::litmus;
 use ptxmc::op::Machine;
@@ -45,77 +49,6 @@ fn load_dir(dir: &str, skip: &str) -> Vec<Program> {
         .collect()
 }
 
-fn table(cols: &[Vec<String>]) -> String {
-    let n = cols.len();
-    let header: Vec<String> = (0..n)
-        .map(|i| format!("P{i}@cta {i},cluster 0,gpu 0"))
-        .collect();
-    let mut s = format!(" {} ;\n", header.join(" | "));
-    let depth = cols.iter().map(Vec::len).max().unwrap_or(0);
-    for k in 0..depth {
-        let row: Vec<&str> = cols
-            .iter()
-            .map(|c| c.get(k).map_or("", String::as_str))
-            .collect();
-        s.push_str(&format!(" {} ;\n", row.join(" | ")));
-    }
-    s
-}
-
-/// Two writers and `n` readers of x and y (half read x first, half y first).
-fn iriw(n: usize) -> String {
-    let mut cols = vec![
-        vec!["st.relaxed.gpu x, 1".to_string()],
-        vec!["st.relaxed.gpu y, 1".to_string()],
-    ];
-    for i in 0..n {
-        let (a, b) = if i % 2 == 0 { ("x", "y") } else { ("y", "x") };
-        cols.push(vec![
-            format!("ld.relaxed.gpu r0, {a}"),
-            format!("ld.relaxed.gpu r1, {b}"),
-        ]);
-    }
-    format!(
-        "PTX IRIW-{n}\n{{ x=0; y=0; }}\n{}exists (0 == 0)\n",
-        table(&cols)
-    )
-}
-
-/// Message passing along a chain of `n` release/acquire hand-offs, one CTA each.
-fn mp_chain(n: usize) -> String {
-    let mut cols = vec![vec![
-        "st.weak x, 1".to_string(),
-        "st.release.gpu f1, 1".to_string(),
-    ]];
-    for i in 1..n {
-        cols.push(vec![
-            format!("ld.acquire.gpu r0, f{i}"),
-            format!("st.release.gpu f{}, 1", i + 1),
-        ]);
-    }
-    cols.push(vec![
-        format!("ld.acquire.gpu r0, f{n}"),
-        "ld.weak r1, x".to_string(),
-    ]);
-    let flags: String = (1..=n).map(|i| format!("f{i}=0; ")).collect();
-    format!(
-        "PTX MP-chain-{n}\n{{ x=0; {flags}}}\n{}exists (0 == 0)\n",
-        table(&cols)
-    )
-}
-
-/// `n` writers to one location and a reader that reads it twice.
-fn writers(n: usize) -> String {
-    let mut cols: Vec<Vec<String>> = (0..n)
-        .map(|i| vec![format!("st.relaxed.gpu x, {}", i + 1)])
-        .collect();
-    cols.push(vec![
-        "ld.relaxed.gpu r0, x".to_string(),
-        "ld.relaxed.gpu r1, x".to_string(),
-    ]);
-    format!("PTX W-{n}\n{{ x=0; }}\n{}exists (0 == 0)\n", table(&cols))
-}
-
 fn explore_states(p: &Program, por: bool, jobs: usize) -> u64 {
     let mut m = Machine::new(p, 2).unwrap();
     m.por = por;
@@ -132,8 +65,8 @@ fn explore_states(p: &Program, por: bool, jobs: usize) -> u64 {
 fn hot_loop(c: &mut Criterion) {
     let mut inputs: Vec<(String, Program)> = vec![
         ("random-4x4".into(), random_4x4()),
-        ("IRIW-4-readers".into(), parse(&iriw(4))),
-        ("MP-chain-6".into(), parse(&mp_chain(6))),
+        ("IRIW-4-readers".into(), parse(&families::iriw(4))),
+        ("MP-chain-7".into(), parse(&families::mp_chain(7))),
     ];
     let mut g = c.benchmark_group("machine");
     for (name, p) in inputs.drain(..) {
@@ -150,7 +83,7 @@ fn hot_loop(c: &mut Criterion) {
 fn state_ops(c: &mut Criterion) {
     let inputs: Vec<(String, Program)> = vec![
         ("random-4x4".into(), random_4x4()),
-        ("IRIW-7-readers".into(), parse(&iriw(7))),
+        ("IRIW-7-readers".into(), parse(&families::iriw(7))),
     ];
     let mut g = c.benchmark_group("state");
     for (name, p) in &inputs {
@@ -236,9 +169,9 @@ fn termination(c: &mut Criterion) {
 fn scaling(c: &mut Criterion) {
     type Family = fn(usize) -> String;
     let families: [(&str, Family, std::ops::RangeInclusive<usize>); 3] = [
-        ("iriw", iriw, 1..=4),
-        ("mp-chain", mp_chain, 2..=6),
-        ("writers", writers, 2..=5),
+        ("iriw", families::iriw, 1..=4),
+        ("mp-chain", families::mp_chain, 2..=6),
+        ("writers", families::writers, 2..=5),
     ];
     for (name, make, range) in families {
         let mut g = c.benchmark_group(format!("scaling/{name}"));
@@ -257,9 +190,43 @@ fn scaling(c: &mut Criterion) {
     }
 }
 
+/// The machine on the families of issue 15 as `ptxmc::families` writes them
+/// (the shapes `benches/oracle.rs` times on the oracle, and the CLI figures
+/// of `docs/exploration.md`, "Lazy coherence and P2"), with every reduction
+/// on: the scaling families at growing n and seeds 1–5 of the random shapes.
+fn families(c: &mut Criterion) {
+    type Family = fn(usize) -> String;
+    let scaling: [(&str, Family, &[usize]); 4] = [
+        ("iriw", families::iriw, &[2, 4, 6, 7]),
+        ("mp-chain", families::mp_chain, &[2, 6, 10, 12]),
+        ("sb-ring", families::sb_ring, &[2, 6, 10, 12]),
+        ("writers", families::writers, &[2, 4, 6, 8]),
+    ];
+    for (name, make, sizes) in scaling {
+        let mut g = c.benchmark_group(format!("machine-scaling/{name}"));
+        for &n in sizes {
+            let p = parse(&make(n));
+            g.bench_with_input(BenchmarkId::from_parameter(n), &p, |b, p| {
+                b.iter(|| explore_states(p, true, 1))
+            });
+        }
+        g.finish();
+    }
+    for (threads, instrs) in [(4, 4), (3, 6), (4, 5)] {
+        let mut g = c.benchmark_group(format!("machine-random-{threads}x{instrs}"));
+        for seed in 1..=5u64 {
+            let p = parse(&families::random(seed, threads, instrs));
+            g.bench_with_input(BenchmarkId::from_parameter(seed), &p, |b, p| {
+                b.iter(|| explore_states(p, true, 1))
+            });
+        }
+        g.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, state_ops, suites, termination, scaling
+    targets = hot_loop, state_ops, suites, termination, scaling, families
 }
 criterion_main!(benches);

@@ -11,7 +11,7 @@ use crate::ir::Program;
 use crate::limits::{Budget, Limits};
 use crate::model::Model;
 use crate::model::hang::Hang;
-use crate::op::{Machine, TooManySlots};
+use crate::op::{Coherence, Machine, TooManySlots};
 use crate::outcome::{Columns, Outcomes, Verdict};
 
 /// Which engine(s) to run.
@@ -53,6 +53,12 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Partial-order reduction in the operational machine.
     pub por: bool,
+    /// Lazy coherence in the operational machine (with `por`; off only to
+    /// check it: `docs/exploration.md`, "Lazy coherence").
+    pub lazy_coherence: bool,
+    /// P2, persistent thread choices in the operational machine (with `por`;
+    /// off only to check it: `docs/exploration.md`, "P2").
+    pub persistent: bool,
     /// Worker threads for the operational exploration.
     pub jobs: usize,
     /// Remember full states instead of fingerprints.
@@ -75,6 +81,8 @@ impl Default for RunOptions {
             loop_bound: AxOptions::default().loop_bound,
             limits: Limits::default(),
             por: true,
+            lazy_coherence: true,
+            persistent: true,
             jobs: 1,
             exact: false,
             progress: false,
@@ -420,6 +428,10 @@ fn run_op(
     match Machine::with_retry_loops(p, opts.loop_bound, opts.retry_loops) {
         Ok(mut m) => {
             m.por = opts.por;
+            if !opts.lazy_coherence {
+                m.coherence = Coherence::Eager;
+            }
+            m.persistent = opts.persistent;
             let eo = ExploreOptions {
                 limits: opts.limits,
                 jobs: opts.jobs,

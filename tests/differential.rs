@@ -315,7 +315,8 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
-    /// Partial-order reduction never changes the machine's outcomes.
+    /// Partial-order reduction never changes the machine's outcomes, nor
+    /// does lazy coherence or P2 alone.
     #[test]
     fn reduction_keeps_the_outcomes(g in small_program()) {
         let text = render(&g);
@@ -325,6 +326,13 @@ proptest! {
         let a = engine::run(&t.program, &with);
         let b = engine::run(&t.program, &without);
         prop_assert_eq!(&a.outcomes, &b.outcomes, "POR changed the outcomes of\n{}", text);
+        // Each reduction on top of R1 turned off alone.
+        let eager = RunOptions { lazy_coherence: false, ..with };
+        let c = engine::run(&t.program, &eager);
+        prop_assert_eq!(&a.outcomes, &c.outcomes, "lazy coherence changed the outcomes of\n{}", text);
+        let no_p2 = RunOptions { persistent: false, ..with };
+        let d = engine::run(&t.program, &no_p2);
+        prop_assert_eq!(&a.outcomes, &d.outcomes, "P2 changed the outcomes of\n{}", text);
     }
 }
 

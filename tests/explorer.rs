@@ -55,6 +55,7 @@ fn one_and_two_workers_give_identical_outcomes_and_counts() {
                 sa.eager_steps,
                 sa.dedup_hits,
                 sa.por_pruned,
+                sa.persistent_states,
                 sa.dead_ends,
                 sa.final_states
             ),
@@ -65,6 +66,7 @@ fn one_and_two_workers_give_identical_outcomes_and_counts() {
                 sb.eager_steps,
                 sb.dedup_hits,
                 sb.por_pruned,
+                sb.persistent_states,
                 sb.dead_ends,
                 sb.final_states
             ),
@@ -106,6 +108,63 @@ fn partial_order_reduction_keeps_every_outcome() {
     assert!(
         full_total > 5 * reduced_total,
         "POR should pay: {reduced_total} vs {full_total} states"
+    );
+}
+
+/// Each reduction added on top of R1 (lazy coherence, P2) keeps every
+/// outcome, the bound verdict and the termination verdict when it is turned
+/// off alone, on the whole public suite (CADP included: R1 stays on).
+#[test]
+fn lazy_coherence_and_persistent_choices_keep_every_outcome() {
+    let tests = public_suite();
+    let (mut on, mut eager, mut no_p2) = (0u64, 0u64, 0u64);
+    for t in &tests {
+        let a = engine::run(&t.program, &op(1, true));
+        for (what, off) in [
+            (
+                "lazy coherence",
+                RunOptions {
+                    lazy_coherence: false,
+                    ..op(1, true)
+                },
+            ),
+            (
+                "P2",
+                RunOptions {
+                    persistent: false,
+                    ..op(1, true)
+                },
+            ),
+        ] {
+            let b = engine::run(&t.program, &off);
+            assert_eq!(
+                a.outcomes,
+                b.outcomes,
+                "{}: {what} changed the outcomes",
+                t.display_path()
+            );
+            assert_eq!(a.bound_hit, b.bound_hit, "{}: {what}", t.display_path());
+            assert_eq!(
+                (a.termination.checked(), a.termination.hangs()),
+                (b.termination.checked(), b.termination.hangs()),
+                "{}: {what} changed the termination verdict",
+                t.display_path()
+            );
+            let n = b.stats.op.unwrap().distinct_states;
+            if what == "P2" {
+                no_p2 += n;
+            } else {
+                eager += n;
+            }
+        }
+        on += a.stats.op.unwrap().distinct_states;
+    }
+    eprintln!(
+        "distinct states on the public suite: both on {on}, eager coherence {eager}, without P2 {no_p2}"
+    );
+    assert!(
+        on < eager && on <= no_p2,
+        "the reductions should pay: {on} vs {eager} / {no_p2}"
     );
 }
 
@@ -236,4 +295,36 @@ fn json_stats_carry_the_documented_fields() {
         ]
     );
     assert!(stats.values().all(serde_json::Value::is_number));
+}
+
+/// On the scaling families of issue 15 the machine stores at most two states
+/// per consistent execution the oracle enumerates (P2 and lazy coherence: a
+/// constant, not a growth with n), and both engines give the same outcomes.
+#[test]
+fn scaling_families_store_at_most_two_states_per_execution() {
+    use ptxmc::families;
+    let cases = [
+        ("IRIW-6", families::iriw(6)),
+        ("MP-chain-8", families::mp_chain(8)),
+        ("SB-ring-8", families::sb_ring(8)),
+        ("writers-6", families::writers(6)),
+        ("random-4x4-seed-1", families::random(1, 4, 4)),
+    ];
+    for (name, text) in cases {
+        let t = &litmus::parse_source("family.litmus", &text).unwrap()[0];
+        let r = engine::run(
+            &t.program,
+            &RunOptions {
+                engine: EngineChoice::Both,
+                ..RunOptions::default()
+            },
+        );
+        assert!(r.incomplete.is_none() && r.disagreement.is_none(), "{name}");
+        let states = r.stats.op.unwrap().distinct_states;
+        let executions = r.stats.ax.unwrap().executions;
+        assert!(
+            states <= 2 * executions,
+            "{name}: {states} states for {executions} executions"
+        );
+    }
 }

@@ -54,6 +54,13 @@ pub struct EngineArgs {
     /// Turn off the operational machine's partial-order reduction (to measure it).
     #[arg(long)]
     pub no_por: bool,
+    /// Order every pair of morally strong writes when the later one is issued
+    /// instead of completing coherence at the end (to check lazy coherence).
+    #[arg(long)]
+    pub eager_coherence: bool,
+    /// Turn off P2, exploring one persistent thread's choices alone (to check it).
+    #[arg(long)]
+    pub no_persistent: bool,
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
@@ -107,6 +114,8 @@ impl EngineArgs {
                 max_memory,
             },
             por: !self.no_por,
+            lazy_coherence: !self.eager_coherence,
+            persistent: !self.no_persistent,
             // Several tests: one worker per test; one test: the workers share it.
             jobs: if tests == 1 { jobs } else { 1 },
             exact: self.exact,

@@ -78,6 +78,9 @@ pub struct ExploreStats {
     pub dedup_hits: u64,
     /// Transitions not explored thanks to partial-order reduction.
     pub por_pruned: u64,
+    /// Choice states whose choices were those of one persistent thread
+    /// alone (P2: a thread whose binds no other thread's step can affect).
+    pub persistent_states: u64,
     /// States with no successor that are not final (a check failed, or a deadlock).
     pub dead_ends: u64,
     /// Final states reached.
@@ -146,6 +149,7 @@ struct Counters {
     eager_steps: AtomicU64,
     dedup_hits: AtomicU64,
     por_pruned: AtomicU64,
+    persistent_states: AtomicU64,
     dead_ends: AtomicU64,
     final_states: AtomicU64,
 }
@@ -215,7 +219,12 @@ impl Ctx<'_, '_, '_> {
             if m.is_final(&st) {
                 self.counters.final_states.fetch_add(1, Ordering::Relaxed);
                 if m.is_cut(&st) {
-                    self.bound_hit.store(true, Ordering::Relaxed);
+                    // With lazy coherence a final state stands for its
+                    // consistent completions: it counts only if it has one
+                    // (always so when coherence is eager, as with loops).
+                    if m.completable(&st) {
+                        self.bound_hit.store(true, Ordering::Relaxed);
+                    }
                 } else {
                     // Declared per worker, so an outcome two workers find
                     // counts twice: the reserve errs on the safe side.
@@ -256,6 +265,9 @@ impl Ctx<'_, '_, '_> {
             self.counters
                 .por_pruned
                 .fetch_add(f.pruned, Ordering::Relaxed);
+            self.counters
+                .persistent_states
+                .fetch_add(f.persistent, Ordering::Relaxed);
             if f.states.is_empty() {
                 self.counters.dead_ends.fetch_add(1, Ordering::Relaxed);
                 continue;
@@ -368,6 +380,7 @@ pub fn explore_from_within(
         eager_steps: c.eager_steps.load(Ordering::Relaxed),
         dedup_hits: c.dedup_hits.load(Ordering::Relaxed),
         por_pruned: c.por_pruned.load(Ordering::Relaxed),
+        persistent_states: c.persistent_states.load(Ordering::Relaxed),
         dead_ends: c.dead_ends.load(Ordering::Relaxed),
         final_states: c.final_states.load(Ordering::Relaxed),
         elapsed_s: elapsed,

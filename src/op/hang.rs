@@ -78,7 +78,9 @@ impl Machine<'_> {
                 None => return Quiescence::Running,
             }
         }
-        if !any || !self.clean(st) {
+        // A witness is a consistent prefix: with lazy coherence, one whose
+        // coherence can be completed.
+        if !any || !self.clean(st) || !self.completable(st) {
             return Quiescence::Running;
         }
         let mut stuck = Vec::new();
@@ -217,10 +219,10 @@ impl Machine<'_> {
         }
     }
 
-    /// The coherence-maximal versions of location `loc`.
-    fn latest<'a>(&self, st: &'a State, loc: usize) -> impl Iterator<Item = usize> + 'a {
-        let vs = st.versions & self.layout.loc_slots[loc];
-        members(vs).filter(move |&v| st.co[v] & vs == 0)
+    /// The coherence-maximal versions of location `loc` (with lazy
+    /// coherence, those that end some consistent completion; one per value).
+    fn latest(&self, st: &State, loc: usize) -> impl Iterator<Item = usize> + use<> {
+        members(self.maxima(st, loc))
     }
 
     /// The barrier thread `t` (arrived in `slot`) waits at, and who arrived.

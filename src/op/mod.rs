@@ -15,6 +15,7 @@
 // as a fifth of the hot loop's time; a box moves as a pointer.
 #![allow(clippy::vec_box)]
 
+mod coherence;
 pub mod hang;
 pub mod layout;
 pub mod reason;
@@ -27,7 +28,7 @@ pub mod window;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 
-use crate::ir::{Program, Proxy, Value};
+use crate::ir::{Instr, Program, Proxy, Value};
 use crate::model::lower;
 use crate::outcome::{Columns, State as Outcome};
 use crate::rel::{Set, bit, members};
@@ -38,6 +39,22 @@ use state::{NONE, State, ThreadState, View};
 
 pub use layout::TooManySlots;
 pub use steps::{Folded, Step, StepKind};
+
+/// When the machine orders morally strong writes of one location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Coherence {
+    /// At the later write's issue, one way or the other, each orientation a
+    /// separate successor (machine-m2.md, ISSUE-W): the steps
+    /// [`Machine::successors`] describes.
+    Eager,
+    /// Only where an axiom forces it (causality at retirement, obligations
+    /// of morally strong pairs); the rest is completed at the end, where the
+    /// final values are those of the versions that can end some consistent
+    /// completion (`docs/machine.md`, "Lazy coherence"). The exploration's
+    /// mode in programs without loops: it does not multiply states by
+    /// orders of writes.
+    Lazy,
+}
 
 /// The machine for one program.
 pub struct Machine<'p> {
@@ -54,11 +71,29 @@ pub struct Machine<'p> {
     /// Partial-order reduction (R1: choice-free retirements go first and
     /// alone, and are folded into the preceding step). Off only to measure it.
     pub por: bool,
+    /// How the exploration ([`Machine::successors_folded`]) orders morally
+    /// strong writes: lazily in a program without loops, eagerly otherwise
+    /// (set by the constructor); [`Machine::successors`] is always eager.
+    pub coherence: Coherence,
+    /// P2: at a state where no thread can retire without a choice, explore
+    /// only the choices of one thread whose binds no other thread's step can
+    /// affect (`docs/exploration.md`). Only with `por`.
+    pub persistent: bool,
     /// `back_index[t][pc]`: index of a back edge that counts its takes
     /// (bounded loops, spin loops that keep iterations) in `ThreadState::back_taken`.
     back_index: Vec<Vec<Option<usize>>>,
     /// `reach[t][pc]`: instructions reachable from `pc` (inclusive).
     reach: Vec<Vec<Vec<bool>>>,
+    /// `writes_reach[t][pc]`: the locations (as a bit set) that instructions
+    /// reachable from `pc` (inclusive) may write.
+    writes_reach: Vec<Vec<Set>>,
+    /// `po_va_after[s]`: the slots of `s`'s thread and virtual address that
+    /// come after it in program order, when the thread has no loop (then
+    /// slot order is program order); `None` in a thread with a loop, whose
+    /// order the state's `seq` gives.
+    po_va_after: Vec<Option<Set>>,
+    /// [`Machine::maxima`] remembered per location part of a state.
+    maxima_memo: coherence::MaximaMemo,
 }
 
 impl<'p> Machine<'p> {
@@ -98,6 +133,53 @@ impl<'p> Machine<'p> {
             );
             reach.push(crate::model::hang::reachability(th));
         }
+        let writes_reach = p
+            .threads
+            .iter()
+            .zip(&reach)
+            .map(|(th, reach)| {
+                reach
+                    .iter()
+                    .map(|from| {
+                        th.code
+                            .iter()
+                            .zip(from)
+                            .filter(|(_, r)| **r)
+                            .filter_map(|(i, _)| match i {
+                                Instr::Store { access, .. } | Instr::Rmw { access, .. } => {
+                                    Some(bit(p.addresses[access.addr].loc))
+                                }
+                                _ => None,
+                            })
+                            .fold(0, |a, b| a | b)
+                    })
+                    .collect()
+            })
+            .collect();
+        let po_va_after = (0..layout.len())
+            .map(|a| {
+                let sa = &layout.slots[a];
+                let t = sa.thread?;
+                if layout.loops[t].back_edge.iter().any(|&b| b) {
+                    return None;
+                }
+                let later = !(bit(a) | (bit(a) - 1));
+                Some(
+                    layout.thread_slots[t]
+                        & layout.va_slots.get(sa.va).copied().unwrap_or(0)
+                        & later,
+                )
+            })
+            .collect();
+        // Lazy coherence pays on loop-free programs (writes of one location
+        // from many threads: orders not multiplied) and costs on programs
+        // with loops, where reads that repeat keep unordered writes apart in
+        // many more states (`docs/exploration.md`, "Lazy coherence").
+        let coherence = if layout.loops.iter().any(|l| l.back_edge.iter().any(|&b| b)) {
+            Coherence::Eager
+        } else {
+            Coherence::Lazy
+        };
         let columns = Columns::of(p);
         Ok(Machine {
             program,
@@ -106,8 +188,13 @@ impl<'p> Machine<'p> {
             layout,
             bound,
             por: true,
+            coherence,
+            persistent: true,
             back_index,
             reach,
+            writes_reach,
+            po_va_after,
+            maxima_memo: Default::default(),
         })
     }
 
@@ -193,16 +280,17 @@ impl<'p> Machine<'p> {
         }
         let mut cols: Vec<(usize, Vec<Value>)> = Vec::new();
         for l in 0..self.program.locations.len() {
+            // Every location must have a consistent completion of its
+            // coherence, shown or not (lazy coherence, `coherence.rs`).
+            let maxima = self.maxima(st, l);
             let Some(col) = self.columns.loc(l) else {
+                if maxima == 0 {
+                    return;
+                }
                 continue;
             };
-            let vs = st.versions & self.layout.loc_slots[l];
-            let mut finals: Vec<Value> = members(vs)
-                .filter(|&v| st.co[v] & vs == 0)
-                .map(|v| st.value[v])
-                .collect();
+            let mut finals: Vec<Value> = members(maxima).map(|v| st.value[v]).collect();
             finals.sort_unstable();
-            finals.dedup();
             cols.push((col, finals));
         }
         if cols.iter().any(|(_, vals)| vals.is_empty()) {
@@ -306,12 +394,7 @@ impl<'p> Machine<'p> {
 
     /// Add `a <co b` to the closed coherence order.
     fn add_co(&self, st: &mut State, a: usize, b: usize) {
-        let add = bit(b) | st.co[b];
-        for v in members(st.versions) {
-            if v == a || st.co[v] & bit(a) != 0 {
-                st.co[v] |= add;
-            }
-        }
+        add_co_in(st.versions, &mut st.co, a, b);
     }
 
     /// For location `loc`: coherence acyclic, obligations respected, RMWs
@@ -323,13 +406,19 @@ impl<'p> Machine<'p> {
 
     /// [`Machine::co_ok`], saying which check fails.
     fn co_check(&self, st: &State, loc: usize) -> Result<(), Reason> {
+        self.co_check_with(st, &st.co, loc)
+    }
+
+    /// [`Machine::co_check`] with the coherence order `co` in place of the
+    /// state's (a completion being tried, `coherence.rs`).
+    fn co_check_with(&self, st: &State, co: &[Set], loc: usize) -> Result<(), Reason> {
         let l = &self.layout;
         let here = l.loc_slots[loc];
         for v in members(st.versions & here) {
-            if st.co[v] & bit(v) != 0 {
+            if co[v] & bit(v) != 0 {
                 return Err(Reason::CoherenceCycle { version: v });
             }
-            if let Some(w) = members(st.co[v] & st.never_below[v]).next() {
+            if let Some(w) = members(co[v] & st.never_below[v]).next() {
                 return Err(Reason::Obligation {
                     version: v,
                     newer: w,
@@ -339,11 +428,11 @@ impl<'p> Machine<'p> {
         for x in members(st.versions & st.bound & here) {
             // x is an issued RMW: nothing morally strong between its source and itself.
             let src = st.rf[x] as usize;
-            if let Some(y) = members(st.co[src] & l.ms[x]).find(|&y| st.co[y] & bit(x) != 0) {
+            if let Some(y) = members(co[src] & l.ms[x]).find(|&y| co[y] & bit(x) != 0) {
                 return Err(Reason::Atomicity { rmw: x, between: y });
             }
         }
-        if self.ser_ok(st, loc) {
+        if self.ser_ok_with(st, co, loc) {
             Ok(())
         } else {
             Err(Reason::ScPerLocation { loc })
@@ -356,6 +445,11 @@ impl<'p> Machine<'p> {
     // (no renumbering), and acyclicity is decided by peeling off nodes with
     // no successor left, which needs no transitive closure.
     fn ser_ok(&self, st: &State, loc: usize) -> bool {
+        self.ser_ok_with(st, &st.co, loc)
+    }
+
+    /// [`Machine::ser_ok`] with the coherence order `co`.
+    fn ser_ok_with(&self, st: &State, co: &[Set], loc: usize) -> bool {
         let l = &self.layout;
         let live = st.versions | st.bound | st.retired;
         let nodes = l.loc_slots[loc] & live;
@@ -365,18 +459,23 @@ impl<'p> Machine<'p> {
         let mut succ: SmallVec<[Set; 32]> = SmallVec::from_elem(0, l.len());
         for a in members(nodes) {
             let sa = &l.slots[a];
-            let mut out = st.co[a] & l.ms[a];
+            let mut out = co[a] & l.ms[a];
             if sa.reads() && st.rf[a] != NONE {
                 let src = st.rf[a] as usize;
-                out |= st.co[src] & l.ms[a];
+                out |= co[src] & l.ms[a];
                 if l.ms(src, a) {
                     succ[src] |= bit(a);
                 }
             }
             if let Some(t) = sa.thread {
-                for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
-                    if st.seq[a] < st.seq[b] {
-                        out |= bit(b);
+                match self.po_va_after[a] {
+                    Some(after) => out |= nodes & after,
+                    None => {
+                        for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
+                            if st.seq[a] < st.seq[b] {
+                                out |= bit(b);
+                            }
+                        }
                     }
                 }
             }
@@ -398,21 +497,27 @@ impl<'p> Machine<'p> {
     /// against every morally strong version of its location one way or the
     /// other (each orientation a separate state). Returns the consistent ones.
     fn issue_write(&self, st: &State, w: usize, value: Value, seq: u16) -> Vec<Box<State>> {
-        self.issue_write_owned(Box::new(st.clone()), w, value, seq)
+        self.issue_write_owned(Box::new(st.clone()), w, value, seq, Coherence::Eager)
     }
 
-    /// [`Machine::issue_write`] on a state the caller gives up (saves a copy).
+    /// [`Machine::issue_write`] on a state the caller gives up (saves a
+    /// copy). With [`Coherence::Lazy`] nothing is oriented: one state at most.
     fn issue_write_owned(
         &self,
         mut s: Box<State>,
         w: usize,
         value: Value,
         seq: u16,
+        co: Coherence,
     ) -> Vec<Box<State>> {
         let l = &self.layout;
         let loc = l.slots[w].loc;
-        let partners: SmallVec<[usize; 8]> =
-            members(s.versions & l.loc_slots[loc] & l.ms[w] & !l.inits).collect();
+        let partners: SmallVec<[usize; 8]> = match co {
+            Coherence::Eager => {
+                members(s.versions & l.loc_slots[loc] & l.ms[w] & !l.inits).collect()
+            }
+            Coherence::Lazy => SmallVec::new(),
+        };
         s.versions |= bit(w);
         s.value[w] = value;
         s.seq[w] = seq;
@@ -424,12 +529,19 @@ impl<'p> Machine<'p> {
     }
 
     /// Issue write `w` in `s` itself when no orientation is a choice (no
-    /// morally strong version to order it against). `None` if there is one
-    /// (then `s` is unchanged); `Some(false)` if a check fails.
-    fn issue_write_single(&self, s: &mut State, w: usize, value: Value, seq: u16) -> Option<bool> {
+    /// morally strong version to order it against, or lazy coherence). `None`
+    /// if there is one (then `s` is unchanged); `Some(false)` if a check fails.
+    fn issue_write_single(
+        &self,
+        s: &mut State,
+        w: usize,
+        value: Value,
+        seq: u16,
+        co: Coherence,
+    ) -> Option<bool> {
         let l = &self.layout;
         let loc = l.slots[w].loc;
-        if s.versions & l.loc_slots[loc] & l.ms[w] & !l.inits != 0 {
+        if co == Coherence::Eager && s.versions & l.loc_slots[loc] & l.ms[w] & !l.inits != 0 {
             return None;
         }
         s.versions |= bit(w);
@@ -532,6 +644,16 @@ impl<'p> Machine<'p> {
             .iter()
             .position(|c| *c == (p.gpu, p.cta))
             .unwrap()
+    }
+}
+
+/// Add `a <co b` to the closed coherence order `co` over `versions`.
+fn add_co_in(versions: Set, co: &mut [Set], a: usize, b: usize) {
+    let add = bit(b) | co[b];
+    for v in members(versions) {
+        if v == a || co[v] & bit(a) != 0 {
+            co[v] |= add;
+        }
     }
 }
 

@@ -23,11 +23,11 @@ use smallvec::SmallVec;
 use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value, WaitPhase, mbar};
 use crate::rel::{Set, bit, members};
 
-use super::Machine;
 use super::layout::SlotKind;
 use super::reason::Reason;
 use super::state::{Arrival, Snapshot, Stage, State, View};
 use super::window::{End, Entry, Window, Windows, operand};
+use super::{Coherence, Machine};
 use crate::model::loops::Beyond;
 
 /// One transition: which thread did what at which instruction.
@@ -94,8 +94,11 @@ pub struct Folded {
     /// Choice-free retirements carried out in place.
     pub folded: u64,
     /// Transitions of other threads left unexplored because a choice-free
-    /// retirement went alone (one per other unfinished thread and step).
+    /// retirement or a persistent thread's choices went alone (one per other
+    /// unfinished thread and step).
     pub pruned: u64,
+    /// 1 if the state's choices were those of its persistent thread alone (P2).
+    pub persistent: u64,
 }
 
 /// The result of carrying out a plan in place.
@@ -122,12 +125,32 @@ pub(super) enum Retire {
 impl Machine<'_> {
     /// Every successor of `st`, in a deterministic order.
     pub fn successors(&self, st: &State) -> Vec<(Step, Box<State>)> {
+        self.successors_with(st, Coherence::Eager, false).0
+    }
+
+    /// [`Machine::successors`] with coherence ordered as `co` says; with
+    /// `persistent`, a state where no thread can retire without a choice
+    /// offers only the choices of its persistent thread, if it has one (P2;
+    /// the second value is that thread).
+    fn successors_with(
+        &self,
+        st: &State,
+        co: Coherence,
+        persistent: bool,
+    ) -> (Vec<(Step, Box<State>)>, Option<usize>) {
         let windows = Windows::new(self, st);
         if self.por {
-            if let Some(out) = self.eager(st, &windows) {
-                return out;
+            if let Some(out) = self.eager(st, &windows, co) {
+                return (out, None);
             }
-            return self.choices(st, &windows);
+            if persistent {
+                if let Some(t) = self.persistent_thread(st, &windows) {
+                    let mut out = Vec::new();
+                    self.thread_choices(st, t, &windows, co, &mut out);
+                    return (out, Some(t));
+                }
+            }
+            return (self.choices(st, &windows, co), None);
         }
         // Without reduction: every thread's choice-free retirement is one
         // successor among the others.
@@ -137,11 +160,11 @@ impl Machine<'_> {
                 continue;
             }
             if let Retire::Ready(t, e, plan) = self.try_retire(st, t, &windows) {
-                out.extend(self.apply(st, t, &e, plan));
+                out.extend(self.apply(st, t, &e, plan, co));
             }
         }
-        out.extend(self.choices(st, &windows));
-        out
+        out.extend(self.choices(st, &windows, co));
+        (out, None)
     }
 
     /// Successors for exhaustive search: as [`Machine::successors`], but each
@@ -159,7 +182,18 @@ impl Machine<'_> {
         if self.por && self.is_ready(st) {
             f.pruned += unfinished(st).saturating_sub(1);
         }
-        'next: for (_, mut cur) in self.successors(st) {
+        // `--no-por` turns every reduction off, lazy coherence included.
+        let co = if self.por {
+            self.coherence
+        } else {
+            Coherence::Eager
+        };
+        let (succ, alone) = self.successors_with(st, co, self.por && self.persistent);
+        if alone.is_some() {
+            f.persistent = 1;
+            f.pruned += unfinished(st).saturating_sub(1);
+        }
+        'next: for (_, mut cur) in succ {
             while self.por && !self.is_final(&cur) {
                 let windows = Windows::new(self, &cur);
                 let Some((t, e, plan)) = self.first_ready(&cur, &windows) else {
@@ -167,7 +201,7 @@ impl Machine<'_> {
                 };
                 drop(windows);
                 let others = unfinished(&cur).saturating_sub(1);
-                match self.apply_in_place(&mut cur, t, &e, plan) {
+                match self.apply_in_place(&mut cur, t, &e, plan, co) {
                     InPlace::Done(_) => {
                         f.folded += 1;
                         f.pruned += others;
@@ -198,29 +232,49 @@ impl Machine<'_> {
     }
 
     /// R1: the first thread that can retire without a choice goes alone.
-    fn eager(&self, st: &State, windows: &Windows) -> Option<Vec<(Step, Box<State>)>> {
+    fn eager(
+        &self,
+        st: &State,
+        windows: &Windows,
+        co: Coherence,
+    ) -> Option<Vec<(Step, Box<State>)>> {
         let (t, e, plan) = self.first_ready(st, windows)?;
-        Some(self.apply(st, t, &e, plan))
+        Some(self.apply(st, t, &e, plan, co))
     }
 
     /// The choices of a state where no thread can retire without one.
-    fn choices(&self, st: &State, windows: &Windows) -> Vec<(Step, Box<State>)> {
-        let nt = st.threads.len();
+    fn choices(&self, st: &State, windows: &Windows, co: Coherence) -> Vec<(Step, Box<State>)> {
         let mut out = Vec::new();
-        for t in 0..nt {
+        for t in 0..st.threads.len() {
+            self.thread_choices(st, t, windows, co, &mut out);
+        }
+        out
+    }
+
+    /// Thread `t`'s choices (binds, counted barrier arrivals, `fence.sc`
+    /// retirements) at a state where no thread can retire without one.
+    fn thread_choices(
+        &self,
+        st: &State,
+        t: usize,
+        windows: &Windows,
+        co: Coherence,
+        out: &mut Vec<(Step, Box<State>)>,
+    ) {
+        {
             if st.threads[t].finished(self.program.threads[t].code.len()) {
-                continue;
+                return;
             }
             let w = windows.get(t);
             let Some(e0) = w.entries.first() else {
-                continue;
+                return;
             };
             let instr = &self.program.threads[t].code[e0.pc];
             match instr {
                 Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. }
                     if !self.is_bound(st, e0) =>
                 {
-                    self.push_binds(st, t, e0, windows, &mut out)
+                    self.push_binds(st, t, e0, windows, co, out)
                 }
                 Instr::Barrier { count: Some(_), .. } if !st.threads[t].arrived => {
                     out.push(self.arrive(st, t, e0));
@@ -254,11 +308,90 @@ impl Machine<'_> {
                 ) && !self.is_bound(st, e)
                     && (issued_write || self.feeds_later(t, w, k))
                 {
-                    self.push_binds(st, t, e, windows, &mut out);
+                    self.push_binds(st, t, e, windows, co, out);
                 }
             }
         }
-        out
+    }
+
+    /// P2: the first thread whose choices form a persistent set — no run of
+    /// the other threads can change them or be changed by them, so exploring
+    /// them alone keeps every final state and every hang witness
+    /// (`docs/exploration.md`, "P2"). Such a thread:
+    /// * is at a plain load, unbound, outside every loop (so it is stuck in
+    ///   no hang witness: it moves on every run to one);
+    /// * has no unbound RMW or mbarrier wait in its window (its only choices
+    ///   are binds of plain loads: the head, and loads bound early);
+    /// * reads only locations whose writes are *settled*: every write of the
+    ///   location that may still be issued is already issued, or can be
+    ///   forwarded now with the value it will have (so a bind on any later
+    ///   run is a bind it can make now).
+    fn persistent_thread(&self, st: &State, windows: &Windows) -> Option<usize> {
+        (0..st.threads.len()).find(|&t| self.binds_persistent(st, t, windows))
+    }
+
+    fn binds_persistent(&self, st: &State, t: usize, windows: &Windows) -> bool {
+        let code = &self.program.threads[t].code;
+        let ts = &st.threads[t];
+        if ts.finished(code.len())
+            || ts.arrived
+            || !matches!(code[ts.pc], Instr::Load { .. })
+            || self.layout.loops[t].loop_at(ts.pc).is_some()
+        {
+            return false;
+        }
+        let w = windows.get(t);
+        let mut locs: Set = 0;
+        for (k, e) in w.entries.iter().enumerate() {
+            match &code[e.pc] {
+                Instr::Rmw { .. } | Instr::MbarWait { .. } if !self.is_bound(st, e) => {
+                    return false;
+                }
+                Instr::Load { .. }
+                    if !self.is_bound(st, e) && (k == 0 || self.feeds_later(t, w, k)) =>
+                {
+                    locs |= bit(self.layout.slots[e.slot.unwrap()].loc);
+                }
+                _ => {}
+            }
+        }
+        locs != 0 && members(locs).all(|loc| self.writes_settled(st, windows, loc))
+    }
+
+    /// Whether every write of `loc` that some run may still issue is issued
+    /// already or is a store in its thread's window whose value is known (so
+    /// that [`Machine::binds`] forwards it now, with the value and
+    /// program-order position it will have).
+    fn writes_settled(&self, st: &State, windows: &Windows, loc: usize) -> bool {
+        let l = &self.layout;
+        (0..st.threads.len()).all(|u| {
+            let code = &self.program.threads[u].code;
+            if st.threads[u].finished(code.len()) {
+                return true;
+            }
+            let w = windows.get(u);
+            for e in &w.entries {
+                let Some(slot) = e.slot else { continue };
+                let si = &l.slots[slot];
+                if !si.writes() || si.loc != loc || st.versions & bit(slot) != 0 {
+                    continue;
+                }
+                match &code[e.pc] {
+                    Instr::Store { src, .. } if operand(&e.regs, src).is_some() => {}
+                    _ => return false,
+                }
+            }
+            // Beyond the window: nothing after its end may write `loc`.
+            let from = match w.end {
+                End::Finished | End::Spins | End::Bound => return true,
+                End::Unresolved(pc) => pc,
+                End::Horizon => match w.entries.last() {
+                    Some(e) => e.pc,
+                    None => return false,
+                },
+            };
+            self.writes_reach[u][from] & bit(loc) == 0
+        })
     }
 
     pub(super) fn is_bound(&self, st: &State, e: &Entry) -> bool {
@@ -426,7 +559,14 @@ impl Machine<'_> {
     /// Carry out a retirement plan on a copy of `st`: every resulting state
     /// (several when a store's coherence orientations are a choice; none if a
     /// check fails).
-    fn apply(&self, st: &State, t: usize, e: &Entry, plan: Plan) -> Vec<(Step, Box<State>)> {
+    fn apply(
+        &self,
+        st: &State,
+        t: usize,
+        e: &Entry,
+        plan: Plan,
+        co: Coherence,
+    ) -> Vec<(Step, Box<State>)> {
         let step = |kind| Step {
             thread: t,
             pc: e.pc,
@@ -437,14 +577,14 @@ impl Machine<'_> {
                 issue: Some(value),
                 k,
             } => self
-                .issue_write(st, e.slot.unwrap(), value, e.seq)
+                .issue_write_owned(Box::new(st.clone()), e.slot.unwrap(), value, e.seq, co)
                 .into_iter()
                 .filter_map(|mut s| self.finish_retire(&mut s, t, e, k.clone()).then_some(s))
                 .map(|s| (step(StepKind::Retire), s))
                 .collect(),
             plan => {
                 let mut s = Box::new(st.clone());
-                match self.apply_in_place(&mut s, t, e, plan) {
+                match self.apply_in_place(&mut s, t, e, plan, co) {
                     InPlace::Done(kind) => vec![(step(kind), s)],
                     InPlace::Dead => Vec::new(),
                     InPlace::Branches => unreachable!("handled above"),
@@ -456,7 +596,14 @@ impl Machine<'_> {
     /// Carry out a retirement plan on `s` itself. A store that must still be
     /// ordered against other versions is left alone (`Branches`); after a
     /// failed check `s` is garbage (`Dead`).
-    fn apply_in_place(&self, s: &mut State, t: usize, e: &Entry, plan: Plan) -> InPlace {
+    fn apply_in_place(
+        &self,
+        s: &mut State,
+        t: usize,
+        e: &Entry,
+        plan: Plan,
+        co: Coherence,
+    ) -> InPlace {
         match plan {
             Plan::Advance(target, back) => {
                 if let Some(i) = back {
@@ -472,7 +619,7 @@ impl Machine<'_> {
             Plan::Die => InPlace::Dead,
             Plan::Store { issue, k } => {
                 if let Some(value) = issue {
-                    match self.issue_write_single(s, e.slot.unwrap(), value, e.seq) {
+                    match self.issue_write_single(s, e.slot.unwrap(), value, e.seq, co) {
                         None => return InPlace::Branches,
                         Some(false) => return InPlace::Dead,
                         Some(true) => {}
@@ -747,6 +894,7 @@ impl Machine<'_> {
             // Causality, from-read part: the version returned is not older than
             // anything the thread's causal past guarantees on this line.
             let v = s.rf[slot] as usize;
+            let mut forced: Set = 0;
             for w in members(self.front_plus(s, &k, slot).0) {
                 if s.co_before(v, w) {
                     return Err(Reason::Stale {
@@ -757,7 +905,19 @@ impl Machine<'_> {
                 }
                 if w != v {
                     s.never_below[v] |= bit(w);
+                    // A morally strong pair is ordered in every execution, and
+                    // the obligation rules out one way: take the other now
+                    // (only lazy coherence leaves such a pair unordered).
+                    if l.ms(v, w) && !s.co_before(w, v) {
+                        forced |= bit(w);
+                    }
                 }
+            }
+            if forced != 0 {
+                for w in members(forced) {
+                    self.add_co(s, w, v);
+                }
+                self.co_check(s, si.loc)?;
             }
             k.raw |= bit(slot);
             if generic {
@@ -867,10 +1027,12 @@ impl Machine<'_> {
         t: usize,
         e: &Entry,
         windows: &Windows,
+        co: Coherence,
         out: &mut Vec<(Step, Box<State>)>,
     ) {
         let mut found = Vec::new();
-        self.binds(st, t, e, windows, 3, 0, &mut SmallVec::new(), &mut found);
+        let mut fw = SmallVec::new();
+        self.binds(st, t, e, windows, co, 3, 0, &mut fw, &mut found);
         let slot = e.slot.unwrap();
         for (fw, s) in found {
             let version = s.rf[slot] as usize;
@@ -898,6 +1060,7 @@ impl Machine<'_> {
         t: usize,
         e: &Entry,
         windows: &Windows,
+        co: Coherence,
         depth: u32,
         busy: Set,
         fw: &mut SmallVec<[usize; 2]>,
@@ -942,7 +1105,8 @@ impl Machine<'_> {
                     let Some(val) = operand(&we.regs, src) else {
                         continue;
                     };
-                    for s1 in self.issue_write(st, ws, val, we.seq) {
+                    let s0 = Box::new(st.clone());
+                    for s1 in self.issue_write_owned(s0, ws, val, we.seq, co) {
                         if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
                             let mut f = fw.clone();
                             f.push(ws);
@@ -958,7 +1122,7 @@ impl Machine<'_> {
                         }
                         let mut inner = Vec::new();
                         fw.push(ws);
-                        self.binds(st, u, we, windows, depth - 1, busy, fw, &mut inner);
+                        self.binds(st, u, we, windows, co, depth - 1, busy, fw, &mut inner);
                         fw.pop();
                         for (f, s1) in inner {
                             if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {
@@ -992,7 +1156,7 @@ impl Machine<'_> {
                         continue;
                     }
                     let old = self.read_value(&s, r);
-                    for s2 in self.issue_write_owned(s, r, op.apply(old, &argv), e.seq) {
+                    for s2 in self.issue_write_owned(s, r, op.apply(old, &argv), e.seq, co) {
                         out.push((f.clone(), s2));
                     }
                 }

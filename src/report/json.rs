@@ -120,11 +120,20 @@ fn termination(r: &TestReport) -> Value {
 
 /// The `"stats"` object: the operational exploration's counters when the
 /// machine ran; for `--engine ax` alone, the oracle's search nodes stand for
-/// states (the explorer-only counters are 0).
+/// states (the explorer-only counters are 0). `executions` is the oracle's
+/// count of consistent executions (`null` when it did not run), and
+/// `states_per_execution` the machine's distinct states per execution: how
+/// far the explorer is from visiting each execution once.
 fn stats(r: &TestReport) -> Value {
     let res = r.result;
+    let executions = res.stats.ax.map(|a| a.executions);
     if let Some(o) = &res.stats.op {
+        let ratio = executions
+            .filter(|&e| e > 0)
+            .map(|e| o.distinct_states as f64 / e as f64);
         return json!({
+            "executions": executions,
+            "states_per_execution": ratio,
             "states": o.states,
             "distinct_states": o.distinct_states,
             "transitions": o.transitions,
@@ -137,6 +146,8 @@ fn stats(r: &TestReport) -> Value {
     }
     let nodes = res.stats.ax.map_or(0, |a| a.nodes);
     json!({
+        "executions": executions,
+        "states_per_execution": null,
         "states": nodes,
         "distinct_states": nodes,
         "transitions": nodes.saturating_sub(1),

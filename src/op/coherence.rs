@@ -1,0 +1,170 @@
+//! Completing coherence. With [`Coherence::Lazy`](super::Coherence) the
+//! machine orders two morally strong writes of a location only where an
+//! axiom forces it (causality at a store's retirement, the obligations of a
+//! read's retirement); the rest of the order is left open. A final state then
+//! stands for every *consistent completion* of its coherence: an orientation
+//! of each morally strong pair still unordered such that the order stays
+//! acyclic and every check of [`Machine::co_check`] holds (obligations,
+//! atomicity, SC per location). The final values of a location are those of
+//! the versions that end some completion (`docs/machine.md`, "Lazy
+//! coherence").
+//!
+//! Every check relates events of one location, so each location is completed
+//! on its own, and a location with nothing left to order (always so in the
+//! eager machine) costs nothing.
+
+use smallvec::SmallVec;
+
+use crate::rel::{Set, bit, members};
+
+use super::state::State;
+use super::{Machine, add_co_in};
+
+/// A coherence order being completed (rows per slot, closed).
+type Rows = SmallVec<[Set; 32]>;
+
+/// The most location parts [`Machine::maxima`] remembers (a few hundred
+/// bytes each), so that the memo stays a small part of a run's memory.
+const MEMO_LIMIT: usize = 1 << 20;
+
+/// Remembered [`Machine::maxima`] per location part of a state.
+pub(super) type MaximaMemo = dashmap::DashMap<Box<[u8]>, Set, fxhash::FxBuildHasher>;
+
+impl Machine<'_> {
+    /// The morally strong pairs of versions of `loc` that `st` leaves unordered.
+    fn open_pairs(&self, st: &State, loc: usize) -> SmallVec<[(usize, usize); 8]> {
+        let l = &self.layout;
+        let vs = st.versions & l.loc_slots[loc];
+        let mut pairs = SmallVec::new();
+        for a in members(vs) {
+            for b in members(vs & l.ms[a] & !(bit(a + 1) - 1)) {
+                if st.co[a] & bit(b) == 0 && st.co[b] & bit(a) == 0 {
+                    pairs.push((a, b));
+                }
+            }
+        }
+        pairs
+    }
+
+    /// The versions of `loc` that end some consistent completion of `st`'s
+    /// coherence, one per value (the least slot of each): the versions a
+    /// final read of `loc` may show. Empty when no completion is consistent.
+    pub fn maxima(&self, st: &State, loc: usize) -> Set {
+        let pairs = self.open_pairs(st, loc);
+        if pairs.is_empty() {
+            return self.maxima_of(st, loc, &pairs);
+        }
+        // The answer depends only on the location's part of the state, which
+        // many final states share: remember it.
+        let key = self.projection(st, loc);
+        if let Some(m) = self.maxima_memo.get(&key) {
+            return *m;
+        }
+        let m = self.maxima_of(st, loc, &pairs);
+        if self.maxima_memo.len() < MEMO_LIMIT {
+            self.maxima_memo.insert(key, m);
+        }
+        m
+    }
+
+    /// The part of `st` that [`Machine::maxima`] of `loc` reads, as bytes:
+    /// the location's versions with their coherence rows, obligations and
+    /// values, its bound reads with what they read, the program-order
+    /// positions of its events, and which of them retired.
+    fn projection(&self, st: &State, loc: usize) -> Box<[u8]> {
+        let here = self.layout.loc_slots[loc];
+        let vs = st.versions & here;
+        let nodes = (st.versions | st.bound | st.retired) & here;
+        let mut b: Vec<u8> = Vec::with_capacity(64 + 48 * nodes.count_ones() as usize);
+        b.extend_from_slice(&(loc as u32).to_le_bytes());
+        for s in [vs, st.bound & here, st.retired & here] {
+            b.extend_from_slice(&s.to_le_bytes());
+        }
+        for v in members(nodes) {
+            b.extend_from_slice(&st.seq[v].to_le_bytes());
+            b.push(st.rf[v]);
+            if vs & bit(v) != 0 {
+                b.extend_from_slice(&(st.co[v] & here).to_le_bytes());
+                b.extend_from_slice(&(st.never_below[v] & here).to_le_bytes());
+                b.extend_from_slice(&st.value[v].to_le_bytes());
+            }
+        }
+        b.into_boxed_slice()
+    }
+
+    /// [`Machine::maxima`], computed.
+    fn maxima_of(&self, st: &State, loc: usize, pairs: &[(usize, usize)]) -> Set {
+        let vs = st.versions & self.layout.loc_slots[loc];
+        let mut out: Set = 0;
+        let mut values: SmallVec<[crate::ir::Value; 8]> = SmallVec::new();
+        for w in members(vs) {
+            if st.co[w] & vs != 0 || values.contains(&st.value[w]) {
+                continue; // something follows it, or its value is known possible
+            }
+            let ok = if pairs.is_empty() {
+                // Nothing to order: the state's own checks stand.
+                true
+            } else {
+                // Every morally strong version goes before w.
+                let mut co: Rows = SmallVec::from_slice(&st.co);
+                for u in members(vs & self.layout.ms[w]) {
+                    if u != w && co[u] & bit(w) == 0 {
+                        add_co_in(st.versions, &mut co, u, w);
+                    }
+                }
+                co[w] & vs == 0 && self.completes(st, &mut co, loc, pairs, Some(w))
+            };
+            if ok {
+                out |= bit(w);
+                values.push(st.value[w]);
+            }
+        }
+        out
+    }
+
+    /// Whether every location's coherence has a consistent completion (in
+    /// the eager machine, or with nothing left to order, the state's own
+    /// checks decide, and they hold in every state the machine keeps).
+    pub fn completable(&self, st: &State) -> bool {
+        (0..self.program.locations.len()).all(|loc| {
+            let pairs = self.open_pairs(st, loc);
+            pairs.is_empty() || {
+                let mut co: Rows = SmallVec::from_slice(&st.co);
+                self.completes(st, &mut co, loc, &pairs, None)
+            }
+        })
+    }
+
+    /// Whether orienting the pairs of `pairs` still unordered in `co` can
+    /// give a consistent coherence of `loc`, with `last` kept maximal.
+    /// Depth-first, stopping at the first completion that works; every check
+    /// only gets harder as `co` grows, so a failing partial order prunes.
+    fn completes(
+        &self,
+        st: &State,
+        co: &mut Rows,
+        loc: usize,
+        pairs: &[(usize, usize)],
+        last: Option<usize>,
+    ) -> bool {
+        let vs = st.versions & self.layout.loc_slots[loc];
+        if last.is_some_and(|w| co[w] & vs != 0) || self.co_check_with(st, co, loc).is_err() {
+            return false;
+        }
+        let Some(k) = pairs
+            .iter()
+            .position(|&(a, b)| co[a] & bit(b) == 0 && co[b] & bit(a) == 0)
+        else {
+            return true;
+        };
+        let (a, b) = pairs[k];
+        for (x, y) in [(a, b), (b, a)] {
+            let mut c = co.clone();
+            add_co_in(st.versions, &mut c, x, y);
+            if self.completes(st, &mut c, loc, &pairs[k + 1..], last) {
+                return true;
+            }
+        }
+        false
+    }
+}
