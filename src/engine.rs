@@ -239,7 +239,8 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
     let budget = Budget::new(opts.limits);
     let start = budget.start();
-    let check = opts.termination && crate::model::hang::can_block(&crate::model::lower::lower(p));
+    let check = opts.termination
+        && crate::model::hang::can_block(&crate::model::lower::lower(p, opts.loop_bound));
     let mut stats = EngineStats::default();
     let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
     let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);

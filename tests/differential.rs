@@ -441,7 +441,6 @@ fn render_async(g: &AsyncGen) -> String {
     let mut val = 0;
     for (t, code) in g.threads.iter().enumerate() {
         let own = cta(t);
-        let other = 1 - own;
         let mut out = Vec::new();
         let mut reg = 0;
         for (row, i) in code.iter().enumerate() {
@@ -454,71 +453,7 @@ fn render_async(g: &AsyncGen) -> String {
                     out.push("barrier.cluster.wait".to_string());
                 }
             }
-            let scope = |cluster: bool| if cluster { "cluster" } else { "cta" };
-            match i {
-                AsyncIns::Data { store, global, sem, scope: sc } => {
-                    let (space, loc) = if *global { ("global", "g".to_string()) } else { ("shared::cta", format!("s{own}")) };
-                    let ss = match sem {
-                        0 => String::new(),
-                        1 => format!(".relaxed.{}", ["cta", "cluster"][*sc]),
-                        _ => format!(".{}.{}", if *store { "release" } else { "acquire" }, ["cta", "cluster"][*sc]),
-                    };
-                    if *store {
-                        val += 1;
-                        out.push(format!("st{ss}.{space} {loc}, {val}"));
-                    } else {
-                        reg += 1;
-                        out.push(format!("ld{ss}.{space} r{reg}, {loc}"));
-                    }
-                }
-                AsyncIns::ProxyFence { space } => out.push(format!("fence.proxy.async{}", ["", ".shared::cta", ".global"][*space])),
-                AsyncIns::Fence { sem, cluster } => out.push(format!("fence.{}.{}", ["acq_rel", "acquire", "release"][*sem], scope(*cluster))),
-                AsyncIns::Arrive { remote, relaxed, cluster, expect_tx } => {
-                    let (b, space) = if *remote && g.two_ctas { (other, "shared::cluster") } else { (own, "shared::cta") };
-                    let cluster = *cluster || (*remote && g.two_ctas);
-                    let sem = if *relaxed { "relaxed" } else { "release" };
-                    if *expect_tx {
-                        out.push(format!("mbarrier.arrive.expect_tx.{sem}.{}.{space} _, [b{b}], 4", scope(cluster)));
-                    } else {
-                        out.push(format!("mbarrier.arrive.{sem}.{}.{space} _, [b{b}]", scope(cluster)));
-                    }
-                }
-                AsyncIns::Wait { relaxed, cluster, parity, test } => {
-                    reg += 1;
-                    out.push(format!(
-                        "mbarrier.{}{}.{}.{}.shared::cta r{reg}, [b{own}], 0",
-                        if *test { "test_wait" } else { "try_wait" },
-                        if *parity { ".parity" } else { "" },
-                        if *relaxed { "relaxed" } else { "acquire" },
-                        scope(*cluster)
-                    ));
-                }
-                AsyncIns::TmaLoad => out.push(format!(
-                    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s{own}], [g], 4, [b{own}]"
-                )),
-                AsyncIns::TmaStore { wait } => {
-                    out.push(format!("cp.async.bulk.global.shared::cta.bulk_group [g], [s{own}], 4"));
-                    out.push("cp.async.bulk.commit_group".to_string());
-                    match wait {
-                        0 => out.push("cp.async.bulk.wait_group 0".to_string()),
-                        1 => out.push("cp.async.bulk.wait_group.read 0".to_string()),
-                        _ => {}
-                    }
-                }
-                AsyncIns::CpAsync { completion } => {
-                    out.push(format!("cp.async.ca.shared::cta.global [s{own}], [g], 4"));
-                    match completion {
-                        0 => out.push("cp.async.wait_all".to_string()),
-                        1 => out.push(format!("cp.async.mbarrier.arrive.noinc.shared::cta [b{own}]")),
-                        _ => {}
-                    }
-                }
-                AsyncIns::StAsync => {
-                    let b = if g.two_ctas { other } else { own };
-                    val += 1;
-                    out.push(format!("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [s{b}], {val}, [b{b}]"));
-                }
-            }
+            out.extend(async_item(i, g.two_ctas, own, &mut reg, &mut val));
         }
         if let Some((at, relaxed)) = g.cluster_barrier {
             if at >= code.len() {
@@ -542,6 +477,85 @@ fn render_async(g: &AsyncGen) -> String {
     }
     s.push_str("exists (0 == 0)\n");
     s
+}
+
+/// The lines of one async item for a thread in CTA `own`; `reg` and `val`
+/// number the registers and the stored values.
+fn async_item(
+    i: &AsyncIns,
+    two_ctas: bool,
+    own: usize,
+    reg: &mut usize,
+    val: &mut i64,
+) -> Vec<String> {
+    let other = 1 - own;
+    let mut out = Vec::new();
+    let scope = |cluster: bool| if cluster { "cluster" } else { "cta" };
+    match i {
+        AsyncIns::Data { store, global, sem, scope: sc } => {
+            let (space, loc) = if *global { ("global", "g".to_string()) } else { ("shared::cta", format!("s{own}")) };
+            let ss = match sem {
+                0 => String::new(),
+                1 => format!(".relaxed.{}", ["cta", "cluster"][*sc]),
+                _ => format!(".{}.{}", if *store { "release" } else { "acquire" }, ["cta", "cluster"][*sc]),
+            };
+            if *store {
+                *val += 1;
+                out.push(format!("st{ss}.{space} {loc}, {val}"));
+            } else {
+                *reg += 1;
+                out.push(format!("ld{ss}.{space} r{reg}, {loc}"));
+            }
+        }
+        AsyncIns::ProxyFence { space } => out.push(format!("fence.proxy.async{}", ["", ".shared::cta", ".global"][*space])),
+        AsyncIns::Fence { sem, cluster } => out.push(format!("fence.{}.{}", ["acq_rel", "acquire", "release"][*sem], scope(*cluster))),
+        AsyncIns::Arrive { remote, relaxed, cluster, expect_tx } => {
+            let (b, space) = if *remote && two_ctas { (other, "shared::cluster") } else { (own, "shared::cta") };
+            let cluster = *cluster || (*remote && two_ctas);
+            let sem = if *relaxed { "relaxed" } else { "release" };
+            if *expect_tx {
+                out.push(format!("mbarrier.arrive.expect_tx.{sem}.{}.{space} _, [b{b}], 4", scope(cluster)));
+            } else {
+                out.push(format!("mbarrier.arrive.{sem}.{}.{space} _, [b{b}]", scope(cluster)));
+            }
+        }
+        AsyncIns::Wait { relaxed, cluster, parity, test } => {
+            *reg += 1;
+            out.push(format!(
+                "mbarrier.{}{}.{}.{}.shared::cta r{reg}, [b{own}], 0",
+                if *test { "test_wait" } else { "try_wait" },
+                if *parity { ".parity" } else { "" },
+                if *relaxed { "relaxed" } else { "acquire" },
+                scope(*cluster)
+            ));
+        }
+        AsyncIns::TmaLoad => out.push(format!(
+            "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s{own}], [g], 4, [b{own}]"
+        )),
+        AsyncIns::TmaStore { wait } => {
+            out.push(format!("cp.async.bulk.global.shared::cta.bulk_group [g], [s{own}], 4"));
+            out.push("cp.async.bulk.commit_group".to_string());
+            match wait {
+                0 => out.push("cp.async.bulk.wait_group 0".to_string()),
+                1 => out.push("cp.async.bulk.wait_group.read 0".to_string()),
+                _ => {}
+            }
+        }
+        AsyncIns::CpAsync { completion } => {
+            out.push(format!("cp.async.ca.shared::cta.global [s{own}], [g], 4"));
+            match completion {
+                0 => out.push("cp.async.wait_all".to_string()),
+                1 => out.push(format!("cp.async.mbarrier.arrive.noinc.shared::cta [b{own}]")),
+                _ => {}
+            }
+        }
+        AsyncIns::StAsync => {
+            let b = if two_ctas { other } else { own };
+            *val += 1;
+            out.push(format!("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [s{b}], {val}, [b{b}]"));
+        }
+    }
+    out
 }
 
 proptest! {
@@ -837,5 +851,190 @@ fn engines_agree_on_termination_of_programs_with_loops() {
     assert!(
         hangs >= 1200 && terminates >= 500 && unchecked >= 75,
         "hangs {hangs}, terminates {terminates}, not checked {unchecked}"
+    );
+}
+
+/// How a random branching issuer wraps one of its async items.
+#[derive(Clone, Copy, Debug)]
+enum Wrap {
+    /// As it is.
+    Plain,
+    /// Skipped when `g` reads 0: the operation may never be issued.
+    Guard,
+    /// In a counted loop that runs twice: one agent per execution, and at
+    /// loop bound 2 a third that never starts.
+    Twice,
+    /// After a spin loop on the own barrier's phase 0.
+    AfterSpin,
+}
+
+/// Items a branching thread may wrap: none of them joins an async-group,
+/// so no path-dependent wait can arise and every program is admitted.
+fn wrappable_ins() -> impl Strategy<Value = AsyncIns> {
+    prop_oneof![
+        3 => (any::<bool>(), any::<bool>(), 0..3usize, 0..2usize).prop_map(|(store, global, sem, scope)| AsyncIns::Data { store, global, sem, scope }),
+        1 => (0..3usize).prop_map(|space| AsyncIns::ProxyFence { space }),
+        1 => (0..3usize, any::<bool>()).prop_map(|(sem, cluster)| AsyncIns::Fence { sem, cluster }),
+        2 => (any::<bool>(), any::<bool>(), any::<bool>(), proptest::bool::weighted(0.5)).prop_map(|(remote, relaxed, cluster, expect_tx)| AsyncIns::Arrive { remote, relaxed, cluster, expect_tx }),
+        1 => (any::<bool>(), any::<bool>()).prop_map(|(relaxed, cluster)| AsyncIns::Wait { relaxed, cluster, parity: true, test: false }),
+        4 => Just(AsyncIns::TmaLoad),
+        2 => Just(AsyncIns::StAsync),
+    ]
+}
+
+fn wrap() -> impl Strategy<Value = Wrap> {
+    prop_oneof![
+        2 => Just(Wrap::Plain),
+        3 => Just(Wrap::Guard),
+        1 => Just(Wrap::Twice),
+        2 => Just(Wrap::AfterSpin),
+    ]
+}
+
+/// A random program whose threads issue asynchronous operations under
+/// branches, in counted loops and after spin loops.
+#[derive(Clone, Debug)]
+struct BranchGen {
+    two_ctas: bool,
+    count: usize,
+    threads: Vec<Vec<(Wrap, AsyncIns)>>,
+}
+
+fn branch_program() -> impl Strategy<Value = BranchGen> {
+    (
+        any::<bool>(),
+        1..=2usize,
+        proptest::collection::vec(
+            proptest::collection::vec((wrap(), wrappable_ins()), 1..=2),
+            2..=2,
+        ),
+    )
+        .prop_map(|(two_ctas, count, threads)| BranchGen {
+            two_ctas,
+            count,
+            threads,
+        })
+}
+
+fn render_branching(g: &BranchGen) -> String {
+    let mut s = format!(
+        "PTX random-branching\n{{\ng=0;\ns0 @ shared cta 0 = 0; s1 @ shared cta 1 = 0;\nb0 @ mbarrier cta 0 = {c}; b1 @ mbarrier cta 1 = {c};\n}}\n",
+        c = g.count
+    );
+    let cta = |t: usize| usize::from(g.two_ctas && t == 1);
+    let header: Vec<String> = (0..g.threads.len())
+        .map(|t| format!("P{t}@cta {},cluster 0,gpu 0", cta(t)))
+        .collect();
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    let mut val = 0;
+    // Counted loops multiply the search: at most one per program.
+    let mut loops_left = 1;
+    for (t, code) in g.threads.iter().enumerate() {
+        let own = cta(t);
+        let mut out = Vec::new();
+        let mut reg = 0;
+        for (k, (w, i)) in code.iter().enumerate() {
+            let label = format!("LB{t}{k}");
+            match w {
+                Wrap::Guard => {
+                    reg += 1;
+                    out.push(format!("ld.relaxed.cluster.global r{reg}, g"));
+                    out.push(format!("beq r{reg}, 0, {label}"));
+                    out.extend(async_item(i, g.two_ctas, own, &mut reg, &mut val));
+                    out.push(format!("{label}:"));
+                }
+                Wrap::Twice if loops_left > 0 => {
+                    loops_left -= 1;
+                    reg += 1;
+                    let c = reg;
+                    out.push(format!("mov r{c}, 0"));
+                    out.push(format!("{label}:"));
+                    out.extend(async_item(i, g.two_ctas, own, &mut reg, &mut val));
+                    out.push(format!("add r{c}, r{c}, 1"));
+                    out.push(format!("bne r{c}, 2, {label}"));
+                }
+                Wrap::AfterSpin => {
+                    reg += 1;
+                    out.push(format!("{label}:"));
+                    out.push(format!(
+                        "mbarrier.try_wait.parity.shared::cta r{reg}, [b{own}], 0"
+                    ));
+                    out.push(format!("beq r{reg}, 0, {label}"));
+                    out.extend(async_item(i, g.two_ctas, own, &mut reg, &mut val));
+                }
+                Wrap::Plain | Wrap::Twice => {
+                    out.extend(async_item(i, g.two_ctas, own, &mut reg, &mut val))
+                }
+            }
+        }
+        cells.push(out);
+    }
+    let depth = cells.iter().map(Vec::len).max().unwrap();
+    writeln!(s, " {} ;", header.join(" | ")).unwrap();
+    for k in 0..depth {
+        let row: Vec<&str> = cells
+            .iter()
+            .map(|c| c.get(k).map_or("", String::as_str))
+            .collect();
+        writeln!(s, " {} ;", row.join(" | ")).unwrap();
+    }
+    s.push_str("exists (0 == 0)\n");
+    s
+}
+
+/// The two engines agree on outcomes and on termination for random programs
+/// whose threads issue asynchronous operations under branches, in counted
+/// loops and after spin loops (`docs/async.md`, "Branching issuers"); the
+/// generator must produce programs of each kind, and programs that hang and
+/// that terminate.
+#[test]
+fn engines_agree_on_branching_issuers() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        rng_seed: RngSeed::Fixed(0x5eed_b4a7),
+        ..Config::default()
+    });
+    let strategy = branch_program();
+    let (mut hangs, mut terminates, mut unchecked) = (0, 0, 0);
+    let (mut guarded, mut looped, mut spun) = (0, 0, 0);
+    for _ in 0..1000 {
+        let g = strategy.new_tree(&mut runner).unwrap().current();
+        let text = render_branching(&g);
+        let tests = litmus::parse_source("random.litmus", &text)
+            .unwrap_or_else(|e| panic!("{}\n{text}", e.rendered()));
+        let t = &tests[0];
+        if let Err(d) = ptxmc::model::Model::Ptx75.admit(&t.program, &t.spans) {
+            panic!("refused:\n{}\n{text}", t.error(d).rendered());
+        }
+        if let Err(e) = compare(&text) {
+            panic!("{e}");
+        }
+        let r = engine::run(&t.program, &RunOptions::default());
+        match (r.termination.checked(), r.termination.hangs()) {
+            (true, true) => hangs += 1,
+            (true, false) => terminates += 1,
+            (false, _) => unchecked += 1,
+        }
+        // Programs with an asynchronous operation (a copy or an `st.async`)
+        // under each kind of wrapper.
+        let wrapped = |kind: fn(&Wrap) -> bool| {
+            g.threads
+                .iter()
+                .flatten()
+                .any(|(w, i)| kind(w) && matches!(i, AsyncIns::TmaLoad | AsyncIns::StAsync))
+        };
+        guarded += usize::from(wrapped(|w| matches!(w, Wrap::Guard)));
+        looped += usize::from(text.contains("bne r") && wrapped(|w| matches!(w, Wrap::Twice)));
+        spun += usize::from(wrapped(|w| matches!(w, Wrap::AfterSpin)));
+    }
+    assert!(
+        hangs >= 100 && terminates >= 100 && guarded >= 100 && looped >= 30 && spun >= 100,
+        "hangs {hangs}, terminates {terminates}, not checked {unchecked}, \
+         guarded {guarded}, looped {looped}, after a spin {spun}"
+    );
+    eprintln!(
+        "hangs {hangs}, terminates {terminates}, not checked {unchecked}, \
+         guarded {guarded}, looped {looped}, after a spin {spun}"
     );
 }

@@ -14,6 +14,21 @@ fn check(path: &str, src: &str, expected: &str) {
     );
 }
 
+/// Like [`check`] for a test that parses but that the PTX 7.5 model refuses
+/// (what `ptxmc run` prints before exiting with status 2).
+fn check_refused(path: &str, src: &str, expected: &str) {
+    let tests = litmus::parse_source(path, src).unwrap_or_else(|e| panic!("{}", e.rendered()));
+    let t = &tests[0];
+    let d = ptxmc::model::Model::Ptx75
+        .admit(&t.program, &t.spans)
+        .expect_err("the model refuses the test");
+    let rendered = t.error(d).rendered().to_string();
+    assert_eq!(
+        rendered, expected,
+        "rendering of {path} changed:\n{rendered}"
+    );
+}
+
 #[test]
 fn no_header_litmus() {
     check(
@@ -1331,5 +1346,87 @@ fn histogram_unknown_test_row() {
   |   ^^^^^^
 
 "#
+    );
+}
+
+#[test]
+fn cluster_barrier_phase_that_depends_on_the_path() {
+    check_refused(
+        "cluster_phase.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;
+ ld.relaxed.cluster r0, x | barrier.cluster.arrive ;
+ beq r0, 1, L | barrier.cluster.wait ;
+ barrier.cluster.arrive | barrier.cluster.arrive ;
+ barrier.cluster.wait | barrier.cluster.wait ;
+ L: | ;
+ barrier.cluster.arrive | ;
+ barrier.cluster.wait | ;
+exists (P0:r0 == 1)
+"#,
+        r#"error: expected the same number of `barrier.cluster.arrive`s on every path to this instruction, found paths with different numbers of arrivals
+  --> cluster_phase.litmus:9:2
+  |
+9 |  barrier.cluster.arrive | ;
+  |  ^^^^^^^^^^^^^^^^^^^^^^ which cluster-barrier phase this is depends on the path
+  |
+  = paths of P0 meet at this instruction; ptxmc counts cluster-barrier phases per thread, statically
+
+"#,
+    );
+}
+
+#[test]
+fn async_group_operation_in_a_loop() {
+    check_refused(
+        "group_loop.litmus",
+        r#"PTX t
+{ s @ shared cta 0 = 0; h=0; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ mov r1, 0 ;
+ L: ;
+ cp.async.bulk.global.shared::cta.bulk_group [h], [s], 4 ;
+ add r1, r1, 1 ;
+ bne r1, 2, L ;
+ cp.async.bulk.commit_group ;
+exists (P0:r1 == 2)
+"#,
+        r#"error: expected an operation that joins an async-group outside loops, found `cp.async.bulk.global.shared::cta.bulk_group [h], [s], 4` inside a loop
+  --> group_loop.litmus:6:2
+  |
+6 |  cp.async.bulk.global.shared::cta.bulk_group [h], [s], 4 ;
+  |  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ joins a group in every iteration
+  |
+  = the loop goes back at instruction 4 (`bne r1, 2, L`); each execution of an operation in a loop is an operation of its own, and which of them a later wait awaits changes from one iteration to the next: ptxmc lays async-groups out statically (operations that complete on an mbarrier may be issued in loops)
+
+"#,
+    );
+}
+
+#[test]
+fn async_group_wait_after_a_branch_that_skips_a_commit() {
+    check_refused(
+        "group_branch.litmus",
+        r#"PTX t
+{ s @ shared cta 0 = 0; g=0; h=0; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ ld.global r1, g ;
+ beq r1, 0, L ;
+ cp.async.bulk.global.shared::cta.bulk_group [h], [s], 4 ;
+ cp.async.bulk.commit_group ;
+ L: ;
+ cp.async.bulk.wait_group 0 ;
+exists (P0:r1 == 1)
+"#,
+        r#"error: expected the same committed async-groups on every path to this wait, found paths that issued or committed different operations
+  --> group_branch.litmus:9:2
+  |
+9 |  cp.async.bulk.wait_group 0 ;
+  |  ^^^^^^^^^^^^^^^^^^^^^^^^^^ which operations this waits for depends on the path
+  |
+  = paths of P0 meet at this instruction; ptxmc lays async-groups out statically and does not guess which operations a wait awaits
+
+"#,
     );
 }

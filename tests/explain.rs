@@ -42,7 +42,7 @@ fn literal_checker_lists_the_oracles_outcomes_on_every_public_test() {
     assert!(tests.len() > 500, "{} tests", tests.len());
     let mut bad = Vec::new();
     for t in &tests {
-        let p = lower::lower(&t.program);
+        let p = lower::lower(&t.program, AxOptions::default().loop_bound);
         let oracle = ax::run(&t.program, &AxOptions::default()).unwrap();
         let mine = enumerate::outcomes(&p, &Limits::default()).unwrap();
         if oracle.outcomes != mine {
@@ -199,7 +199,7 @@ proptest::proptest! {
             .unwrap_or_else(|e| panic!("{}\n{text}", e.rendered()));
         let t = &tests[0];
         let oracle = ax::run(&t.program, &AxOptions::default()).unwrap();
-        let mine = enumerate::outcomes(&lower::lower(&t.program), &Limits::default()).unwrap();
+        let mine = enumerate::outcomes(&lower::lower(&t.program, AxOptions::default().loop_bound), &Limits::default()).unwrap();
         proptest::prop_assert_eq!(oracle.outcomes, mine, "{}", text);
     }
 }

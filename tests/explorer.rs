@@ -284,6 +284,8 @@ fn json_stats_carry_the_documented_fields() {
     assert_eq!(
         names,
         [
+            "executions",
+            "states_per_execution",
             "states",
             "distinct_states",
             "transitions",

@@ -20,6 +20,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Library tests whose state space a breadth-first "go to" may not cover
+/// within the playground's limits (the two-round TMA pipelines of
+/// `docs/async.md` §6, as in `tests/step.rs`).
+const TOO_LARGE_FOR_GO_TO: [&str; 3] = [
+    "Pipeline-2stage-2round",
+    "Pipeline-2stage-2round-no-proxy-fence",
+    "Pipeline-2stage-2round-wrong-parity",
+];
+
 fn library() -> Vec<String> {
     let files = ptxmc::litmus::collect_files(&[root().join("litmus")]).unwrap();
     files
@@ -145,7 +154,13 @@ fn step_and_explain_work_on_every_library_test() {
         );
         assert_eq!(status, 200, "{file}: {g}");
         let positive = run["positive"].as_u64().unwrap() > 0;
-        if run["filter"].is_null() {
+        let too_large = TOO_LARGE_FOR_GO_TO
+            .iter()
+            .any(|n| file.ends_with(&format!("/{n}.litmus")));
+        if too_large && g["goto"]["incomplete"].is_string() {
+            // The search may stop at the limit, never answer wrongly.
+            assert_eq!(g["goto"]["reached"], false, "{file}: {g}");
+        } else if run["filter"].is_null() {
             assert_eq!(g["goto"]["reached"], positive, "{file}: {g}");
         }
         if g["goto"]["reached"] == true {

@@ -265,7 +265,7 @@ fn retry_loop_reduction_matches_the_bounded_runs() {
     let mut checked = Vec::new();
     for f in files {
         for t in litmus::parse_file(&f).unwrap() {
-            let lowered = ptxmc::model::lower::lower(&t.program);
+            let lowered = ptxmc::model::lower::lower(&t.program, 2);
             let retry = ptxmc::model::loops::analyse(&lowered, true)
                 .iter()
                 .any(|l| l.loops.iter().any(|s| s.retry.is_some()));

@@ -298,7 +298,7 @@ impl<'p> Graph<'p> {
             g.dep.add(a, b);
         }
         g.derive_static(paths);
-        g.derive_lowered();
+        g.derive_lowered(paths);
         g
     }
 
@@ -375,14 +375,9 @@ impl<'p> Graph<'p> {
 
     /// Relations of lowered programs: signal → await edges, restricted
     /// release heads, proxy-fence roles.
-    fn derive_lowered(&mut self) {
+    fn derive_lowered(&mut self, paths: &[&Path]) {
         let p = self.program;
         let n = self.events.len();
-        let last_event = |u: usize, pc: usize| {
-            (0..n)
-                .rev()
-                .find(|&e| self.events[e].thread == Some(u) && self.events[e].pc == pc)
-        };
         for a in 0..n {
             let e = &self.events[a];
             let Some(t) = e.thread else { continue };
@@ -391,12 +386,13 @@ impl<'p> Graph<'p> {
                 let Instr::Await { from } = instr else {
                     unreachable!("an await event comes from an await")
                 };
-                for &(u, pc) in from {
-                    // Stuck paths may leave out an awaited point; the
-                    // termination search only builds graphs where an await
-                    // that happened has every point it awaits.
-                    let s = last_event(u, pc).expect("an await that happened has its signals");
-                    self.await_edges.add(s, a);
+                for pt in from {
+                    // Only combinations where an await that happened has
+                    // every point it awaits are built (`awaits_consistent`).
+                    let s = paths[pt.thread]
+                        .point(pt.pc, pt.exec)
+                        .expect("an await that happened has its signals");
+                    self.await_edges.add(self.offset[pt.thread] + s, a);
                 }
             }
             if matches!(e.kind, Kind::ProxyFence(_) | Kind::Fence(_)) {

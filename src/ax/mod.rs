@@ -13,6 +13,7 @@
 //! the search, the final states of a leaf — polls the run's [`Budget`]; the
 //! state limit counts search nodes ([`AxStats::nodes`]).
 
+pub mod combos;
 pub mod graph;
 pub mod search;
 pub mod termination;
@@ -129,15 +130,12 @@ fn search_all(
     budget: &Budget,
     r: &mut AxResult,
 ) -> Result<(), AxLimit> {
-    let lowered = crate::model::lower::lower(p);
+    let lowered = crate::model::lower::lower(p, opts.loop_bound);
     let p = &lowered;
     let cols = Columns::of(p);
     let paths = unfold_all(p, opts, false, budget)?;
     let inits = p.locations.len();
-    let mut idx = vec![0usize; paths.len()];
-    if paths.iter().any(|ps| ps.is_empty()) {
-        return Ok(());
-    }
+    let mut combos = combos::Combos::new(p, &paths);
     loop {
         // One combination is one search node at least, so the state limit
         // and the clock bound this walk even when every search is trivial.
@@ -147,14 +145,15 @@ fn search_all(
         {
             return Err(AxLimit::Budget(e));
         }
-        let combo: Vec<&unfold::Path> =
-            idx.iter().enumerate().map(|(t, &i)| &paths[t][i]).collect();
+        let Some(combo) = combos.next() else {
+            return Ok(());
+        };
         let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
         if nevents > rel::MAX_EVENTS {
             return Err(AxLimit::TooManyEvents);
         }
         let truncated = combo.iter().any(|c| c.truncated);
-        if !(truncated && r.bound_hit) {
+        if !(truncated && r.bound_hit) && termination::awaits_consistent(p, &combo) {
             let g = graph::Graph::new(p, &combo);
             let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes);
             let found = s.run();
@@ -164,24 +163,11 @@ fn search_all(
             }
             r.bound_hit |= truncated && found.any;
         }
-        // Next combination (odometer order).
-        let mut t = 0;
-        loop {
-            if t == idx.len() {
-                return Ok(());
-            }
-            idx[t] += 1;
-            if idx[t] < paths[t].len() {
-                break;
-            }
-            idx[t] = 0;
-            t += 1;
-        }
     }
 }
 
 /// Every thread's paths (with `stuck`, its stuck paths too).
-fn unfold_all(
+pub(crate) fn unfold_all(
     p: &Program,
     opts: &AxOptions,
     stuck: bool,

@@ -12,7 +12,7 @@
 //! paths are all complete or stuck is a hang; one with a path cut at the
 //! bound only says that the bound was reached before the program settled.
 
-use crate::ir::{Instr, Program, mbar};
+use crate::ir::{AwaitPoint, Instr, Program, mbar};
 use crate::limits::Budget;
 use crate::model::hang::{Hang, Stuck, Waits};
 use crate::outcome::{Columns, Outcomes};
@@ -49,7 +49,7 @@ pub fn termination_within(
     budget: &Budget,
     nodes_before: u64,
 ) -> Result<AxTermination, AxLimit> {
-    let lowered = crate::model::lower::lower(p);
+    let lowered = crate::model::lower::lower(p, opts.loop_bound);
     let p = &lowered;
     let paths = super::unfold_all(p, opts, true, budget)?;
     let mut result = AxTermination {
@@ -63,7 +63,7 @@ pub fn termination_within(
     let cols = Columns::of(p);
     let mut sink = Outcomes::new();
     let inits = p.locations.len();
-    let mut idx = vec![0usize; paths.len()];
+    let mut combos = super::combos::Combos::new(p, &paths);
     loop {
         // Each combination costs at least a look: the limits bound this walk
         // even when every search is trivial.
@@ -71,7 +71,9 @@ pub fn termination_within(
         if let Some(e) = budget.check().or_else(|| budget.states_exceeded(spent)) {
             return Err(AxLimit::Budget(e));
         }
-        let combo: Vec<&Path> = idx.iter().enumerate().map(|(t, &i)| &paths[t][i]).collect();
+        let Some(combo) = combos.next() else {
+            return Ok(result);
+        };
         let truncated = combo.iter().any(|c| c.truncated);
         let worth = combo.iter().any(|c| c.stuck.is_some())
             && !(truncated && result.bound_hit)
@@ -98,37 +100,25 @@ pub fn termination_within(
                 }
             }
         }
-        // Next combination (odometer order).
-        let mut t = 0;
-        loop {
-            if t == idx.len() {
-                return Ok(result);
-            }
-            idx[t] += 1;
-            if idx[t] < paths[t].len() {
-                break;
-            }
-            idx[t] = 0;
-            t += 1;
-        }
     }
 }
 
 /// Whether every await on the paths has the points it awaits, and every
-/// path stuck at an await misses one of them.
-fn awaits_consistent(p: &Program, combo: &[&Path]) -> bool {
-    let reached = |u: usize, pc: usize| combo[u].events.iter().any(|e| e.pc == pc);
+/// path stuck at an await misses one of them. (Agents' starts hold by
+/// construction, [`super::combos`]; the lowering makes sure that every
+/// other await names only operations issued on every path to it, so this
+/// rejects nothing but stuck awaits that could go on.)
+pub fn awaits_consistent(p: &Program, combo: &[&Path]) -> bool {
+    let reached = |a: &AwaitPoint| combo[a.thread].point(a.pc, a.exec).is_some();
     combo.iter().enumerate().all(|(t, path)| {
         let code = &p.threads[t].code;
         let happened = path.events.iter().all(|e| match (&e.kind, &code[e.pc]) {
-            (PathEventKind::Await, Instr::Await { from }) => {
-                from.iter().all(|&(u, pc)| reached(u, pc))
-            }
+            (PathEventKind::Await, Instr::Await { from }) => from.iter().all(reached),
             _ => true,
         });
         let stuck_ok = match &path.stuck {
             Some(sp) if sp.kind == StuckKind::Await => match &code[sp.pc] {
-                Instr::Await { from } => from.iter().any(|&(u, pc)| !reached(u, pc)),
+                Instr::Await { from } => from.iter().any(|a| !reached(a)),
                 _ => false,
             },
             _ => true,
@@ -181,8 +171,8 @@ fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Han
                 Waits::Await {
                     missing: from
                         .iter()
-                        .copied()
-                        .filter(|&(u, pc)| !combo[u].events.iter().any(|e| e.pc == pc))
+                        .filter(|a| combo[a.thread].point(a.pc, a.exec).is_none())
+                        .map(|a| (a.thread, a.pc))
                         .collect(),
                 }
             }

@@ -196,6 +196,38 @@ pub struct Path {
     pub stuck: Option<StuckPoint>,
 }
 
+impl Path {
+    /// The index of the last event of execution `exec` (from 0) of
+    /// instruction `pc`, if the path performs it: what an await of that
+    /// point synchronises with (an RMW's write half, a signal).
+    pub fn point(&self, pc: usize, exec: usize) -> Option<usize> {
+        let mut seen = 0;
+        let mut found: Option<usize> = None;
+        for (i, e) in self.events.iter().enumerate() {
+            // The write half of an RMW and the wait of a `bar.sync` belong
+            // to the execution their first half started, just before.
+            let continues = matches!(
+                e.kind,
+                PathEventKind::Write { rmw: true, .. } | PathEventKind::BarWait
+            );
+            if let Some(f) = found {
+                if e.pc == pc && continues && i == f + 1 {
+                    found = Some(i);
+                    continue;
+                }
+                break;
+            }
+            if e.pc == pc && !continues {
+                if seen == exec {
+                    found = Some(i);
+                }
+                seen += 1;
+            }
+        }
+        found
+    }
+}
+
 /// Where a stuck path stops, and which of its reads must return the
 /// coherence-latest write (the fairness condition).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -267,6 +299,10 @@ impl State {
 /// All paths of `t` (whose loops are `loops`), with non-spin back edges
 /// taken at most `bound` times; with `stuck`, its stuck paths too. `poll`
 /// is stepped once per instruction executed.
+///
+/// An agent also gets the empty path: it never starts when its issuer does
+/// not perform its execution of the operation ([`super::combos`]). That
+/// path counts as finished, so an agent is never stuck at its start.
 pub fn unfold(
     t: &Thread,
     loops: &LoopInfo,
@@ -286,6 +322,15 @@ pub fn unfold(
         iter_start: 0,
     };
     let mut stack = vec![init];
+    if t.agent.is_some() {
+        out.push(Path {
+            events: Vec::new(),
+            constraints: Vec::new(),
+            final_regs: t.regs.iter().map(|r| Expr::Const(r.init)).collect(),
+            truncated: false,
+            stuck: None,
+        });
+    }
     while let Some(mut s) = stack.pop() {
         loop {
             if let Some(e) = poll.step() {
@@ -386,7 +431,9 @@ pub fn unfold(
                     deps: s.ctrl,
                 }),
                 Instr::Await { .. } => {
-                    if stuck {
+                    // An agent's start either happens or the agent never
+                    // starts (its empty path), see above.
+                    if stuck && !(t.agent.is_some() && pc == 0) {
                         out.push(s.stuck(StuckPoint {
                             pc,
                             kind: StuckKind::Await,

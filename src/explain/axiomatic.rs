@@ -153,7 +153,7 @@ pub struct ExecEdge {
 /// Explain why `prop` is allowed or forbidden for `source` (the test as
 /// written), by the axioms.
 pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> AxExplanation {
-    let lowered = lower::lower(source);
+    let lowered = lower::lower(source, limits.loop_bound);
     let mut witness = None;
     let mut groups: Vec<(Vec<Option<usize>>, usize, Group)> = Vec::new();
     let result = enumerate::enumerate(&lowered, Filter::Outcome(prop), limits, &mut |c| {

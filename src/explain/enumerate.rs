@@ -187,10 +187,9 @@ fn walk_all(
             ls
         }
     };
-    let mut idx = vec![0usize; paths.len()];
+    let mut combos = crate::ax::combos::Combos::new(p, &paths);
     let mut combo = 0;
-    loop {
-        let chosen: Vec<&Path> = idx.iter().enumerate().map(|(t, &i)| &paths[t][i]).collect();
+    while let Some(chosen) = combos.next() {
         let events = p.locations.len() + chosen.iter().map(|c| c.events.len()).sum::<usize>();
         if events > crate::rel::MAX_EVENTS {
             return Err(Stopped::TooLarge(format!(
@@ -200,7 +199,7 @@ fn walk_all(
         }
         if chosen.iter().any(|c| c.truncated) {
             summary.bound_hit = true;
-        } else {
+        } else if crate::ax::termination::awaits_consistent(p, &chosen) {
             let g = Graph::new(p, &chosen);
             let mut walk = Walk {
                 g: &g,
@@ -224,19 +223,8 @@ fn walk_all(
             }
         }
         combo += 1;
-        let mut t = 0;
-        loop {
-            if t == idx.len() {
-                return Ok(summary);
-            }
-            idx[t] += 1;
-            if idx[t] < paths[t].len() {
-                break;
-            }
-            idx[t] = 0;
-            t += 1;
-        }
     }
+    Ok(summary)
 }
 
 /// The value write `w` writes under reads-from `rf`, if defined.

@@ -486,6 +486,32 @@ pub enum Completion {
     AsyncGroup,
 }
 
+/// What a lowered [`Instr::Await`] waits for: the `exec`-th execution
+/// (counting from 0, in program order) of instruction `pc` of `thread`.
+/// Instructions outside loops execute at most once (`exec` 0); an
+/// asynchronous operation issued inside a bounded loop has one agent per
+/// execution, and each agent awaits its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AwaitPoint {
+    /// The thread.
+    pub thread: usize,
+    /// The instruction.
+    pub pc: usize,
+    /// Which execution of it.
+    pub exec: usize,
+}
+
+impl AwaitPoint {
+    /// The first (or only) execution of instruction `pc` of `thread`.
+    pub fn first(thread: usize, pc: usize) -> AwaitPoint {
+        AwaitPoint {
+            thread,
+            pc,
+            exec: 0,
+        }
+    }
+}
+
 /// What a lowered [`Instr::Signal`] stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -746,11 +772,11 @@ pub enum Instr {
         /// What the point stands for (for traces).
         kind: SignalKind,
     },
-    /// Lowered form (never parsed): wait until each `(thread, pc)` has
+    /// Lowered form (never parsed): wait until each awaited point has
     /// retired, then take on its view (a synchronisation edge from each).
     Await {
-        /// The awaited instructions (in branch-free threads).
-        from: SmallVec<[(usize, usize); 2]>,
+        /// The awaited executions of instructions.
+        from: SmallVec<[AwaitPoint; 2]>,
     },
     /// `bar.cta.sync` / `bar.cta.arrive`.
     Barrier {

@@ -33,9 +33,9 @@ mod validate;
 
 pub use cond::{CmpOp, Condition, MAX_PROP_DEPTH, Prop, Quantifier, Term};
 pub use instr::{
-    Access, ArithOp, AsyncKind, AsyncSrc, BarrierKind, BranchCmp, Completion, FenceSem, Instr,
-    MbarOp, Operand, Proxy, ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SignalKind, SpaceQual,
-    UniProxy, WaitPhase,
+    Access, ArithOp, AsyncKind, AsyncSrc, AwaitPoint, BarrierKind, BranchCmp, Completion, FenceSem,
+    Instr, MbarOp, Operand, Proxy, ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SignalKind,
+    SpaceQual, UniProxy, WaitPhase,
 };
 pub use validate::IrError;
 
@@ -243,6 +243,10 @@ pub struct AgentOf {
     pub issuer: ThreadId,
     /// The issuing instruction.
     pub spawn_pc: usize,
+    /// Which execution of the issuing instruction it performs (0 unless the
+    /// instruction lies in a bounded loop: one agent per execution).
+    #[serde(default)]
+    pub exec: usize,
     /// A release by the agent publishes only the events of these threads
     /// (itself, and for `cp.async.mbarrier.arrive` the copies it tracks):
     /// a completion does not publish the issuer's earlier accesses.

@@ -416,7 +416,10 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
         Instr::Await { from } => {
             let list: Vec<String> = from
                 .iter()
-                .map(|(u, pc)| format!("{}:{pc}", p.threads[*u].name))
+                .map(|a| match a.exec {
+                    0 => format!("{}:{}", p.threads[a.thread].name, a.pc),
+                    k => format!("{}:{}[{k}]", p.threads[a.thread].name, a.pc),
+                })
                 .collect();
             format!("(await {})", list.join(", "))
         }

@@ -17,9 +17,13 @@ pub fn instr_text(source: &Program, lowered: &Program, t: usize, pc: usize) -> S
     let name = |addr: usize| lowered.addresses[addr].name.clone();
     match &th.code[pc] {
         Instr::Await { .. } if pc == 0 => format!(
-            "(start of {} `{}`)",
+            "(start of {} `{}`{})",
             issuer.name,
-            print::instr(source, issuer, &issuer.code[a.spawn_pc])
+            print::instr(source, issuer, &issuer.code[a.spawn_pc]),
+            match a.exec {
+                0 => String::new(),
+                k => format!(", its execution {}", k + 1),
+            }
         ),
         Instr::Await { .. } => "(after the tracked cp.async copies)".into(),
         Instr::Load { access, .. } => {

@@ -28,11 +28,13 @@ use smallvec::{SmallVec, smallvec};
 use std::collections::HashMap;
 
 use crate::ir::{
-    Access, AddressKind, AgentOf, AsyncKind, AsyncSrc, Completion, Instr, LocKind, Location,
-    MbarOp, Operand, Placement, Program, Proxy, ProxyFenceKind, RmwOp, Scope, Sem, SignalKind,
-    Space, Thread, ThreadId, WaitPhase, mbar,
+    Access, AddressKind, AgentOf, AsyncKind, AsyncSrc, AwaitPoint, Completion, Instr, LocKind,
+    Location, MbarOp, Operand, Placement, Program, Proxy, ProxyFenceKind, RmwOp, Scope, Sem,
+    SignalKind, Space, Thread, ThreadId, WaitPhase, mbar,
 };
-use crate::litmus::{Diagnostic, SourceMap};
+use crate::litmus::{Diagnostic, SourceMap, Span};
+
+use super::accounting::{self, Accounts, Known};
 
 /// Whether `p` uses anything this module rewrites.
 pub fn needs_lowering(p: &Program) -> bool {
@@ -49,9 +51,9 @@ pub fn needs_lowering(p: &Program) -> bool {
     })
 }
 
-/// Instructions that need their thread to be free of branches: the agents
-/// and groups they create are laid out statically.
-fn needs_straight_line(i: &Instr) -> bool {
+/// Instructions whose lowering depends on what the thread did before them
+/// on the path that reaches them ([`accounting`]).
+fn needs_accounts(i: &Instr) -> bool {
     matches!(
         i,
         Instr::AsyncCopy { .. }
@@ -73,25 +75,6 @@ pub fn check(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
                 .copied()
                 .unwrap_or_default()
         };
-        let branch = th
-            .code
-            .iter()
-            .position(|i| matches!(i, Instr::Branch { .. }));
-        if let (Some(b), Some(a)) = (branch, th.code.iter().position(needs_straight_line)) {
-            return Err(Diagnostic::expected(
-                span(b),
-                "no branches in a thread that issues asynchronous operations or uses cluster barriers",
-                "a branch",
-            )
-            .with_label("branch here")
-            .with_note(format!(
-                "instruction {} of {} issues an asynchronous operation or uses a cluster barrier; \
-                 ptxmc lays their agents, groups and phases out statically",
-                a + 1,
-                th.name
-            )));
-        }
-        let mut arrived = false;
         for (pc, i) in th.code.iter().enumerate() {
             match i {
                 Instr::AsyncCopy {
@@ -133,35 +116,148 @@ pub fn check(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
                         ));
                     }
                 }
-                Instr::ClusterBarrier { arrive: true, .. } => {
-                    if arrived {
-                        return Err(Diagnostic::expected(
-                            span(pc),
-                            "`barrier.cluster.wait` before the next `barrier.cluster.arrive`",
-                            "a second arrive",
-                        ));
-                    }
-                    arrived = true;
-                }
-                Instr::ClusterBarrier { arrive: false, .. } => {
-                    if !arrived {
-                        return Err(Diagnostic::expected(
-                            span(pc),
-                            "a `barrier.cluster.arrive` before `barrier.cluster.wait`",
-                            "a wait without an arrive",
-                        ));
-                    }
-                    arrived = false;
-                }
                 _ => {}
             }
+        }
+        if th.code.iter().any(needs_accounts) {
+            check_paths(p, t, &span)?;
         }
     }
     Ok(())
 }
 
-/// The program the engines run (the program itself when nothing needs lowering).
-pub fn lower(p: &Program) -> Program {
+/// Where paths that disagree meet, in words, for a diagnostic at
+/// instruction `here`.
+fn meeting(p: &Program, t: ThreadId, join: usize, here: usize) -> String {
+    let th = &p.threads[t];
+    let at = match th.code.get(join) {
+        Some(_) if join == here => "at this instruction".to_string(),
+        Some(i) => format!(
+            "before instruction {} (`{}`)",
+            join + 1,
+            crate::litmus::print::instr(p, th, i)
+        ),
+        None => "at its end".to_string(),
+    };
+    let looped = accounting::enclosing_loops(th, join).any(|(head, _)| head == join);
+    format!(
+        "paths of {} meet {at}{}",
+        th.name,
+        if looped {
+            ", the head of a loop: the way in and the way round disagree"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The checks that depend on paths: which operations each async-group wait
+/// awaits and which cluster-barrier phase each wait waits for must be the
+/// same on every path, and operations that join an async-group may not be
+/// issued in a loop.
+fn check_paths(p: &Program, t: ThreadId, span: &dyn Fn(usize) -> Span) -> Result<(), Diagnostic> {
+    let th = &p.threads[t];
+    let text = |pc: usize| crate::litmus::print::instr(p, th, &th.code[pc]);
+    for (pc, i) in th.code.iter().enumerate() {
+        if accounting::joins_group(i).is_some() {
+            if let Some((_, back)) = accounting::enclosing_loops(th, pc).next() {
+                return Err(Diagnostic::expected(
+                    span(pc),
+                    "an operation that joins an async-group outside loops",
+                    format!("`{}` inside a loop", text(pc)),
+                )
+                .with_label("joins a group in every iteration")
+                .with_note(format!(
+                    "the loop goes back at instruction {} (`{}`); each execution of an operation \
+                     in a loop is an operation of its own, and which of them a later wait awaits \
+                     changes from one iteration to the next: ptxmc lays async-groups out statically \
+                     (operations that complete on an mbarrier may be issued in loops)",
+                    back + 1,
+                    text(back)
+                )));
+            }
+        }
+    }
+    let at = accounting::analyse(th);
+    for (pc, i) in th.code.iter().enumerate() {
+        let Some(before) = &at[pc] else { continue };
+        match i {
+            Instr::WaitGroup { .. } | Instr::AsyncMbarArrive { .. } => {
+                let g = match i {
+                    Instr::WaitGroup { bulk, .. } => accounting::group_kind(*bulk),
+                    _ => accounting::group_kind(false),
+                };
+                if let Known::Differs { join } = before.groups[g] {
+                    let (expected, label) = match i {
+                        Instr::WaitGroup { .. } => (
+                            "the same committed async-groups on every path to this wait",
+                            "which operations this waits for depends on the path",
+                        ),
+                        _ => (
+                            "the same `cp.async` operations on every path to `cp.async.mbarrier.arrive`",
+                            "which copies this arrive tracks depends on the path",
+                        ),
+                    };
+                    return Err(Diagnostic::expected(
+                        span(pc),
+                        expected,
+                        "paths that issued or committed different operations",
+                    )
+                    .with_label(label)
+                    .with_note(format!(
+                        "{}; ptxmc lays async-groups out statically and does not guess which \
+                         operations a wait awaits",
+                        meeting(p, t, join, pc)
+                    )));
+                }
+            }
+            Instr::ClusterBarrier { arrive, .. } => match before.cluster {
+                Known::Differs { join } => {
+                    return Err(Diagnostic::expected(
+                        span(pc),
+                        "the same number of `barrier.cluster.arrive`s on every path to this instruction",
+                        "paths with different numbers of arrivals",
+                    )
+                    .with_label("which cluster-barrier phase this is depends on the path")
+                    .with_note(format!(
+                        "{}; ptxmc counts cluster-barrier phases per thread, statically",
+                        meeting(p, t, join, pc)
+                    )));
+                }
+                Known::Same(c) if *arrive && c.arrived => {
+                    return Err(Diagnostic::expected(
+                        span(pc),
+                        "`barrier.cluster.wait` before the next `barrier.cluster.arrive`",
+                        "a second arrive",
+                    ));
+                }
+                Known::Same(c) if !*arrive && !c.arrived => {
+                    return Err(Diagnostic::expected(
+                        span(pc),
+                        "a `barrier.cluster.arrive` before `barrier.cluster.wait`",
+                        "a wait without an arrive",
+                    ));
+                }
+                Known::Same(_) => {}
+            },
+            _ => {}
+        }
+    }
+    // Paths may end with different numbers of arrivals: no instruction
+    // needs the count then, and a phase some path never arrives at is a
+    // wait that never completes for the others (a hang both engines find).
+    Ok(())
+}
+
+/// The program the engines run (the program itself when nothing needs
+/// lowering), with one agent per execution of an asynchronous operation
+/// that a loop may run up to `bound` more times.
+///
+/// Agents of first executions come first (in thread and instruction
+/// order), then those of later executions: the agents a hang can name
+/// (those of operations outside loops) have the same ids whatever the
+/// bound.
+pub fn lower(p: &Program, bound: u32) -> Program {
     if !needs_lowering(p) {
         return p.clone();
     }
@@ -169,11 +265,22 @@ pub fn lower(p: &Program) -> Program {
         out: p.clone(),
         src: p,
         cluster_bars: HashMap::new(),
+        tracked: HashMap::new(),
     };
     for t in 0..p.threads.len() {
         l.thread(t);
     }
+    for t in 0..p.threads.len() {
+        l.later_executions(t, bound);
+    }
     l.out
+}
+
+/// What [`check`] made sure of: the quantity is the same on every path.
+fn known<T: Clone + PartialEq>(k: &Known<T>) -> T {
+    k.same()
+        .cloned()
+        .expect("model::lower::check admits only path-independent accounts")
 }
 
 /// One completion an issuer may wait for: the agent and its signals.
@@ -189,6 +296,8 @@ struct Lowering<'p> {
     src: &'p Program,
     /// The hidden mbarrier of each (gpu, cluster).
     cluster_bars: HashMap<(u32, u32), usize>,
+    /// The copies each `cp.async.mbarrier.arrive` tracks, by (thread, instruction).
+    tracked: HashMap<(ThreadId, usize), Vec<Pending>>,
 }
 
 fn access(addr: usize, proxy: Proxy, sem: Sem, scope: Option<Scope>) -> Access {
@@ -202,66 +311,72 @@ fn access(addr: usize, proxy: Proxy, sem: Sem, scope: Option<Scope>) -> Access {
 }
 
 impl Lowering<'_> {
+    /// Lower thread `t`, creating the agents of its operations' first
+    /// executions.
     fn thread(&mut self, t: ThreadId) {
         let th = &self.src.threads[t];
         let mut code = th.code.clone();
-        // [bulk, cp.async]: operations not yet committed, and committed groups.
-        let mut uncommitted: [Vec<Pending>; 2] = [Vec::new(), Vec::new()];
-        let mut groups: [Vec<Vec<Pending>>; 2] = [Vec::new(), Vec::new()];
-        let mut cp_async: Vec<Pending> = Vec::new();
-        let mut arrives: i64 = 0;
+        let accounts = if th.code.iter().any(needs_accounts) {
+            accounting::analyse(th)
+        } else {
+            Vec::new()
+        };
+        let before = |pc: usize| -> &Accounts {
+            accounts[pc]
+                .as_ref()
+                .expect("an instruction that needs accounts is reachable")
+        };
+        // The agent of each operation's first execution, by instruction.
+        let mut first: HashMap<usize, Pending> = HashMap::new();
         for (pc, instr) in th.code.iter().enumerate() {
+            if !accounts.is_empty() && accounts[pc].is_none() && needs_accounts(instr) {
+                // Dead code: never executed, but nothing of the source may be left.
+                code[pc] = Instr::Signal {
+                    kind: SignalKind::Issue,
+                };
+                continue;
+            }
             code[pc] = match instr {
                 Instr::AsyncCopy { .. } => {
-                    let pending = self.agent_for(t, pc, instr);
-                    match instr {
-                        Instr::AsyncCopy {
-                            completion: Completion::BulkGroup,
-                            ..
-                        } => uncommitted[0].push(pending),
-                        Instr::AsyncCopy {
-                            completion: Completion::AsyncGroup,
-                            ..
-                        } => {
-                            uncommitted[1].push(pending);
-                            cp_async.push(pending);
-                        }
-                        _ => {}
-                    }
+                    first.insert(pc, self.agent_for(t, pc, 0, instr));
                     Instr::Signal {
                         kind: SignalKind::Issue,
                     }
                 }
-                Instr::CommitGroup { bulk } => {
-                    let g = if *bulk { 0 } else { 1 };
-                    let group = std::mem::take(&mut uncommitted[g]);
-                    groups[g].push(group);
-                    Instr::Signal {
-                        kind: SignalKind::Commit,
-                    }
-                }
+                Instr::CommitGroup { .. } => Instr::Signal {
+                    kind: SignalKind::Commit,
+                },
                 Instr::WaitGroup {
                     bulk,
                     pending,
                     read,
                     all,
                 } => {
-                    let g = if *bulk { 0 } else { 1 };
+                    let g: accounting::Groups =
+                        known(&before(pc).groups[accounting::group_kind(*bulk)]);
+                    let mut groups = g.committed;
                     if *all {
-                        let group = std::mem::take(&mut uncommitted[g]);
-                        groups[g].push(group);
+                        groups.push(g.uncommitted);
                     }
                     let keep = if *all { 0 } else { *pending as usize };
-                    let upto = groups[g].len().saturating_sub(keep);
-                    let from = groups[g][..upto]
+                    let upto = groups.len().saturating_sub(keep);
+                    let from = groups[..upto]
                         .iter()
                         .flatten()
-                        .map(|a| (a.agent, if *read { a.reads_done.unwrap() } else { a.done }))
+                        .map(|op| {
+                            let a = first[op];
+                            let at = if *read { a.reads_done.unwrap() } else { a.done };
+                            AwaitPoint::first(a.agent, at)
+                        })
                         .collect();
                     Instr::Await { from }
                 }
                 Instr::AsyncMbarArrive { addr, noinc } => {
-                    self.mbarrier_arrive_agent(t, pc, *addr, &cp_async);
+                    let g: accounting::Groups =
+                        known(&before(pc).groups[accounting::group_kind(false)]);
+                    let tracked: Vec<Pending> = g.issued.iter().map(|op| first[op]).collect();
+                    self.mbarrier_arrive_agent(t, pc, 0, *addr, &tracked);
+                    self.tracked.insert((t, pc), tracked);
                     if *noinc {
                         Instr::Signal {
                             kind: SignalKind::Issue,
@@ -319,8 +434,8 @@ impl Lowering<'_> {
                 }
                 Instr::ClusterBarrier { arrive, sem, .. } => {
                     let bar = self.cluster_bar(th.placement);
+                    let arrives = known(&before(pc).cluster).arrives;
                     if *arrive {
-                        arrives += 1;
                         Instr::Rmw {
                             dst: None,
                             op: RmwOp::MbarArrive,
@@ -332,6 +447,7 @@ impl Lowering<'_> {
                             dst: None,
                             addr: bar,
                             test: false,
+                            // The phase this thread's last arrive joined.
                             phase: WaitPhase::Phase(arrives - 1),
                             sem: *sem,
                             scope: Scope::Cluster,
@@ -343,6 +459,38 @@ impl Lowering<'_> {
             };
         }
         self.out.threads[t].code = code;
+    }
+
+    /// The agents of the later executions of thread `t`'s operations that
+    /// a bounded loop may run again (up to `bound` more times per back edge).
+    fn later_executions(&mut self, t: ThreadId, bound: u32) {
+        let th = &self.src.threads[t];
+        let execs = accounting::executions(th, bound);
+        let live = if th.code.iter().any(needs_accounts) {
+            accounting::analyse(th)
+                .iter()
+                .map(Option::is_some)
+                .collect()
+        } else {
+            vec![true; th.code.len() + 1]
+        };
+        for (pc, instr) in th.code.iter().enumerate() {
+            if !live[pc] {
+                continue;
+            }
+            for k in 1..execs[pc] {
+                match instr {
+                    Instr::AsyncCopy { .. } => {
+                        self.agent_for(t, pc, k, instr);
+                    }
+                    Instr::AsyncMbarArrive { addr, .. } => {
+                        let tracked = self.tracked[&(t, pc)].clone();
+                        self.mbarrier_arrive_agent(t, pc, k, *addr, &tracked);
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 
     /// The hidden mbarrier that implements `barrier.cluster` for the cluster of `at`.
@@ -396,6 +544,7 @@ impl Lowering<'_> {
         &mut self,
         issuer: ThreadId,
         pc: usize,
+        exec: usize,
         code: Vec<(Instr, Placement)>,
         publishes: Vec<ThreadId>,
     ) -> ThreadId {
@@ -406,7 +555,11 @@ impl Lowering<'_> {
         publishes.push(id);
         publishes.sort_unstable();
         self.out.threads.push(Thread {
-            name: format!("{}.async@{}", th.name, pc),
+            name: if exec == 0 {
+                format!("{}.async@{}", th.name, pc)
+            } else {
+                format!("{}.async@{}[{}]", th.name, pc, exec)
+            },
             placement: th.placement,
             regs: vec![crate::ir::Register {
                 name: "v".to_string(),
@@ -417,6 +570,7 @@ impl Lowering<'_> {
             agent: Some(AgentOf {
                 issuer,
                 spawn_pc: pc,
+                exec,
                 publishes,
                 at,
             }),
@@ -424,8 +578,9 @@ impl Lowering<'_> {
         id
     }
 
-    /// The agent of the asynchronous operation `instr` at `pc` of thread `t`.
-    fn agent_for(&mut self, t: ThreadId, pc: usize, instr: &Instr) -> Pending {
+    /// The agent of execution `exec` of the asynchronous operation `instr`
+    /// at `pc` of thread `t`.
+    fn agent_for(&mut self, t: ThreadId, pc: usize, exec: usize, instr: &Instr) -> Pending {
         let Instr::AsyncCopy {
             kind,
             dst,
@@ -441,7 +596,11 @@ impl Lowering<'_> {
         let there = self.dest_placement(here, *dst);
         let start = (
             Instr::Await {
-                from: smallvec![(t, pc)],
+                from: smallvec![AwaitPoint {
+                    thread: t,
+                    pc,
+                    exec
+                }],
             },
             here,
         );
@@ -532,7 +691,7 @@ impl Lowering<'_> {
                 there,
             )),
         }
-        let agent = self.push_agent(t, pc, code, Vec::new());
+        let agent = self.push_agent(t, pc, exec, code, Vec::new());
         Pending {
             agent,
             reads_done,
@@ -540,12 +699,24 @@ impl Lowering<'_> {
         }
     }
 
-    /// The agent of `cp.async.mbarrier.arrive`: once the thread's earlier
-    /// `cp.async` operations complete, an arrive that publishes their writes.
-    fn mbarrier_arrive_agent(&mut self, t: ThreadId, pc: usize, bar: usize, tracked: &[Pending]) {
+    /// The agent of execution `exec` of `cp.async.mbarrier.arrive`: once the
+    /// thread's earlier `cp.async` operations complete, an arrive that
+    /// publishes their writes.
+    fn mbarrier_arrive_agent(
+        &mut self,
+        t: ThreadId,
+        pc: usize,
+        exec: usize,
+        bar: usize,
+        tracked: &[Pending],
+    ) {
         let here = self.src.threads[t].placement;
-        let mut from: SmallVec<[(usize, usize); 2]> = smallvec![(t, pc)];
-        from.extend(tracked.iter().map(|a| (a.agent, a.done)));
+        let mut from: SmallVec<[AwaitPoint; 2]> = smallvec![AwaitPoint {
+            thread: t,
+            pc,
+            exec
+        }];
+        from.extend(tracked.iter().map(|a| AwaitPoint::first(a.agent, a.done)));
         let code = vec![
             (Instr::Await { from }, here),
             (
@@ -558,6 +729,6 @@ impl Lowering<'_> {
                 here,
             ),
         ];
-        self.push_agent(t, pc, code, tracked.iter().map(|a| a.agent).collect());
+        self.push_agent(t, pc, exec, code, tracked.iter().map(|a| a.agent).collect());
     }
 }

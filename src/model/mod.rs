@@ -3,6 +3,7 @@
 //! analyses both engines must agree on (loops, [`loops`]; what a hang is,
 //! [`hang`]).
 
+pub mod accounting;
 pub mod describe;
 pub mod hang;
 pub mod loops;

@@ -67,7 +67,7 @@ impl Machine<'_> {
                 any = true;
                 continue;
             }
-            if ts.pc >= th.code.len() {
+            if ts.pc >= th.code.len() || self.unstarted(st, t) {
                 continue;
             }
             match self.standing(st, t) {
@@ -110,6 +110,46 @@ impl Machine<'_> {
         }
     }
 
+    /// Whether thread `t` is an agent that has not started because its
+    /// issuer has not performed its execution of the operation (yet, or
+    /// ever: a branch skipped it, a loop ran fewer times, or the issuer is
+    /// stuck before it). Such an agent has no events and is never stuck
+    /// (`docs/async.md`, "Branching issuers").
+    pub fn unstarted(&self, st: &State, t: usize) -> bool {
+        let Some(a) = &self.program.threads[t].agent else {
+            return false;
+        };
+        let ts = &st.threads[t];
+        if ts.pc != 0 || ts.cut {
+            return false;
+        }
+        self.layout
+            .slot(a.issuer, a.spawn_pc, a.exec)
+            .is_none_or(|s| st.retired & bit(s) == 0)
+    }
+
+    /// Whether thread `t` is an agent that never starts: it has not
+    /// started, its issuer has finished, so nothing can start it, and it
+    /// has issued nothing ahead of its start. It counts as finished for
+    /// final states.
+    ///
+    /// The machine may issue an agent's accesses speculatively before its
+    /// start retires (as any thread's); an agent that never starts never
+    /// retires them, so a state where another thread read such a write is
+    /// not the prefix of any execution and must not count as final.
+    pub fn never_starts(&self, st: &State, t: usize) -> bool {
+        self.cannot_start(st, t) && (st.bound | st.versions) & self.layout.thread_slots[t] == 0
+    }
+
+    /// Whether thread `t` is an agent that has not started and whose issuer
+    /// has finished, so that nothing can start it any more.
+    pub fn cannot_start(&self, st: &State, t: usize) -> bool {
+        self.unstarted(st, t) && {
+            let i = self.program.threads[t].agent.as_ref().unwrap().issuer;
+            st.threads[i].finished(self.program.threads[i].code.len())
+        }
+    }
+
     /// Every issued write and bound read has retired: the state is a
     /// prefix of an execution, with no speculation ahead of it.
     fn clean(&self, st: &State) -> bool {
@@ -137,14 +177,14 @@ impl Machine<'_> {
             Instr::Await { from } => {
                 let missing: Vec<(usize, usize)> = from
                     .iter()
-                    .copied()
-                    .filter(|&(u, upc)| {
+                    .filter(|a| {
                         let s = self
                             .layout
-                            .slot(u, upc, 0)
+                            .slot(a.thread, a.pc, a.exec)
                             .expect("awaited points have slots");
                         st.retired & bit(s) == 0
                     })
+                    .map(|a| (a.thread, a.pc))
                     .collect();
                 if missing.is_empty() {
                     return None;

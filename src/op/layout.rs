@@ -416,10 +416,10 @@ impl Layout {
                 });
             }
             if let Instr::Await { from } = &p.threads[t].code[sh.pc] {
-                for &(u, pc) in from {
+                for pt in from {
                     let s = self
-                        .slot(u, pc, 0)
-                        .expect("awaited instructions have slots");
+                        .slot(pt.thread, pt.pc, pt.exec)
+                        .expect("awaited executions have slots");
                     self.snapshot_points |= bit(s);
                 }
             }

@@ -110,7 +110,7 @@ impl<'p> Machine<'p> {
         retry: bool,
     ) -> Result<Machine<'p>, TooManySlots> {
         let program = if lower::needs_lowering(source) {
-            Cow::Owned(lower::lower(source))
+            Cow::Owned(lower::lower(source, bound))
         } else {
             Cow::Borrowed(source)
         };
@@ -236,12 +236,14 @@ impl<'p> Machine<'p> {
         .with_init_values(self)
     }
 
-    /// Whether every thread has retired everything or stopped at the loop bound.
+    /// Whether every thread has retired everything or stopped at the loop
+    /// bound, or is an agent that never starts ([`Machine::never_starts`]).
     pub fn is_final(&self, st: &State) -> bool {
         st.threads
             .iter()
             .zip(&self.program.threads)
-            .all(|(ts, th)| ts.finished(th.code.len()))
+            .enumerate()
+            .all(|(t, (ts, th))| ts.finished(th.code.len()) || self.never_starts(st, t))
     }
 
     /// Whether a final state was reached with some thread stopped at the loop bound.

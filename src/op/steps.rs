@@ -515,8 +515,8 @@ impl Machine<'_> {
             }
             Instr::Await { from } => {
                 let mut k = st.threads[t].view.clone();
-                for &(u, pc) in from {
-                    let s = self.layout.slot(u, pc, 0).unwrap();
+                for pt in from {
+                    let s = self.layout.slot(pt.thread, pt.pc, pt.exec).unwrap();
                     if st.retired & bit(s) == 0 {
                         return Retire::Blocked;
                     }

@@ -74,6 +74,14 @@ impl Machine<'_> {
                 end: End::Bound,
             };
         }
+        if self.cannot_start(st, t) {
+            // Nothing of an agent that can no longer start will ever retire:
+            // issuing any of it early leads only to dead ends.
+            return Window {
+                entries,
+                end: End::Finished,
+            };
+        }
         let end = loop {
             let Some(instr) = th.code.get(pc) else {
                 break End::Finished;

@@ -13,8 +13,12 @@ struct Names {
 
 impl Names {
     fn of(p: &Program) -> Names {
+        // A hang names source threads and the agents of first executions
+        // (agents are never stuck: they run to completion once started,
+        // and one that never starts is not stuck); those come first in the
+        // lowering whatever the loop bound, so bound 0 names them alike.
         Names {
-            lowered: crate::model::lower::lower(p),
+            lowered: crate::model::lower::lower(p, 0),
         }
     }
     fn thread(&self, t: ThreadId) -> &str {
@@ -65,11 +69,6 @@ impl Names {
             )
         }
     }
-    /// Whether a stuck thread is an agent that never started (its issuer
-    /// is stuck before issuing it): it adds nothing to the explanation.
-    fn unstarted_agent(&self, s: &Stuck) -> bool {
-        self.lowered.threads[s.thread].agent.is_some() && s.pc == 0
-    }
 }
 
 fn list(items: &[String]) -> String {
@@ -80,15 +79,10 @@ fn list(items: &[String]) -> String {
     }
 }
 
-/// The stuck threads worth naming (agents that never started are left out).
-pub fn threads<'h>(p: &Program, h: &'h Hang) -> Vec<&'h Stuck> {
-    let n = Names::of(p);
-    let named: Vec<&Stuck> = h.stuck.iter().filter(|s| !n.unstarted_agent(s)).collect();
-    if named.is_empty() {
-        h.stuck.iter().collect()
-    } else {
-        named
-    }
+/// The stuck threads, in thread order (an agent that never started is not
+/// stuck, and so never among them).
+pub fn threads<'h>(_p: &Program, h: &'h Hang) -> Vec<&'h Stuck> {
+    h.stuck.iter().collect()
 }
 
 /// The thread's name.

@@ -155,6 +155,8 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
         "finished"
     } else if ts.arrived {
         "waiting at a barrier"
+    } else if m.never_starts(st, t) {
+        "never starts: its issuer did not perform this execution"
     } else if th.agent.is_some() && ts.seq == 0 {
         "not started"
     } else {
@@ -183,9 +185,13 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
     let issued_by = th.agent.as_ref().map(|a| {
         let issuer = &m.source.threads[a.issuer];
         format!(
-            "{} `{}`",
+            "{} `{}`{}",
             issuer.name,
-            crate::model::describe::instr_text(m.source, p, a.issuer, a.spawn_pc)
+            crate::model::describe::instr_text(m.source, p, a.issuer, a.spawn_pc),
+            match a.exec {
+                0 => String::new(),
+                k => format!(", its execution {}", k + 1),
+            }
         )
     });
     ThreadBox {
