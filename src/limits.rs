@@ -182,11 +182,15 @@ impl Budget {
         let values = self.output_values();
         if let (Some(d), Some(t)) = (self.deadline, self.limits.timeout) {
             let reserve = OUTPUT_TIME_PER_VALUE.saturating_mul(values.min(u32::MAX as u64) as u32);
-            if now >= d {
-                return Some(self.set(Exceeded::Time(t)));
-            }
             if now + reserve >= d {
-                return Some(self.set(Exceeded::OutputTime(t)));
+                // A reserve of a few milliseconds is within the polling's
+                // slack: the limit was reached, whatever kept it.
+                let e = if now < d && reserve >= Duration::from_millis(10) {
+                    Exceeded::OutputTime(t)
+                } else {
+                    Exceeded::Time(t)
+                };
+                return Some(self.set(e));
             }
         }
         if let Some(max) = self.limits.max_memory {

@@ -26,7 +26,7 @@ use crate::limits::{Budget, Exceeded, Finder, Poll};
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
-use crate::rel::{Rel, Set, bit, members};
+use crate::rel::{Rel, Set, bit, members, rows_have_cycle};
 
 /// Counters of the search, one per step and per reason for rejection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -75,6 +75,8 @@ pub struct Search<'a, 'p> {
     rf: Vec<Option<usize>>,
     /// The same as a relation write → read.
     rf_rel: Rel,
+    /// Rows of a relation being checked (reused, to not allocate per check).
+    scratch: Vec<Set>,
     /// Per memory event X of a non-generic proxy: the proxy fences that may
     /// be in `Src(X)` (bi-directional, X's proxy, X's CTA, X's space).
     src_cand: Vec<Set>,
@@ -248,6 +250,7 @@ impl<'a, 'p> Search<'a, 'p> {
             has_deps: g.dep.pairs().next().is_some(),
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
+            scratch: Vec::with_capacity(n),
             src_cand,
             dst_cand,
             base,
@@ -1011,14 +1014,15 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_causality += 1;
             return false;
         }
-        // SC per location: acyclic((ms ∩ (rf ∪ co ∪ fr)) ∪ po_loc).
-        let fr = self.rf_rel.inverse().compose(co);
-        let mut com = self.rf_rel.clone();
-        com.union_with(co);
-        com.union_with(&fr);
-        let mut scl = com.intersect(&g.ms);
-        scl.union_with(&g.po_loc);
-        if scl.has_cycle() {
+        // SC per location: acyclic((ms ∩ (rf ∪ co ∪ fr)) ∪ po_loc), row by
+        // row into a reused buffer (this runs once per coherence candidate).
+        // fr = rf⁻¹; co, and a read has one source: fr(r) = co(rf(r)).
+        self.scratch.clear();
+        self.scratch.extend((0..g.len()).map(|i| {
+            let fr = self.rf[i].map_or(0, |w| co.row(w));
+            ((self.rf_rel.row(i) | co.row(i) | fr) & g.ms.row(i)) | g.po_loc.row(i)
+        }));
+        if rows_have_cycle(&self.scratch) {
             self.stats.pruned_sc_per_location += 1;
             return false;
         }
