@@ -429,7 +429,7 @@ fn async_program() -> impl Strategy<Value = AsyncGen> {
 }
 
 fn render_async(g: &AsyncGen) -> String {
-    let mut s = format!(
+    let s = format!(
         "PTX random-async\n{{\ng=0;\ns0 @ shared cta 0 = 0; s1 @ shared cta 1 = 0;\nb0 @ mbarrier cta 0 = {c}; b1 @ mbarrier cta 1 = {c};\n}}\n",
         c = g.count
     );
@@ -466,17 +466,7 @@ fn render_async(g: &AsyncGen) -> String {
         }
         cells.push(out);
     }
-    let depth = cells.iter().map(Vec::len).max().unwrap();
-    writeln!(s, " {} ;", header.join(" | ")).unwrap();
-    for k in 0..depth {
-        let row: Vec<&str> = cells
-            .iter()
-            .map(|c| c.get(k).map_or("", String::as_str))
-            .collect();
-        writeln!(s, " {} ;", row.join(" | ")).unwrap();
-    }
-    s.push_str("exists (0 == 0)\n");
-    s
+    finish_table(s, &header, &cells)
 }
 
 /// The lines of one async item for a thread in CTA `own`; `reg` and `val`
@@ -638,7 +628,7 @@ fn loop_program() -> impl Strategy<Value = LoopGen> {
 }
 
 fn render_loops(g: &LoopGen) -> String {
-    let mut s = String::from("PTX random-loops\n{\nx=0; y=0; m=0;\n}\n");
+    let s = String::from("PTX random-loops\n{\nx=0; y=0; m=0;\n}\n");
     let cta = |t: usize| match g.placement {
         0 => 0,
         1 => t,
@@ -757,17 +747,7 @@ fn render_loops(g: &LoopGen) -> String {
         }
         cells.push(out);
     }
-    let depth = cells.iter().map(Vec::len).max().unwrap();
-    writeln!(s, " {} ;", header.join(" | ")).unwrap();
-    for k in 0..depth {
-        let row: Vec<&str> = cells
-            .iter()
-            .map(|c| c.get(k).map_or("", String::as_str))
-            .collect();
-        writeln!(s, " {} ;", row.join(" | ")).unwrap();
-    }
-    s.push_str("exists (0 == 0)\n");
-    s
+    finish_table(s, &header, &cells)
 }
 
 /// The two engines agree on outcomes and on termination for random programs
@@ -917,7 +897,7 @@ fn branch_program() -> impl Strategy<Value = BranchGen> {
 }
 
 fn render_branching(g: &BranchGen) -> String {
-    let mut s = format!(
+    let s = format!(
         "PTX random-branching\n{{\ng=0;\ns0 @ shared cta 0 = 0; s1 @ shared cta 1 = 0;\nb0 @ mbarrier cta 0 = {c}; b1 @ mbarrier cta 1 = {c};\n}}\n",
         c = g.count
     );
@@ -969,17 +949,7 @@ fn render_branching(g: &BranchGen) -> String {
         }
         cells.push(out);
     }
-    let depth = cells.iter().map(Vec::len).max().unwrap();
-    writeln!(s, " {} ;", header.join(" | ")).unwrap();
-    for k in 0..depth {
-        let row: Vec<&str> = cells
-            .iter()
-            .map(|c| c.get(k).map_or("", String::as_str))
-            .collect();
-        writeln!(s, " {} ;", row.join(" | ")).unwrap();
-    }
-    s.push_str("exists (0 == 0)\n");
-    s
+    finish_table(s, &header, &cells)
 }
 
 /// The two engines agree on outcomes and on termination for random programs
@@ -1037,4 +1007,20 @@ fn engines_agree_on_branching_issuers() {
         "hangs {hangs}, terminates {terminates}, not checked {unchecked}, \
          guarded {guarded}, looped {looped}, after a spin {spun}"
     );
+}
+
+/// The rest of a test after its initial state: the placement `header`, one
+/// column of `cells` per thread (padded), and a condition that always holds.
+fn finish_table(mut s: String, header: &[String], cells: &[Vec<String>]) -> String {
+    let depth = cells.iter().map(Vec::len).max().unwrap();
+    writeln!(s, " {} ;", header.join(" | ")).unwrap();
+    for k in 0..depth {
+        let row: Vec<&str> = cells
+            .iter()
+            .map(|c| c.get(k).map_or("", String::as_str))
+            .collect();
+        writeln!(s, " {} ;", row.join(" | ")).unwrap();
+    }
+    s.push_str("exists (0 == 0)\n");
+    s
 }

@@ -73,11 +73,7 @@ pub fn run(args: &StepArgs) -> Exit {
     let mut session = match Session::new(&t.program, options) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!(
-                "error: the test needs {} event slots; the machine holds at most {}",
-                e.0,
-                crate::rel::MAX_EVENTS
-            );
+            eprintln!("error: {e}");
             return Exit::Incomplete;
         }
     };

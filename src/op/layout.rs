@@ -121,9 +121,20 @@ impl SlotInfo {
     }
 }
 
-/// Why a program does not fit the machine.
+/// Why a program does not fit the machine: the event slots it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooManySlots(pub usize);
+
+impl std::fmt::Display for TooManySlots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the test needs {} event slots; the machine holds at most {}",
+            self.0,
+            crate::rel::MAX_EVENTS
+        )
+    }
+}
 
 /// The static layout of a program.
 pub struct Layout {

@@ -369,16 +369,7 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
     };
     let mut s = match Session::new(&t.program, options) {
         Ok(s) => s,
-        Err(e) => {
-            return Answer::error(
-                422,
-                format!(
-                    "the test needs {} event slots; the machine holds at most {}",
-                    e.0,
-                    crate::rel::MAX_EVENTS
-                ),
-            );
-        }
+        Err(e) => return Answer::error(422, e.to_string()),
     };
     if let Err(crate::op::trace::TraceError::BadChoice {
         step,
