@@ -40,21 +40,19 @@ pub fn rows_have_cycle(rows: &[Set]) -> bool {
     let mut finished: Set = 0;
     let mut on_path: Set = 0;
     // The path: each event with the successors it has not followed yet.
-    let mut path = [(0usize, 0 as Set); MAX_EVENTS];
+    let mut path: smallvec::SmallVec<[(usize, Set); 32]> = smallvec::SmallVec::new();
     for (start, &row) in rows.iter().enumerate() {
         if row == 0 || finished & bit(start) != 0 {
             continue;
         }
-        let mut depth = 1;
-        path[0] = (start, row);
+        path.push((start, row));
         on_path |= bit(start);
-        while depth > 0 {
-            let (v, rest) = &mut path[depth - 1];
+        while let Some((v, rest)) = path.last_mut() {
             let todo = *rest & !finished;
             if todo == 0 {
                 on_path &= !bit(*v);
                 finished |= bit(*v);
-                depth -= 1;
+                path.pop();
                 continue;
             }
             let w = todo.trailing_zeros() as usize;
@@ -62,9 +60,8 @@ pub fn rows_have_cycle(rows: &[Set]) -> bool {
             if on_path & bit(w) != 0 {
                 return true;
             }
-            path[depth] = (w, rows[w]);
+            path.push((w, rows[w]));
             on_path |= bit(w);
-            depth += 1;
         }
     }
     false
