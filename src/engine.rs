@@ -59,6 +59,9 @@ pub struct RunOptions {
     /// P2, persistent thread choices in the operational machine (with `por`;
     /// off only to check it: `docs/exploration.md`, "P2").
     pub persistent: bool,
+    /// The oracle's forced coherence edges and total locations (off only to
+    /// check them: `docs/oracle.md`, "Forced coherence").
+    pub forced_coherence: bool,
     /// Worker threads for the operational exploration.
     pub jobs: usize,
     /// Remember full states instead of fingerprints.
@@ -83,6 +86,7 @@ impl Default for RunOptions {
             por: true,
             lazy_coherence: true,
             persistent: true,
+            forced_coherence: true,
             jobs: 1,
             exact: false,
             progress: false,
@@ -396,6 +400,7 @@ fn run_ax(
     let ax_opts = AxOptions {
         loop_bound: opts.loop_bound,
         retry_loops: opts.retry_loops,
+        forced_coherence: opts.forced_coherence,
         ..AxOptions::default()
     };
     let r = ax::run_within(p, &ax_opts, budget);

@@ -39,17 +39,27 @@ impl Columns {
     /// A final state of `p` in herd's notation (`0:r0=1; 1:r1=0; x=1;`): how
     /// the reports list it and how `--outcome` and `g` read it back.
     pub fn line(&self, p: &Program, s: &State) -> String {
-        let mut parts = Vec::with_capacity(s.len());
-        for (c, v) in self.columns.iter().zip(s) {
-            match c {
-                Column::Reg { thread, reg } => parts.push(format!(
-                    "{thread}:{}={v};",
-                    p.threads[*thread].regs[*reg].name
-                )),
-                Column::Loc(l) => parts.push(format!("{}={v};", p.locations[*l].name)),
+        let mut out = String::new();
+        self.write_line(&mut out, p, s);
+        out
+    }
+
+    /// [`Columns::line`], appended to `out`: a report of millions of final
+    /// states writes them into one buffer, with no string per value.
+    pub fn write_line(&self, out: &mut String, p: &Program, s: &State) {
+        use std::fmt::Write;
+        for (k, (c, v)) in self.columns.iter().zip(s).enumerate() {
+            if k > 0 {
+                out.push(' ');
             }
+            match c {
+                Column::Reg { thread, reg } => {
+                    write!(out, "{thread}:{}={v};", p.threads[*thread].regs[*reg].name)
+                }
+                Column::Loc(l) => write!(out, "{}={v};", p.locations[*l].name),
+            }
+            .expect("writing to a String cannot fail");
         }
-        parts.join(" ")
     }
 
     /// The columns of `p`.

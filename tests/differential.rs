@@ -316,7 +316,8 @@ proptest! {
     })]
 
     /// Partial-order reduction never changes the machine's outcomes, nor
-    /// does lazy coherence or P2 alone.
+    /// does lazy coherence or P2 alone; the oracle's forced coherence never
+    /// changes its outcomes.
     #[test]
     fn reduction_keeps_the_outcomes(g in small_program()) {
         let text = render(&g);
@@ -333,6 +334,12 @@ proptest! {
         let no_p2 = RunOptions { persistent: false, ..with };
         let d = engine::run(&t.program, &no_p2);
         prop_assert_eq!(&a.outcomes, &d.outcomes, "P2 changed the outcomes of\n{}", text);
+        // The oracle's forced coherence, on and off.
+        let forced = RunOptions { engine: EngineChoice::Ax, ..RunOptions::default() };
+        let e = engine::run(&t.program, &forced);
+        let f = engine::run(&t.program, &RunOptions { forced_coherence: false, ..forced });
+        prop_assert_eq!(&a.outcomes, &e.outcomes, "the engines differ on\n{}", text);
+        prop_assert_eq!(&e.outcomes, &f.outcomes, "forced coherence changed the outcomes of\n{}", text);
     }
 }
 

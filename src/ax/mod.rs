@@ -38,6 +38,11 @@ pub struct AxOptions {
     pub max_paths: usize,
     /// Recognise retry loops (else they are bounded like other loops).
     pub retry_loops: bool,
+    /// Add the coherence edges that one orientation's immediate violation
+    /// forces, and read the final values of total locations off the least
+    /// coherence instead of searching their orders (`docs/oracle.md`,
+    /// "Forced coherence"); `false` only to check that shortcut.
+    pub forced_coherence: bool,
 }
 
 impl Default for AxOptions {
@@ -46,6 +51,7 @@ impl Default for AxOptions {
             loop_bound: 2,
             max_paths: 4096,
             retry_loops: true,
+            forced_coherence: true,
         }
     }
 }
@@ -155,7 +161,8 @@ fn search_all(
         let truncated = combo.iter().any(|c| c.truncated);
         if !(truncated && r.bound_hit) && termination::awaits_consistent(p, &combo) {
             let g = graph::Graph::new(p, &combo);
-            let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes);
+            let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
+                .forced_coherence(opts.forced_coherence);
             let found = s.run();
             add_stats(&mut r.stats, &s.stats);
             if let Some(e) = s.stopped {

@@ -26,7 +26,7 @@ use crate::limits::{Budget, Exceeded, Finder, Poll};
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
-use crate::rel::{Rel, Set, bit, members, rows_have_cycle};
+use crate::rel::{Rel, Set, bit, has_cycle_within, members};
 
 /// Counters of the search, one per step and per reason for rejection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -75,8 +75,29 @@ pub struct Search<'a, 'p> {
     rf: Vec<Option<usize>>,
     /// The same as a relation write → read.
     rf_rel: Rel,
-    /// Rows of a relation being checked (reused, to not allocate per check).
+    /// Rows of a relation being checked, indexed by event (reused, to not
+    /// allocate per check; only the rows of the events checked are current).
     scratch: Vec<Set>,
+    /// Every event of the skeleton.
+    all: Set,
+    /// Per location: its memory events, initial write included. The axioms
+    /// that mention coherence relate events of one location, so orienting a
+    /// location's writes is checked on these events alone.
+    loc_events: Vec<Set>,
+    /// Per read: the reads program-order-before it at its address.
+    reads_po_loc_before: Vec<Set>,
+    /// Per location: whether it is *total* — its events (initial write
+    /// included) pairwise morally strong, no RMW and no read that must read
+    /// the latest write. For such a location every coherence order that
+    /// extends `Search::min_co` is consistent (`docs/oracle.md`,
+    /// "Forced coherence"), so nothing is searched: its final values are
+    /// the writes `min_co` leaves maximal.
+    total_loc: Vec<bool>,
+    /// The events of the total locations.
+    total_events: Set,
+    /// Add forced coherence edges and use total locations (see
+    /// [`Search::forced_coherence`]).
+    forced: bool,
     /// Per memory event X of a non-generic proxy: the proxy fences that may
     /// be in `Src(X)` (bi-directional, X's proxy, X's CTA, X's space).
     src_cand: Vec<Set>,
@@ -243,14 +264,42 @@ impl<'a, 'p> Search<'a, 'p> {
                 })
                 .collect()
         });
+        let mut loc_events = vec![0 as Set; g.writes_of.len()];
+        for (i, e) in g.events.iter().enumerate() {
+            if e.is_mem() {
+                loc_events[e.loc] |= bit(i);
+            }
+        }
+        let rmw_events = g.rmw.pairs().fold(0, |m, (r, w)| m | bit(r) | bit(w));
+        let total_loc: Vec<bool> = loc_events
+            .iter()
+            .map(|&evs| {
+                evs & (rmw_events | g.latest) == 0
+                    && members(evs).all(|a| (g.ms.row(a) | bit(a)) & evs == evs)
+            })
+            .collect();
+        let total_events = loc_events
+            .iter()
+            .zip(&total_loc)
+            .filter(|(_, t)| **t)
+            .fold(0, |m, (&evs, _)| m | evs);
+        let read_set = g.reads.iter().fold(0, |m, &r| m | bit(r));
+        let po_loc_inv = g.po_loc.inverse();
+        let reads_po_loc_before = (0..n).map(|r| po_loc_inv.row(r) & read_set).collect();
         Search {
             g,
             cols,
+            all: (0..n).fold(0, |m, i| m | bit(i)),
+            loc_events,
+            reads_po_loc_before,
+            total_loc,
+            total_events,
+            forced: true,
             plain_same_loc,
             has_deps: g.dep.pairs().next().is_some(),
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
-            scratch: Vec::with_capacity(n),
+            scratch: vec![0; n],
             src_cand,
             dst_cand,
             base,
@@ -265,6 +314,18 @@ impl<'a, 'p> Search<'a, 'p> {
             witness: None,
             out,
         }
+    }
+
+    /// With `on` false, the search adds only A1's coherence edges to the
+    /// least coherence and searches every location's orders: the oracle as
+    /// it was before forced edges and total locations, kept to check them.
+    pub fn forced_coherence(mut self, on: bool) -> Self {
+        self.forced = on;
+        if !on {
+            self.total_loc.iter_mut().for_each(|t| *t = false);
+            self.total_events = 0;
+        }
+        self
     }
 
     /// Count a node and poll the budget.
@@ -353,7 +414,7 @@ impl<'a, 'p> Search<'a, 'p> {
             return false;
         }
         let cause = self.cause(&cb, &sw, None, &obs);
-        if !self.causality_ok(&cause, None) {
+        if !self.causality_ok(&cause, None, self.all) {
             self.stats.pruned_causality += 1;
             return false;
         }
@@ -363,7 +424,7 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_coherence += 1;
             return false;
         };
-        self.co_consistent(&co, &cause)
+        self.co_consistent(&co, &cause, self.all)
     }
 
     /// Atomicity, decided by reads-from alone: two RMWs that read the same
@@ -573,10 +634,14 @@ impl<'a, 'p> Search<'a, 'p> {
         cause
     }
 
-    /// A6: no read reads from a write it causally precedes; with `co`, no read
-    /// reads from a write coherence-before one that causally precedes it.
-    fn causality_ok(&self, cause: &Rel, co: Option<&Rel>) -> bool {
+    /// A6 for the reads among `within`: no read reads from a write it
+    /// causally precedes; with `co`, no read reads from a write
+    /// coherence-before one that causally precedes it.
+    fn causality_ok(&self, cause: &Rel, co: Option<&Rel>, within: Set) -> bool {
         self.g.reads.iter().all(|&r| {
+            if within & bit(r) == 0 {
+                return true;
+            }
             let Some(w) = self.rf[r] else { return true };
             if cause.has(r, w) {
                 return false;
@@ -812,7 +877,7 @@ impl<'a, 'p> Search<'a, 'p> {
 
     fn co_start(&mut self, cb: &Rel, extra: &Rel, ctx: &Ctx) {
         let cause = self.cause(cb, ctx.sw_ra, Some(extra), ctx.obs);
-        if !self.causality_ok(&cause, None) {
+        if !self.causality_ok(&cause, None, self.all) {
             self.stats.pruned_causality += 1;
             return;
         }
@@ -820,7 +885,7 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_coherence += 1;
             return;
         };
-        if !self.co_consistent(&co, &cause) {
+        if !self.co_consistent(&co, &cause, self.all) {
             return;
         }
         // Given reads-from and causality, the axioms constrain the coherence
@@ -834,9 +899,8 @@ impl<'a, 'p> Search<'a, 'p> {
         let g = self.g;
         let mut finals: Vec<Vec<Value>> = Vec::with_capacity(g.writes_of.len());
         for l in 0..g.writes_of.len() {
-            let ws = g.writes_of[l];
             let pairs = std::mem::take(&mut self.ws_pairs_of[l]);
-            let vals = self.co_finals(&co, &cause, ws, &pairs);
+            let vals = self.co_finals(&co, &cause, l, &pairs);
             self.ws_pairs_of[l] = pairs;
             match vals {
                 Some(v) if !v.is_empty() => finals.push(v),
@@ -846,8 +910,21 @@ impl<'a, 'p> Search<'a, 'p> {
         self.leaf(&finals);
     }
 
-    /// The least coherence: initial writes first, and the causality order
-    /// between same-location writes (A1); `None` if it is cyclic.
+    /// The least coherence every consistent completion contains; `None` if
+    /// it is cyclic. Initial writes come first and causality orders
+    /// same-location writes (A1). Two morally strong writes must be ordered
+    /// one way or the other, so where one orientation breaks an axiom
+    /// outright with the reads bound so far, the other is forced:
+    /// * A6: a write `w2` that causally precedes a read of `w` goes before `w`;
+    /// * A5 (SC per location), for each short cycle through program order at
+    ///   one address whose every edge is morally strong: writes in program
+    ///   order are in coherence order (coWW); a write program-order before a
+    ///   read goes before the write it reads (coWR); the write a read reads
+    ///   goes before a write program-order after the read (coRW); two reads in
+    ///   program order read writes in coherence order (coRR).
+    ///
+    /// The forced edges only cut the orientations the search would try and
+    /// reject; they let most locations finish with nothing left to orient.
     fn min_co(&self, cause: &Rel) -> Option<Rel> {
         let g = self.g;
         let mut co = Rel::empty(g.len());
@@ -861,6 +938,31 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
                 for w2 in members(ws & cause.row(w)) {
                     co.add(w, w2);
+                }
+                if self.forced {
+                    for w2 in members(ws & g.po_loc.row(w) & g.ms.row(w)) {
+                        co.add(w, w2); // coWW (A1 covers it unless proxies differ)
+                    }
+                }
+            }
+        }
+        let reads: &[usize] = if self.forced { &g.reads } else { &[] };
+        for &r in reads {
+            let Some(w) = self.rf[r] else { continue };
+            let rf_ms = g.ms.has(w, r);
+            for w2 in members(g.writes_of[g.events[r].loc] & g.ms.row(w) & !bit(w)) {
+                if cause.has(w2, r) || (g.po_loc.has(w2, r) && g.ms.has(r, w2)) {
+                    co.add(w2, w); // A6, coWR
+                }
+                if rf_ms && g.po_loc.has(r, w2) {
+                    co.add(w, w2); // coRW: r po w2 co w rf r otherwise
+                }
+            }
+            for r1 in members(self.reads_po_loc_before[r]) {
+                let Some(w1) = self.rf[r1] else { continue };
+                // coRR: r1 po r fr w1 rf r1 otherwise.
+                if w1 != w && g.ms.has(w1, w) && g.ms.has(r, w1) && g.ms.has(w1, r1) {
+                    co.add(w1, w);
                 }
             }
         }
@@ -876,11 +978,24 @@ impl<'a, 'p> Search<'a, 'p> {
         &mut self,
         co: &Rel,
         cause: &Rel,
-        ws: crate::rel::Set,
+        l: usize,
         pairs: &[(usize, usize)],
     ) -> Option<Vec<Value>> {
+        let ws = self.g.writes_of[l];
+        let within = self.loc_events[l];
+        if self.total_loc[l] {
+            // Every extension of `co` is consistent: any write it leaves
+            // maximal can end the location's coherence, and none other can.
+            let mut vals: Vec<Value> = members(ws)
+                .filter(|&w| co.row(w) & ws == 0)
+                .map(|w| if self.record { self.write_value(w) } else { 0 })
+                .collect();
+            vals.sort_unstable();
+            vals.dedup();
+            return Some(vals);
+        }
         if !self.record {
-            let any = self.co_exists(co, cause, pairs, None);
+            let any = self.co_exists(co, cause, pairs, None, within);
             if self.stopped.is_some() {
                 return None;
             }
@@ -918,7 +1033,7 @@ impl<'a, 'p> Search<'a, 'p> {
             if vals.contains(&v) {
                 continue; // this final value is known possible already
             }
-            if self.co_exists(&c, cause, pairs, Some((w, ws))) {
+            if self.co_exists(&c, cause, pairs, Some((w, ws)), within) {
                 vals.push(v);
             }
             if self.stopped.is_some() {
@@ -929,21 +1044,23 @@ impl<'a, 'p> Search<'a, 'p> {
         Some(vals)
     }
 
-    /// Whether orienting the rest of `pairs` can extend `co` (closed) into a
-    /// coherence satisfying A3, A5 and A6, with `last` (a write and its
-    /// location's writes) kept coherence-maximal.
+    /// Whether orienting the rest of `pairs` (writes of one location, whose
+    /// events are `within`) can extend `co` (closed, consistent outside
+    /// `within`) into a coherence satisfying A3, A5 and A6, with `last` (a
+    /// write and its location's writes) kept coherence-maximal.
     fn co_exists(
         &mut self,
         co: &Rel,
         cause: &Rel,
         pairs: &[(usize, usize)],
-        last: Option<(usize, crate::rel::Set)>,
+        last: Option<(usize, Set)>,
+        within: Set,
     ) -> bool {
         self.tick();
         if self.stopped.is_some() {
             return false;
         }
-        if !self.co_consistent(co, cause) {
+        if !self.co_consistent(co, cause, within) {
             return false;
         }
         if let Some((w, ws)) = last {
@@ -965,7 +1082,7 @@ impl<'a, 'p> Search<'a, 'p> {
                 self.stats.pruned_coherence += 1;
                 continue;
             }
-            if self.co_exists(&c, cause, &pairs[k + 1..], last) {
+            if self.co_exists(&c, cause, &pairs[k + 1..], last, within) {
                 return true;
             }
             if self.stopped.is_some() {
@@ -986,12 +1103,25 @@ impl<'a, 'p> Search<'a, 'p> {
             .expect("all reads are bound at a leaf")
     }
 
-    /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`;
-    /// for stuck paths, fairness: spinning and failing waits' reads read a
-    /// coherence-maximal write (`co` only grows, so this is final too).
-    fn co_consistent(&mut self, co: &Rel, cause: &Rel) -> bool {
+    /// A3, A5 and the from-read part of A6 for a (closed, acyclic) `co`, on
+    /// the events `within` (each of these axioms relates events of one
+    /// location, so a union of locations' events checks exactly those
+    /// locations); for stuck paths, fairness: spinning and failing waits'
+    /// reads read a coherence-maximal write (`co` only grows, so this is
+    /// final too).
+    fn co_consistent(&mut self, co: &Rel, cause: &Rel, within: Set) -> bool {
         let g = self.g;
-        for r in members(g.latest) {
+        // On a total location, with `co` from `Search::min_co`, the one
+        // cycle left to look for is a read reading a write program-order
+        // after it (coRW1); everything else is `min_co`'s acyclicity.
+        for r in members(within & self.total_events) {
+            if self.rf[r].is_some_and(|w| g.po_loc.has(r, w)) {
+                self.stats.pruned_sc_per_location += 1;
+                return false;
+            }
+        }
+        let within = within & !self.total_events;
+        for r in members(g.latest & within) {
             // During reads-from, a read not bound yet has no say.
             let Some(w) = self.rf[r] else { continue };
             if co.row(w) & g.writes_of[g.events[r].loc] != 0 {
@@ -1001,6 +1131,9 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         // Atomicity: no morally strong write between an RMW's read and write.
         for (r, w) in g.rmw.pairs() {
+            if within & bit(r) == 0 {
+                continue;
+            }
             // During reads-from, an RMW whose read is not bound yet has no say.
             let Some(src) = self.rf[r] else { continue };
             for w2 in members(co.row(src)) {
@@ -1010,19 +1143,19 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
             }
         }
-        if !self.causality_ok(cause, Some(co)) {
+        if !self.causality_ok(cause, Some(co), within) {
             self.stats.pruned_causality += 1;
             return false;
         }
         // SC per location: acyclic((ms ∩ (rf ∪ co ∪ fr)) ∪ po_loc), row by
         // row into a reused buffer (this runs once per coherence candidate).
         // fr = rf⁻¹; co, and a read has one source: fr(r) = co(rf(r)).
-        self.scratch.clear();
-        self.scratch.extend((0..g.len()).map(|i| {
+        for i in members(within) {
             let fr = self.rf[i].map_or(0, |w| co.row(w));
-            ((self.rf_rel.row(i) | co.row(i) | fr) & g.ms.row(i)) | g.po_loc.row(i)
-        }));
-        if rows_have_cycle(&self.scratch) {
+            self.scratch[i] =
+                (((self.rf_rel.row(i) | co.row(i) | fr) & g.ms.row(i)) | g.po_loc.row(i)) & within;
+        }
+        if has_cycle_within(&self.scratch, within) {
             self.stats.pruned_sc_per_location += 1;
             return false;
         }

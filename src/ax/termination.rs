@@ -84,7 +84,8 @@ pub fn termination_within(
                 return Err(AxLimit::TooManyEvents);
             }
             let g = Graph::new(p, &combo);
-            let mut s = Search::new(&g, &cols, &mut sink, budget, spent);
+            let mut s = Search::new(&g, &cols, &mut sink, budget, spent)
+                .forced_coherence(opts.forced_coherence);
             s.run();
             super::add_stats(&mut result.stats, &s.stats);
             if let Some(e) = s.stopped {

@@ -61,6 +61,11 @@ pub struct EngineArgs {
     /// Turn off P2, exploring one persistent thread's choices alone (to check it).
     #[arg(long)]
     pub no_persistent: bool,
+    /// Make the oracle search every coherence orientation instead of adding
+    /// the edges an axiom forces and reading total locations' final values
+    /// off the least coherence (to check that shortcut).
+    #[arg(long)]
+    pub no_forced_coherence: bool,
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
@@ -116,6 +121,7 @@ impl EngineArgs {
             por: !self.no_por,
             lazy_coherence: !self.eager_coherence,
             persistent: !self.no_persistent,
+            forced_coherence: !self.no_forced_coherence,
             // Several tests: one worker per test; one test: the workers share it.
             jobs: if tests == 1 { jobs } else { 1 },
             exact: self.exact,

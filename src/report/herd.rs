@@ -47,8 +47,15 @@ pub fn report(r: &TestReport) -> String {
         writeln!(out, "Incomplete: {why}{found}").unwrap();
     }
     writeln!(out, "States {}", res.outcomes.len()).unwrap();
+    // A large set is most of the report: size the buffer once from the
+    // first line, rather than copying it at every doubling.
+    if let Some(first) = res.outcomes.first() {
+        let line = res.columns.line(p, first).len() + 1;
+        out.reserve(line.saturating_mul(res.outcomes.len()).saturating_add(1024));
+    }
     for s in &res.outcomes {
-        writeln!(out, "{}", state(p, &res.columns, s)).unwrap();
+        res.columns.write_line(&mut out, p, s);
+        out.push('\n');
     }
     writeln!(out, "{}", if res.verdict.holds { "Ok" } else { "No" }).unwrap();
     writeln!(out, "Witnesses").unwrap();
