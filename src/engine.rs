@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::ax::{self, AxOptions, AxStats};
 use crate::explore::{self, ExploreOptions, ExploreStats};
 use crate::ir::Program;
-use crate::limits::{Budget, Limits};
+use crate::limits::{Budget, Limits, OutputCost};
 use crate::model::Model;
 use crate::model::hang::Hang;
 use crate::op::{Coherence, Machine, TooManySlots};
@@ -62,6 +62,9 @@ pub struct RunOptions {
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
+    /// What printing a value of an outcome will cost, so that the limits
+    /// keep time and memory for the report (`limits::OutputCost`).
+    pub output_cost: OutputCost,
     /// Worker threads for the operational exploration.
     pub jobs: usize,
     /// Remember full states instead of fingerprints.
@@ -87,6 +90,7 @@ impl Default for RunOptions {
             lazy_coherence: true,
             persistent: true,
             forced_coherence: true,
+            output_cost: OutputCost::default(),
             jobs: 1,
             exact: false,
             progress: false,
@@ -241,7 +245,7 @@ const AX_STACK: usize = 256 << 20;
 /// complete set of whichever engine finished is kept.
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
-    let budget = Budget::new(opts.limits);
+    let budget = Budget::new(opts.limits).with_output_cost(opts.output_cost);
     let start = budget.start();
     let check = opts.termination
         && crate::model::hang::can_block(&crate::model::lower::lower(p, opts.loop_bound));

@@ -17,9 +17,9 @@
 //! seconds to format and many times its own size in memory (the JSON report
 //! builds a map per outcome). So the engines declare every new outcome
 //! ([`Budget::reserve_output`]) and the budget keeps time and memory in
-//! reserve for printing it ([`OUTPUT_TIME_PER_VALUE`],
-//! [`OUTPUT_BYTES_PER_VALUE`]): the search stops early enough for the
-//! report to be written within the limits, and says that this is why
+//! reserve for printing it, at the cost of the format the run prints in
+//! ([`OutputCost`]): the search stops early enough for the report to be
+//! written within the limits, and says that this is why
 //! ([`Exceeded::OutputTime`], [`Exceeded::OutputMemory`]). With both engines
 //! the report prints one set, so the reserve is that of the engine that has
 //! found more, not the sum of the two.
@@ -83,18 +83,44 @@ impl std::fmt::Display for Exceeded {
 /// How often, at most, the budget reads the resident set size.
 pub const MEMORY_PERIOD: Duration = Duration::from_millis(10);
 
-/// Time kept in reserve per value of a found outcome (one register or
-/// location of one final state) to print it. The JSON report, the slower
-/// format (a map per outcome: much of its time goes to fresh pages), took
-/// 0.8 µs per value on an idle 2-core machine and up to 2.7 µs with eight
-/// busy processes beside it (120,000 outcomes of 20 values in 6.5 s).
-pub const OUTPUT_TIME_PER_VALUE: Duration = Duration::from_nanos(3000);
+/// What printing one value of a found outcome (one register or location of
+/// one final state) costs in the report's format: the time and memory the
+/// budget keeps in reserve for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputCost {
+    /// Time per value.
+    pub time_per_value: Duration,
+    /// Memory per value, beyond the outcome set itself.
+    pub bytes_per_value: u64,
+}
 
-/// Memory kept in reserve per value of a found outcome for its report. The
-/// JSON report (a map entry per value with its key, the value, the index,
-/// then the text, all alive together) took 120 bytes per value with 11
-/// columns and 340 with 20 short location names.
-pub const OUTPUT_BYTES_PER_VALUE: u64 = 384;
+impl OutputCost {
+    /// herd's text: lines written into one buffer sized up front. Measured
+    /// 0.02–0.04 µs per value on an idle 2-core machine (2,661,676 final
+    /// states of 22 values in 1.3–2.3 s, process exit included) and about
+    /// 9 bytes; kept with room for a loaded machine.
+    pub const HERD: OutputCost = OutputCost {
+        time_per_value: Duration::from_nanos(150),
+        bytes_per_value: 24,
+    };
+    /// JSON, the costlier format (a map per outcome: much of its time goes
+    /// to fresh pages): 0.4–0.8 µs per value on an idle 2-core machine and up
+    /// to 2.7 µs with eight busy processes beside it (120,000 outcomes of 20
+    /// values in 6.5 s); 120 bytes per value with 11 columns, 340 with 20
+    /// short location names (a map entry with its key, the value, the index,
+    /// then the text, all alive together).
+    pub const JSON: OutputCost = OutputCost {
+        time_per_value: Duration::from_nanos(3000),
+        bytes_per_value: 384,
+    };
+}
+
+impl Default for OutputCost {
+    /// The costlier format, for callers that do not say which they print.
+    fn default() -> Self {
+        OutputCost::JSON
+    }
+}
 
 /// The limits of one run, with its clock. Shared (`&Budget`) by every engine
 /// and worker of the run; all its methods take `&self`.
@@ -112,6 +138,8 @@ pub struct Budget {
     /// Per engine ([`Finder`]), the values of the outcomes it has found so
     /// far, to be printed.
     output_values: [AtomicU64; 2],
+    /// What printing a value costs.
+    output_cost: OutputCost,
 }
 
 /// Which engine found an outcome ([`Budget::reserve_output`]).
@@ -136,7 +164,14 @@ impl Budget {
             next_memory_check: AtomicU64::new(0),
             last_rss: AtomicU64::new(0),
             output_values: [AtomicU64::new(0), AtomicU64::new(0)],
+            output_cost: OutputCost::default(),
         }
+    }
+
+    /// The same budget, reserving for printing at `cost` a value.
+    pub fn with_output_cost(mut self, cost: OutputCost) -> Budget {
+        self.output_cost = cost;
+        self
     }
 
     /// A budget without limits (benchmarks, library callers).
@@ -181,7 +216,10 @@ impl Budget {
         let now = Instant::now();
         let values = self.output_values();
         if let (Some(d), Some(t)) = (self.deadline, self.limits.timeout) {
-            let reserve = OUTPUT_TIME_PER_VALUE.saturating_mul(values.min(u32::MAX as u64) as u32);
+            let reserve = self
+                .output_cost
+                .time_per_value
+                .saturating_mul(values.min(u32::MAX as u64) as u32);
             if now + reserve >= d {
                 // A reserve of a few milliseconds is within the polling's
                 // slack: the limit was reached, whatever kept it.
@@ -209,7 +247,7 @@ impl Budget {
             if rss > max {
                 return Some(self.set(Exceeded::Memory(max)));
             }
-            if rss.saturating_add(values.saturating_mul(OUTPUT_BYTES_PER_VALUE)) > max {
+            if rss.saturating_add(values.saturating_mul(self.output_cost.bytes_per_value)) > max {
                 return Some(self.set(Exceeded::OutputMemory(max)));
             }
         }
@@ -334,6 +372,29 @@ mod tests {
         b.reserve_output(Finder::Oracle, 1 << 25);
         assert_eq!(
             b.check(),
+            Some(Exceeded::OutputTime(Duration::from_secs(60)))
+        );
+    }
+
+    #[test]
+    fn the_reserve_follows_the_format() {
+        let limits = Limits {
+            timeout: Some(Duration::from_secs(60)),
+            ..Limits::default()
+        };
+        // 2^25 values: about 100 s of JSON, 5 s of herd text.
+        let json = Budget::new(limits);
+        json.reserve_output(Finder::Machine, 1 << 25);
+        assert_eq!(
+            json.check(),
+            Some(Exceeded::OutputTime(Duration::from_secs(60)))
+        );
+        let herd = Budget::new(limits).with_output_cost(OutputCost::HERD);
+        herd.reserve_output(Finder::Machine, 1 << 25);
+        assert_eq!(herd.check(), None);
+        herd.reserve_output(Finder::Machine, 1 << 29);
+        assert_eq!(
+            herd.check(),
             Some(Exceeded::OutputTime(Duration::from_secs(60)))
         );
     }

@@ -173,8 +173,32 @@ impl Rel {
         let n = self.rows.len();
         for k in 0..n {
             let rk = self.rows[k];
+            if rk == 0 {
+                continue; // nothing to pass on
+            }
             let kb = bit(k);
             for i in 0..n {
+                if self.rows[i] & kb != 0 {
+                    self.rows[i] |= rk;
+                }
+            }
+        }
+    }
+    /// Transitive closure, in place, of a relation whose every pair lies in
+    /// `within`: Warshall over those events alone (the oracle's coherence
+    /// relates a dozen writes among tens of events).
+    pub fn close_within(&mut self, within: Set) {
+        debug_assert!(
+            self.pairs()
+                .all(|(i, j)| within & bit(i) != 0 && within & bit(j) != 0)
+        );
+        for k in members(within) {
+            let rk = self.rows[k];
+            if rk == 0 {
+                continue; // nothing to pass on
+            }
+            let kb = bit(k);
+            for i in members(within) {
                 if self.rows[i] & kb != 0 {
                     self.rows[i] |= rk;
                 }

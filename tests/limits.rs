@@ -270,3 +270,27 @@ fn a_stopped_engine_alone_says_its_states_are_partial() {
         "{out}"
     );
 }
+
+/// The printing reserve is that of the format printed: 131,072 final states
+/// of 17 values take a fraction of a second as herd text but would take
+/// about 6.7 s at JSON's reserve. Under a 5 s limit the herd report is
+/// complete, every engine; the JSON report is stopped, and says why.
+#[test]
+fn the_printing_reserve_is_the_printed_formats() {
+    let program = file("weak-writes-17", &weak_writes(17));
+    let path = program.to_str().unwrap();
+    for engine in ENGINES {
+        let (code, out, _) = ptxmc(&["run", "--engine", engine, "--timeout", "5", path]);
+        assert_eq!(code, 0, "--engine {engine}: {}", &out[..out.len().min(300)]);
+        assert!(out.contains("\nStates 131072\n"), "--engine {engine}");
+        assert_eq!(states(&out).len(), 131_072, "--engine {engine}");
+    }
+    assert_stops(
+        "both",
+        "weak-writes-17",
+        &program,
+        &[],
+        &["--timeout", "5"],
+        "the time limit (5.0 s) was nearly reached: the time left is kept to print the outcomes found",
+    );
+}

@@ -95,6 +95,8 @@ pub struct Search<'a, 'p> {
     total_loc: Vec<bool>,
     /// The events of the total locations.
     total_events: Set,
+    /// Every write (initial writes included): what coherence relates.
+    writes: Set,
     /// Add forced coherence edges and use total locations (see
     /// [`Search::forced_coherence`]).
     forced: bool,
@@ -294,6 +296,7 @@ impl<'a, 'p> Search<'a, 'p> {
             reads_po_loc_before,
             total_loc,
             total_events,
+            writes: g.writes_of.iter().fold(0, |m, &ws| m | ws),
             forced: true,
             plain_same_loc,
             has_deps: g.dep.pairs().next().is_some(),
@@ -966,7 +969,7 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
             }
         }
-        co.close();
+        co.close_within(self.writes);
         co.closed_is_acyclic().then_some(co)
     }
 

@@ -81,6 +81,8 @@ pub fn run(args: &CheckArgs) -> Exit {
         }
     }
     let mut opts = args.engine.options(rows.len());
+    // A verdict per test is printed, not the outcomes: the least reserve.
+    opts.output_cost = crate::limits::OutputCost::HERD;
     // Outcome verdicts do not depend on termination: skip that search.
     opts.termination &= args.property == Property::Termination;
     if args.property == Property::Termination && !opts.termination {

@@ -122,6 +122,8 @@ impl EngineArgs {
             lazy_coherence: !self.eager_coherence,
             persistent: !self.no_persistent,
             forced_coherence: !self.no_forced_coherence,
+            // The costlier format; a command that prints less says so.
+            output_cost: crate::limits::OutputCost::default(),
             // Several tests: one worker per test; one test: the workers share it.
             jobs: if tests == 1 { jobs } else { 1 },
             exact: self.exact,

@@ -104,7 +104,11 @@ pub fn run(args: &GenArgs) -> Exit {
             return Exit::BadInput;
         }
     }
-    let opts = args.engine.options(plan.cycles.len());
+    let opts = crate::engine::RunOptions {
+        // Verdicts are written, not outcomes: the least reserve.
+        output_cost: crate::limits::OutputCost::HERD,
+        ..args.engine.options(plan.cycles.len())
+    };
     let bar = progress_bar(plan.cycles.len() as u64);
     let mut gen_secs = start.elapsed().as_secs_f64();
     let mut class_secs = 0.0;

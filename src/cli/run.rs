@@ -9,6 +9,7 @@ use rayon::prelude::*;
 
 use super::common::{EngineArgs, init_pool, load_all, worst};
 use crate::engine;
+use crate::limits::OutputCost;
 use crate::report::{self, TestReport};
 
 /// Report formats.
@@ -43,7 +44,14 @@ pub struct RunArgs {
 /// Run `ptxmc run`.
 pub fn run(args: &RunArgs) -> Exit {
     let (tests, mut exit) = load_all(&args.paths, args.engine.model);
-    let opts = args.engine.options(tests.len());
+    let opts = engine::RunOptions {
+        // The limits keep what printing the outcomes will take in this format.
+        output_cost: match args.format {
+            RunFormat::Herd => OutputCost::HERD,
+            RunFormat::Json => OutputCost::JSON,
+        },
+        ..args.engine.options(tests.len())
+    };
     init_pool(args.engine.jobs());
     // Tests run side by side; reports come out in file order.
     let results: Vec<engine::RunResult> = tests
