@@ -39,27 +39,9 @@ impl Columns {
     /// A final state of `p` in herd's notation (`0:r0=1; 1:r1=0; x=1;`): how
     /// the reports list it and how `--outcome` and `g` read it back.
     pub fn line(&self, p: &Program, s: &State) -> String {
-        let mut out = String::new();
-        self.write_line(&mut out, p, s);
-        out
-    }
-
-    /// [`Columns::line`], appended to `out`: a report of millions of final
-    /// states writes them into one buffer, with no string per value.
-    pub fn write_line(&self, out: &mut String, p: &Program, s: &State) {
-        use std::fmt::Write;
-        for (k, (c, v)) in self.columns.iter().zip(s).enumerate() {
-            if k > 0 {
-                out.push(' ');
-            }
-            match c {
-                Column::Reg { thread, reg } => {
-                    write!(out, "{thread}:{}={v};", p.threads[*thread].regs[*reg].name)
-                }
-                Column::Loc(l) => write!(out, "{}={v};", p.locations[*l].name),
-            }
-            .expect("writing to a String cannot fail");
-        }
+        let mut out = Vec::new();
+        LinePrinter::new(self, p).push(&mut out, s);
+        String::from_utf8(out).expect("names and numbers are UTF-8")
     }
 
     /// The columns of `p`.
@@ -121,6 +103,47 @@ impl Columns {
 
 /// A final state: one value per column.
 pub type State = Vec<Value>;
+
+/// Writes final states in herd's notation ([`Columns::line`]) for reports of
+/// millions of them: each column's `name=` is built once, values are
+/// formatted without the formatting machinery, and lines go into a byte
+/// buffer the caller flushes.
+pub struct LinePrinter {
+    /// Per column, what comes before its value: `0:r0=`, then ` 1:r1=`,
+    /// ` x=` (the separator included).
+    prefixes: Vec<String>,
+}
+
+impl LinePrinter {
+    /// The printer of `cols`, the columns of `p`.
+    pub fn new(cols: &Columns, p: &Program) -> LinePrinter {
+        let prefixes = cols
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let sep = if k > 0 { " " } else { "" };
+                match c {
+                    Column::Reg { thread, reg } => {
+                        format!("{sep}{thread}:{}=", p.threads[*thread].regs[*reg].name)
+                    }
+                    Column::Loc(l) => format!("{sep}{}=", p.locations[*l].name),
+                }
+            })
+            .collect();
+        LinePrinter { prefixes }
+    }
+
+    /// Append the line of `s` (no newline) to `out`.
+    pub fn push(&self, out: &mut Vec<u8>, s: &State) {
+        let mut digits = itoa::Buffer::new();
+        for (prefix, &v) in self.prefixes.iter().zip(s) {
+            out.extend_from_slice(prefix.as_bytes());
+            out.extend_from_slice(digits.format(v).as_bytes());
+            out.push(b';');
+        }
+    }
+}
 
 /// A set of final states, ordered for deterministic output.
 pub type Outcomes = BTreeSet<State>;

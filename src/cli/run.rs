@@ -90,11 +90,11 @@ pub fn run(args: &RunArgs) -> Exit {
         }
         match args.format {
             RunFormat::Herd => {
-                let mut text = report::herd::report(&rep);
+                let _ = report::herd::write(&rep, &mut out);
                 if args.stats {
-                    text.push_str(&report::herd::stats(&rep));
+                    let _ = write!(out, "{}", report::herd::stats(&rep));
                 }
-                let _ = writeln!(out, "{text}");
+                let _ = writeln!(out);
             }
             RunFormat::Json => json.push(report::json::report(&rep)),
         }

@@ -23,10 +23,40 @@ use std::fmt::Write;
 use super::TestReport;
 use crate::engine::{NotChecked, Termination};
 use crate::ir::{CmpOp, Program, Prop, Term};
-use crate::outcome::{Columns, State};
+use crate::outcome::{Columns, LinePrinter, State};
 
 /// The herd-style report of one test.
 pub fn report(r: &TestReport) -> String {
+    let mut out = Vec::new();
+    write(r, &mut out).expect("writing to a Vec cannot fail");
+    String::from_utf8(out).expect("a report is UTF-8")
+}
+
+/// The herd-style report of one test, written to `out` as it is made: the
+/// final states, most of a large report, go out a buffer at a time instead
+/// of being held whole.
+pub fn write(r: &TestReport, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(head(r).as_bytes())?;
+    let printer = LinePrinter::new(&r.result.columns, r.program);
+    let mut buf = Vec::with_capacity(OUT_BUFFER + 4096);
+    for s in &r.result.outcomes {
+        printer.push(&mut buf, s);
+        buf.push(b'\n');
+        if buf.len() >= OUT_BUFFER {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    out.write_all(tail(r).as_bytes())
+}
+
+/// How many bytes of final states [`write`] gathers before writing them.
+const OUT_BUFFER: usize = 1 << 16;
+
+/// The report up to the final states: the test, why it is incomplete, the
+/// number of states.
+fn head(r: &TestReport) -> String {
     let p = r.program;
     let res = r.result;
     let mut out = String::new();
@@ -47,16 +77,15 @@ pub fn report(r: &TestReport) -> String {
         writeln!(out, "Incomplete: {why}{found}").unwrap();
     }
     writeln!(out, "States {}", res.outcomes.len()).unwrap();
-    // A large set is most of the report: size the buffer once from the
-    // first line, rather than copying it at every doubling.
-    if let Some(first) = res.outcomes.first() {
-        let line = res.columns.line(p, first).len() + 1;
-        out.reserve(line.saturating_mul(res.outcomes.len()).saturating_add(1024));
-    }
-    for s in &res.outcomes {
-        res.columns.write_line(&mut out, p, s);
-        out.push('\n');
-    }
+    out
+}
+
+/// The report after the final states: the verdict, the counts, the
+/// condition, the observation, then ptxmc's own lines.
+fn tail(r: &TestReport) -> String {
+    let p = r.program;
+    let res = r.result;
+    let mut out = String::new();
     writeln!(out, "{}", if res.verdict.holds { "Ok" } else { "No" }).unwrap();
     writeln!(out, "Witnesses").unwrap();
     writeln!(
