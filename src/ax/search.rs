@@ -97,6 +97,15 @@ pub struct Search<'a, 'p> {
     total_events: Set,
     /// Every write (initial writes included): what coherence relates.
     writes: Set,
+    /// Per event: the writes of its location.
+    same_loc_writes: Vec<Set>,
+    /// The part of the least coherence that holds for every reads-from:
+    /// initial writes first, and (with forced coherence) writes in program
+    /// order at one address, morally strong, in that order (coWW).
+    co_base: Rel,
+    /// Per read: the writes program-order-before it at its address that are
+    /// morally strong with it (coWR's writes).
+    po_loc_ms_writes_before: Vec<Set>,
     /// Add forced coherence edges and use total locations (see
     /// [`Search::forced_coherence`]).
     forced: bool,
@@ -286,6 +295,25 @@ impl<'a, 'p> Search<'a, 'p> {
             .filter(|(_, t)| **t)
             .fold(0, |m, (&evs, _)| m | evs);
         let read_set = g.reads.iter().fold(0, |m, &r| m | bit(r));
+        let writes = g.writes_of.iter().fold(0, |m, &ws| m | ws);
+        let same_loc_writes: Vec<Set> = (0..n)
+            .map(|i| {
+                let e = &g.events[i];
+                if e.is_mem() { g.writes_of[e.loc] } else { 0 }
+            })
+            .collect();
+        let mut co_base = initial_writes_first(g);
+        for w in members(writes & !g.inits) {
+            // coWW (A1 covers it unless proxies differ).
+            co_base.set_row(w, same_loc_writes[w] & g.po_loc.row(w) & g.ms.row(w));
+        }
+        let po_loc_ms_writes_before: Vec<Set> = (0..n)
+            .map(|r| {
+                members(writes)
+                    .filter(|&w| g.po_loc.has(w, r) && g.ms.has(r, w))
+                    .fold(0, |m, w| m | bit(w))
+            })
+            .collect();
         let po_loc_inv = g.po_loc.inverse();
         let reads_po_loc_before = (0..n).map(|r| po_loc_inv.row(r) & read_set).collect();
         Search {
@@ -296,7 +324,10 @@ impl<'a, 'p> Search<'a, 'p> {
             reads_po_loc_before,
             total_loc,
             total_events,
-            writes: g.writes_of.iter().fold(0, |m, &ws| m | ws),
+            writes,
+            same_loc_writes,
+            co_base,
+            po_loc_ms_writes_before,
             forced: true,
             plain_same_loc,
             has_deps: g.dep.pairs().next().is_some(),
@@ -325,6 +356,7 @@ impl<'a, 'p> Search<'a, 'p> {
     pub fn forced_coherence(mut self, on: bool) -> Self {
         self.forced = on;
         if !on {
+            self.co_base = initial_writes_first(self.g);
             self.total_loc.iter_mut().for_each(|t| *t = false);
             self.total_events = 0;
         }
@@ -930,42 +962,30 @@ impl<'a, 'p> Search<'a, 'p> {
     /// reject; they let most locations finish with nothing left to orient.
     fn min_co(&self, cause: &Rel) -> Option<Rel> {
         let g = self.g;
-        let mut co = Rel::empty(g.len());
-        for &ws in &g.writes_of {
-            let init = members(ws & g.inits).next();
-            for w in members(ws) {
-                if let Some(i) = init {
-                    if i != w {
-                        co.add(i, w);
-                    }
-                }
-                for w2 in members(ws & cause.row(w)) {
-                    co.add(w, w2);
-                }
-                if self.forced {
-                    for w2 in members(ws & g.po_loc.row(w) & g.ms.row(w)) {
-                        co.add(w, w2); // coWW (A1 covers it unless proxies differ)
-                    }
-                }
-            }
+        let mut co = self.co_base.clone();
+        for w in members(self.writes & !g.inits) {
+            co.set_row(w, co.row(w) | (self.same_loc_writes[w] & cause.row(w)));
         }
-        let reads: &[usize] = if self.forced { &g.reads } else { &[] };
-        for &r in reads {
-            let Some(w) = self.rf[r] else { continue };
-            let rf_ms = g.ms.has(w, r);
-            for w2 in members(g.writes_of[g.events[r].loc] & g.ms.row(w) & !bit(w)) {
-                if cause.has(w2, r) || (g.po_loc.has(w2, r) && g.ms.has(r, w2)) {
-                    co.add(w2, w); // A6, coWR
+        if self.forced {
+            for &r in &g.reads {
+                let Some(w) = self.rf[r] else { continue };
+                let others = self.same_loc_writes[r] & g.ms.row(w) & !bit(w);
+                // A6 and coWR: these go before `w`.
+                for w2 in members(others) {
+                    if self.po_loc_ms_writes_before[r] & bit(w2) != 0 || cause.has(w2, r) {
+                        co.add(w2, w);
+                    }
                 }
-                if rf_ms && g.po_loc.has(r, w2) {
-                    co.add(w, w2); // coRW: r po w2 co w rf r otherwise
+                // coRW: `w` goes before these (r po w2 co w rf r otherwise).
+                if g.ms.has(w, r) {
+                    co.set_row(w, co.row(w) | (others & g.po_loc.row(r)));
                 }
-            }
-            for r1 in members(self.reads_po_loc_before[r]) {
-                let Some(w1) = self.rf[r1] else { continue };
-                // coRR: r1 po r fr w1 rf r1 otherwise.
-                if w1 != w && g.ms.has(w1, w) && g.ms.has(r, w1) && g.ms.has(w1, r1) {
-                    co.add(w1, w);
+                for r1 in members(self.reads_po_loc_before[r]) {
+                    let Some(w1) = self.rf[r1] else { continue };
+                    // coRR: r1 po r fr w1 rf r1 otherwise.
+                    if w1 != w && g.ms.has(w1, w) && g.ms.has(r, w1) && g.ms.has(w1, r1) {
+                        co.add(w1, w);
+                    }
                 }
             }
         }
@@ -1227,6 +1247,17 @@ impl<'a, 'p> Search<'a, 'p> {
             }
         }
     }
+}
+
+/// The coherence edges from each location's initial write to its other writes.
+fn initial_writes_first(g: &Graph) -> Rel {
+    let mut co = Rel::empty(g.len());
+    for &ws in &g.writes_of {
+        for i in members(ws & g.inits) {
+            co.set_row(i, ws & !bit(i));
+        }
+    }
+    co
 }
 
 fn g_has_stuck(g: &Graph) -> bool {
