@@ -413,7 +413,7 @@ impl<'a, 'p> Search<'a, 'p> {
             }
             self.rf[r] = Some(w);
             self.rf_rel.add(w, r);
-            if self.partial_ok(r) {
+            if self.partial_ok(r, k + 1 == self.g.reads.len()) {
                 self.rf_step(k + 1);
             }
             self.rf_rel.set_row(w, self.rf_rel.row(w) & !bit(r));
@@ -424,8 +424,11 @@ impl<'a, 'p> Search<'a, 'p> {
         }
     }
 
-    /// Checks that only get harder as more reads are fixed.
-    fn partial_ok(&mut self, r: usize) -> bool {
+    /// Checks that only get harder as more reads are fixed. After the last
+    /// read (`last`), when neither barriers nor Fence-SC orientations come
+    /// between, the coherence step makes the same relational checks at once:
+    /// only the checks it does not repeat are made here.
+    fn partial_ok(&mut self, r: usize, last: bool) -> bool {
         if !self.rmw_reads_ok(r) {
             self.stats.pruned_atomicity += 1;
             return false;
@@ -434,12 +437,17 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_values += 1;
             return false;
         }
-        let mut rd = self.rf_rel.clone();
-        rd.union_with(&self.g.dep);
         // rf alone (write → read) has no cycle: only dependencies can close one.
-        if self.has_deps && rd.has_cycle() {
-            self.stats.pruned_thin_air += 1;
-            return false;
+        if self.has_deps {
+            let mut rd = self.rf_rel.clone();
+            rd.union_with(&self.g.dep);
+            if rd.has_cycle() {
+                self.stats.pruned_thin_air += 1;
+                return false;
+            }
+        }
+        if last && self.sc_pairs.is_empty() && self.g.barriers.is_empty() {
+            return true;
         }
         let obs = self.obs();
         let sw = self.sw_ra(&obs);
