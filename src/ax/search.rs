@@ -115,7 +115,8 @@ pub struct Search<'a, 'p> {
     /// Per memory event Y of a non-generic proxy: the proxy fences that may
     /// be in `Dst(Y)` (either direction).
     dst_cand: Vec<Set>,
-    /// Program order and signal → await edges: the static part of base causality.
+    /// Program order and signal → await edges, closed: the static part of
+    /// base causality.
     base: Rel,
     /// When every access is generic and each location has one address (no
     /// proxies, no aliases): per memory event of a thread, the memory events
@@ -233,6 +234,7 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         let mut base = g.po.clone();
         base.union_with(&g.await_edges);
+        base.close();
         let mut sc_pairs = Vec::new();
         for a in members(g.fence_sc) {
             for b in members(g.fence_sc) {
@@ -561,12 +563,17 @@ impl<'a, 'p> Search<'a, 'p> {
     /// Base causality `(po ∪ sw)+`, closed (every synchronisation edge in
     /// full: the order in which the machine retires events).
     fn cb(&self, sw_ra: &Rel, extra: Option<&Rel>) -> Rel {
+        // The static part is closed already and the synchronisation edges
+        // are few: adding them one by one, closed, is a row pass each where
+        // closing the union is a pass per event.
         let mut cb = self.base.clone();
-        cb.union_with(sw_ra);
-        if let Some(e) = extra {
-            cb.union_with(e);
+        for rel in std::iter::once(sw_ra).chain(extra) {
+            for (a, b) in rel.pairs() {
+                if !cb.has(a, b) {
+                    cb.add_closed(a, b);
+                }
+            }
         }
-        cb.close();
         cb
     }
 
