@@ -140,15 +140,14 @@ impl Machine<'_> {
     ///
     /// First one completion, checked once: every pair still open oriented
     /// along one linear extension of `co` that ends with `last`
-    /// ([`Machine::one_completion`]). The checks only ever fail on edges an
-    /// axiom forbids, and
-    /// the machine's retirements have already added the edges the axioms
-    /// force on a location whose accesses are pairwise morally strong (A1
-    /// at a store's retirement, A6's at a read's, which cover coherence's
-    /// short cycles through program order), so there this completion
-    /// almost always works and the answer costs one check instead of one
-    /// per pair (30 writers of one location: 435 pairs). If it fails, the
-    /// depth-first search below decides.
+    /// ([`one_completion`]). The checks only ever fail on edges an axiom
+    /// forbids, and on a location whose accesses are pairwise morally
+    /// strong the machine's retirements have already added the edges the
+    /// axioms force (A1 at a store's retirement, A6's at a read's), so
+    /// there this completion almost always works and the answer costs one
+    /// check instead of one per pair (30 writers of one location: 435
+    /// pairs). If it fails, the depth-first search decides: the answer is
+    /// exact either way.
     fn completes(
         &self,
         st: &State,
