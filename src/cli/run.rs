@@ -96,15 +96,14 @@ pub fn run(args: &RunArgs) -> Exit {
                 }
                 let _ = writeln!(out);
             }
-            RunFormat::Json => json.push(report::json::report(&rep)),
+            RunFormat::Json => json.push(report::json::object(&rep)),
         }
     }
     if args.format == RunFormat::Json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        );
+        // Written as it is serialised: no text, nor values, of the whole set.
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        let _ = serde_json::to_writer_pretty(&mut w, &json);
+        let _ = writeln!(w);
     }
     exit
 }
