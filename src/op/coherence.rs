@@ -93,15 +93,28 @@ impl Machine<'_> {
     }
 
     /// [`Machine::maxima`], computed.
+    ///
+    /// On a *total* location (generic accesses to one address, no RMW,
+    /// pairwise morally strong) every completion is consistent, so the
+    /// versions nothing follows are the answer, with no check: the state's
+    /// coherence already holds every edge an axiom forces there — A1's at
+    /// each store's retirement, A6's at each read's, and these cover the
+    /// short cycles of SC per location through program order, because on
+    /// such a location program order is in causality and so is a read's
+    /// source before what follows the read — and the oracle's
+    /// `docs/oracle.md`, "Forced coherence and total locations", shows that
+    /// every extension of such an order is consistent. `tests/explorer.rs`
+    /// and `tests/differential.rs` check it against eager coherence.
     fn maxima_of(&self, st: &State, loc: usize, pairs: &[(usize, usize)]) -> Set {
         let vs = st.versions & self.layout.loc_slots[loc];
         let mut out: Set = 0;
         let mut values: SmallVec<[crate::ir::Value; 8]> = SmallVec::new();
+        let total = self.total_loc[loc];
         for w in members(vs) {
             if st.co[w] & vs != 0 || values.contains(&st.value[w]) {
                 continue; // something follows it, or its value is known possible
             }
-            let ok = if pairs.is_empty() {
+            let ok = if pairs.is_empty() || total {
                 // Nothing to order: the state's own checks stand.
                 true
             } else {

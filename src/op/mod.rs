@@ -94,6 +94,10 @@ pub struct Machine<'p> {
     po_va_after: Vec<Option<Set>>,
     /// [`Machine::maxima`] remembered per location part of a state.
     maxima_memo: coherence::MaximaMemo,
+    /// Per location: whether it is *total* — every slot of it generic, at
+    /// one virtual address, no RMW, and every two of them (initial version
+    /// included) morally strong ([`Machine::maxima`]).
+    total_loc: Vec<bool>,
 }
 
 impl<'p> Machine<'p> {
@@ -181,6 +185,20 @@ impl<'p> Machine<'p> {
             Coherence::Lazy
         };
         let columns = Columns::of(p);
+        let total_loc = layout
+            .loc_slots
+            .iter()
+            .map(|&here| {
+                let first = members(here).next().map(|s| layout.slots[s].va);
+                members(here).all(|s| {
+                    let info = &layout.slots[s];
+                    info.proxy == Proxy::Generic
+                        && Some(info.va) == first
+                        && info.kind != layout::SlotKind::Rmw
+                        && (layout.ms[s] | bit(s)) & here == here
+                })
+            })
+            .collect();
         Ok(Machine {
             program,
             source,
@@ -195,6 +213,7 @@ impl<'p> Machine<'p> {
             writes_reach,
             po_va_after,
             maxima_memo: Default::default(),
+            total_loc,
         })
     }
 
