@@ -15,28 +15,13 @@
 
 use rand_core::{Rng, SeedableRng};
 use rand_xorshift::XorShiftRng;
-use std::fmt::Write;
 
-/// Thread placement header: `P{i}@cta {i},cluster 0,gpu 0`, one CTA per thread.
-fn header(threads: usize) -> String {
-    (0..threads)
-        .map(|i| format!("P{i}@cta {i},cluster 0,gpu 0"))
-        .collect::<Vec<_>>()
-        .join(" | ")
-}
-
-/// The instruction table: one column per thread, padded with empty cells.
+/// The instruction table, one CTA per thread (`P{i}@cta {i},cluster 0,gpu 0`).
 fn table(cols: &[Vec<String>]) -> String {
-    let mut s = format!(" {} ;\n", header(cols.len()));
-    let depth = cols.iter().map(Vec::len).max().unwrap_or(0);
-    for k in 0..depth {
-        let row: Vec<&str> = cols
-            .iter()
-            .map(|c| c.get(k).map_or("", String::as_str))
-            .collect();
-        writeln!(s, " {} ;", row.join(" | ")).unwrap();
-    }
-    s
+    let headers: Vec<String> = (0..cols.len())
+        .map(|i| format!("P{i}@cta {i},cluster 0,gpu 0"))
+        .collect();
+    crate::litmus::print::table(&headers, cols)
 }
 
 /// A whole test: name, initial values of `locs` (all 0), table, a condition

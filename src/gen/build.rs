@@ -237,15 +237,7 @@ fn raw_text(c: &Cycle, name: &str, cycle: &str) -> Result<String, String> {
         .enumerate()
         .map(|(t, p)| format!("P{t}@cta {},cluster {},gpu {}", p.cta, p.cluster, p.gpu))
         .collect();
-    writeln!(out, " {} ;", headers.join(" | ")).unwrap();
-    let rows = columns.iter().map(Vec::len).max().unwrap_or(0);
-    for r in 0..rows {
-        let cells: Vec<&str> = columns
-            .iter()
-            .map(|col| col.get(r).map_or("", String::as_str))
-            .collect();
-        writeln!(out, " {} ;", cells.join(" | ")).unwrap();
-    }
+    out.push_str(&crate::litmus::print::table(&headers, &columns));
     writeln!(out, "exists ({})", condition.join(" /\\ ")).unwrap();
     Ok(out)
 }

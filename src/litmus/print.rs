@@ -10,6 +10,23 @@ use crate::ir::{
     Program, Prop, Proxy, Restrict, Sem, Space, SpaceQual, Term, Thread, UniProxy, WaitPhase, mbar,
 };
 
+/// The instruction table of a litmus test as generators write it: the
+/// thread `headers` (`P0@cta 0,cluster 0,gpu 0`), then one row per line of
+/// the longest column, shorter columns padded with empty cells; no
+/// alignment (the canonical printer, [`to_litmus`], aligns its own).
+pub fn table(headers: &[String], columns: &[Vec<String>]) -> String {
+    let mut s = format!(" {} ;\n", headers.join(" | "));
+    let depth = columns.iter().map(Vec::len).max().unwrap_or(0);
+    for k in 0..depth {
+        let row: Vec<&str> = columns
+            .iter()
+            .map(|c| c.get(k).map_or("", String::as_str))
+            .collect();
+        writeln!(s, " {} ;", row.join(" | ")).unwrap();
+    }
+    s
+}
+
 /// The canonical text of a program.
 pub fn to_litmus(p: &Program) -> String {
     let mut out = String::new();
