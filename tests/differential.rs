@@ -762,28 +762,15 @@ fn render_loops(g: &LoopGen) -> String {
 /// programs that hang and programs that terminate, both checked.
 #[test]
 fn engines_agree_on_termination_of_programs_with_loops() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngSeed, TestRunner};
-    let mut runner = TestRunner::new(Config {
-        rng_seed: RngSeed::Fixed(0x5eed_100b),
-        ..Config::default()
-    });
-    let strategy = loop_program();
     let (mut hangs, mut terminates, mut unchecked) = (0, 0, 0);
-    for _ in 0..3000 {
-        let g = strategy.new_tree(&mut runner).unwrap().current();
+    for g in sample(loop_program(), 0x5eed_100b, 3000) {
         let text = render_loops(&g);
         if let Err(e) = compare(&text) {
             panic!("{e}");
         }
         let p = &litmus::parse_source("random.litmus", &text).unwrap()[0].program;
         let r = engine::run(p, &RunOptions::default());
-        let t = &r.termination;
-        match (t.checked(), t.hangs()) {
-            (true, true) => hangs += 1,
-            (true, false) => terminates += 1,
-            (false, _) => unchecked += 1,
-        }
+        *verdict_count(&r, &mut hangs, &mut terminates, &mut unchecked) += 1;
         // Dropping failed CAS iterations keeps every outcome: bounding the
         // retry loop instead gives the same set (it can only lose states).
         if text.contains("cas") {
@@ -966,17 +953,9 @@ fn render_branching(g: &BranchGen) -> String {
 /// that terminate.
 #[test]
 fn engines_agree_on_branching_issuers() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngSeed, TestRunner};
-    let mut runner = TestRunner::new(Config {
-        rng_seed: RngSeed::Fixed(0x5eed_b4a7),
-        ..Config::default()
-    });
-    let strategy = branch_program();
     let (mut hangs, mut terminates, mut unchecked) = (0, 0, 0);
     let (mut guarded, mut looped, mut spun) = (0, 0, 0);
-    for _ in 0..1000 {
-        let g = strategy.new_tree(&mut runner).unwrap().current();
+    for g in sample(branch_program(), 0x5eed_b4a7, 1000) {
         let text = render_branching(&g);
         let tests = litmus::parse_source("random.litmus", &text)
             .unwrap_or_else(|e| panic!("{}\n{text}", e.rendered()));
@@ -988,11 +967,7 @@ fn engines_agree_on_branching_issuers() {
             panic!("{e}");
         }
         let r = engine::run(&t.program, &RunOptions::default());
-        match (r.termination.checked(), r.termination.hangs()) {
-            (true, true) => hangs += 1,
-            (true, false) => terminates += 1,
-            (false, _) => unchecked += 1,
-        }
+        *verdict_count(&r, &mut hangs, &mut terminates, &mut unchecked) += 1;
         // Programs with an asynchronous operation (a copy or an `st.async`)
         // under each kind of wrapper.
         let wrapped = |kind: fn(&Wrap) -> bool| {
@@ -1016,18 +991,37 @@ fn engines_agree_on_branching_issuers() {
     );
 }
 
+/// `n` values of `strategy` drawn with a fixed seed: a sample whose make-up
+/// the tests count and assert on (a failing case is printed, not shrunk).
+fn sample<S: Strategy>(strategy: S, seed: u64, n: usize) -> impl Iterator<Item = S::Value> {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        rng_seed: RngSeed::Fixed(seed),
+        ..Config::default()
+    });
+    (0..n).map(move |_| strategy.new_tree(&mut runner).unwrap().current())
+}
+
+/// Which of the counters a run's termination verdict adds to: it hangs, it
+/// terminates, or it was not checked.
+fn verdict_count<'c>(
+    r: &engine::RunResult,
+    hangs: &'c mut usize,
+    terminates: &'c mut usize,
+    unchecked: &'c mut usize,
+) -> &'c mut usize {
+    match (r.termination.checked(), r.termination.hangs()) {
+        (true, true) => hangs,
+        (true, false) => terminates,
+        (false, _) => unchecked,
+    }
+}
+
 /// The rest of a test after its initial state: the placement `header`, one
 /// column of `cells` per thread (padded), and a condition that always holds.
 fn finish_table(mut s: String, header: &[String], cells: &[Vec<String>]) -> String {
-    let depth = cells.iter().map(Vec::len).max().unwrap();
-    writeln!(s, " {} ;", header.join(" | ")).unwrap();
-    for k in 0..depth {
-        let row: Vec<&str> = cells
-            .iter()
-            .map(|c| c.get(k).map_or("", String::as_str))
-            .collect();
-        writeln!(s, " {} ;", row.join(" | ")).unwrap();
-    }
+    s.push_str(&litmus::print::table(header, cells));
     s.push_str("exists (0 == 0)\n");
     s
 }
