@@ -1021,9 +1021,11 @@ impl<'a, 'p> Search<'a, 'p> {
     ) -> Option<Vec<Value>> {
         let ws = self.g.writes_of[l];
         let within = self.loc_events[l];
-        if self.total_loc[l] {
-            // Every extension of `co` is consistent: any write it leaves
-            // maximal can end the location's coherence, and none other can.
+        // A total location: every extension of `co` is consistent. With
+        // nothing to orient, `co` (already checked) is the location's only
+        // coherence. Either way its maximal writes, and only they, can end it.
+        let settled = || pairs.iter().all(|&(a, b)| co.has(a, b) || co.has(b, a));
+        if self.total_loc[l] || (self.record && settled()) {
             let mut vals: Vec<Value> = members(ws)
                 .filter(|&w| co.row(w) & ws == 0)
                 .map(|w| if self.record { self.write_value(w) } else { 0 })
@@ -1038,17 +1040,6 @@ impl<'a, 'p> Search<'a, 'p> {
                 return None;
             }
             return Some(if any { vec![0] } else { Vec::new() });
-        }
-        if pairs.iter().all(|&(a, b)| co.has(a, b) || co.has(b, a)) {
-            // Nothing to orient: `co` (already checked) is the location's
-            // only coherence, and its maximal writes are the final values.
-            let mut vals: Vec<Value> = members(ws)
-                .filter(|&w| co.row(w) & ws == 0)
-                .map(|w| self.write_value(w))
-                .collect();
-            vals.sort_unstable();
-            vals.dedup();
-            return Some(vals);
         }
         let g = self.g;
         let mut vals = Vec::new();
