@@ -77,6 +77,8 @@ pub struct RunOptions {
     /// Recognise retry loops (`false` bounds them like other loops; only to
     /// check the reduction).
     pub retry_loops: bool,
+    /// How CTA barriers are read (`model::barrier`).
+    pub barriers: crate::model::barrier::Reading,
 }
 
 impl Default for RunOptions {
@@ -96,6 +98,7 @@ impl Default for RunOptions {
             progress: false,
             termination: true,
             retry_loops: true,
+            barriers: Default::default(),
         }
     }
 }
@@ -199,6 +202,9 @@ pub struct RunResult {
     pub disagreement: Option<Disagreement>,
     /// Whether the program can hang.
     pub termination: Termination,
+    /// The least undefined step an engine found a consistent execution to
+    /// reach (either engine's finding is real, like a hang).
+    pub undefined: Option<crate::model::ub::Undefined>,
     /// Wall-clock seconds.
     pub seconds: f64,
 }
@@ -231,6 +237,8 @@ struct EngineRun {
     /// Why the termination search stopped early, if it did (the outcomes
     /// are complete all the same).
     term_stopped: Option<String>,
+    /// The least undefined step found.
+    undefined: Option<crate::model::ub::Undefined>,
 }
 
 /// Stack for the oracle's thread: its search recurses once per read and per
@@ -286,6 +294,11 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         op.as_ref().and_then(|r| r.term.as_ref()),
         ax.as_ref().and_then(|r| r.term.as_ref()),
     );
+    let undefined = [&ax, &op]
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.undefined.clone())
+        .min();
     let (outcomes, bound_hit, disagreement, partial) = match (ax, op) {
         (Some(a), Some(o)) => {
             let differ = a.outcomes != o.outcomes || term_disagree.is_some();
@@ -324,6 +337,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         stats,
         disagreement,
         termination,
+        undefined,
         seconds: start.elapsed().as_secs_f64(),
     }
 }
@@ -405,6 +419,7 @@ fn run_ax(
         loop_bound: opts.loop_bound,
         retry_loops: opts.retry_loops,
         forced_coherence: opts.forced_coherence,
+        barriers: opts.barriers,
         ..AxOptions::default()
     };
     let r = ax::run_within(p, &ax_opts, budget);
@@ -414,12 +429,18 @@ fn run_ax(
         stopped: r.incomplete.map(|why| why.to_string()),
         term: None,
         term_stopped: None,
+        undefined: r.undefined,
     };
     let mut term_stats = None;
     if check && run.stopped.is_none() {
         match ax::termination_within(p, &ax_opts, budget, r.stats.nodes) {
             Ok(t) => {
                 term_stats = Some(t.stats);
+                if let Some(u) = t.undefined {
+                    if run.undefined.as_ref().is_none_or(|b| u < *b) {
+                        run.undefined = Some(u);
+                    }
+                }
                 run.term = Some(t.hang.ok_or(t.bound_hit || r.bound_hit));
             }
             Err(why) => run.term_stopped = Some(format!("{why} in the termination search")),
@@ -441,6 +462,7 @@ fn run_op(
                 m.coherence = Coherence::Eager;
             }
             m.persistent = opts.persistent;
+            m.barriers = opts.barriers;
             let eo = ExploreOptions {
                 limits: opts.limits,
                 jobs: opts.jobs,
@@ -456,6 +478,7 @@ fn run_op(
                 stopped: r.incomplete.map(|why| why.to_string()),
                 term: (check && finished).then(|| r.hang.ok_or(r.cut_reached || r.bound_hit)),
                 term_stopped: None,
+                undefined: r.undefined,
             };
             (run, Some(r.stats))
         }
@@ -465,6 +488,7 @@ fn run_op(
                 bound_hit: false,
                 term: None,
                 term_stopped: None,
+                undefined: None,
                 stopped: Some(format!(
                     "the program needs {n} event slots (at most {})",
                     crate::rel::MAX_EVENTS

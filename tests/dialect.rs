@@ -245,6 +245,7 @@ fn reports(t: &LitmusTest) -> (String, String) {
         model: Model::Ptx75,
         result: &r,
         notes: t.notes(),
+        undefined: r.undefined.as_ref().map(|u| report::ub::of(t, u)),
     };
     let mut json = report::json::report(&rep);
     // Keep the fields this file is about; the rest is pinned elsewhere.

@@ -19,6 +19,7 @@ fn run(rel: &str, instance: usize) -> (String, String) {
         model: Model::Ptx75,
         result: &r,
         notes: t.notes(),
+        undefined: r.undefined.as_ref().map(|u| report::ub::of(t, u)),
     };
     let mut json = report::json::report(&rep);
     json["time_s"] = serde_json::json!(0.0);

@@ -13,6 +13,7 @@
 //! the search, the final states of a leaf — polls the run's [`Budget`]; the
 //! state limit counts search nodes ([`AxStats::nodes`]).
 
+pub mod barriers;
 pub mod combos;
 pub mod graph;
 pub mod search;
@@ -43,6 +44,8 @@ pub struct AxOptions {
     /// coherence instead of searching their orders (`docs/oracle.md`,
     /// "Forced coherence"); `false` only to check that shortcut.
     pub forced_coherence: bool,
+    /// How CTA barriers are read.
+    pub barriers: crate::model::barrier::Reading,
 }
 
 impl Default for AxOptions {
@@ -52,6 +55,7 @@ impl Default for AxOptions {
             max_paths: 4096,
             retry_loops: true,
             forced_coherence: true,
+            barriers: Default::default(),
         }
     }
 }
@@ -68,6 +72,8 @@ pub struct AxResult {
     pub stats: AxStats,
     /// Why the oracle stopped before the end, if it did: `outcomes` is partial.
     pub incomplete: Option<AxLimit>,
+    /// The least undefined step of a consistent execution, if any.
+    pub undefined: Option<crate::model::ub::Undefined>,
 }
 
 /// Why the oracle could not finish.
@@ -123,6 +129,7 @@ pub fn run_within(p: &Program, opts: &AxOptions, budget: &Budget) -> AxResult {
         bound_hit: false,
         stats: AxStats::default(),
         incomplete: None,
+        undefined: None,
     };
     if let Err(why) = search_all(p, opts, budget, &mut r) {
         r.incomplete = Some(why);
@@ -163,8 +170,14 @@ fn search_all(
             let g = graph::Graph::new(p, &combo);
             let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
                 .forced_coherence(opts.forced_coherence);
+            s.barriers = opts.barriers;
             let found = s.run();
             add_stats(&mut r.stats, &s.stats);
+            if let Some(u) = s.undefined.take() {
+                if r.undefined.as_ref().is_none_or(|b| u < *b) {
+                    r.undefined = Some(u);
+                }
+            }
             if let Some(e) = s.stopped {
                 return Err(AxLimit::Budget(e));
             }

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::ir::{Proxy, Value};
 use crate::limits::{Budget, Exceeded, Finder, Poll};
+use crate::model::ub::Undefined;
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
@@ -141,14 +142,31 @@ pub struct Search<'a, 'p> {
     /// A limit of the run was reached: results are partial.
     pub stopped: Option<Exceeded>,
     found: bool,
+    /// How CTA barriers are read.
+    pub barriers: crate::model::barrier::Reading,
+    /// ISA reading: what the barrier phases of the current choice order in
+    /// time ([`super::barriers::BarChoice::time`]).
+    bar_time: Option<Rel>,
+    /// ISA reading: the phases of the current choice, as instances.
+    bar_instances: Vec<Instance>,
+    /// The undefined step of the current barrier choice, if any.
+    bar_ub: Option<Undefined>,
+    /// The least undefined step of a consistent execution found.
+    pub undefined: Option<Undefined>,
+    /// In a search that stops at its first execution (stuck paths): go on
+    /// until one reaches an undefined step (the program may reach one).
+    pub hunt_undefined: bool,
+    /// The barrier instances of the witness execution.
+    witness_instances: Vec<Instance>,
     /// For a graph with stuck paths: reads-from of the first consistent
     /// execution found (a hang witness).
     pub witness: Option<Vec<Option<usize>>>,
     out: &'a mut Outcomes,
 }
 
-/// One barrier instance of a candidate: the `k`-th arrivals of the threads
-/// at one barrier of one CTA.
+/// One barrier instance of a candidate: the arrivals of one phase of one
+/// barrier of one CTA (Dat3M reading: the `k`-th arrivals of the threads).
+#[derive(Clone, Debug)]
 pub struct Instance {
     /// The values naming the barrier.
     pub id: Vec<Value>,
@@ -347,6 +365,13 @@ impl<'a, 'p> Search<'a, 'p> {
             nodes_before,
             stopped: None,
             found: false,
+            barriers: Default::default(),
+            bar_time: None,
+            bar_instances: Vec::new(),
+            bar_ub: None,
+            undefined: None,
+            hunt_undefined: false,
+            witness_instances: Vec::new(),
             witness: None,
             out,
         }
@@ -394,7 +419,8 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn stop(&self) -> bool {
-        self.stopped.is_some() || (self.found && !self.record)
+        self.stopped.is_some()
+            || (self.found && !self.record && !(self.hunt_undefined && self.undefined.is_none()))
     }
 
     // ---- step 1: reads-from ----------------------------------------------
@@ -710,6 +736,9 @@ impl<'a, 'p> Search<'a, 'p> {
             self.stats.pruned_values += 1;
             return;
         }
+        if self.barriers == crate::model::barrier::Reading::Isa && !self.g.barriers.is_empty() {
+            return self.isa_barrier_step();
+        }
         match self.barrier_choices() {
             None => self.stats.pruned_deadlock += 1,
             Some(choices) => {
@@ -732,6 +761,53 @@ impl<'a, 'p> Search<'a, 'p> {
                     }
                 }
             }
+        }
+    }
+
+    /// [`Search::barrier_step`] under the ISA reading: each way the arrivals
+    /// form phases (`ax::barriers`), with base causality and the phases'
+    /// order in time acyclic together.
+    fn isa_barrier_step(&mut self) {
+        let g = self.g;
+        let mut stop = || self.poll.step().is_some();
+        let choices = super::barriers::isa_choices(g, &self.rf, &mut stop);
+        if self.poll() {
+            return;
+        }
+        let Some(choices) = choices else {
+            self.stats.pruned_deadlock += 1;
+            return;
+        };
+        let obs = self.obs();
+        let sw_ra = self.sw_ra(&obs);
+        for c in choices {
+            let cb = self.cb(&sw_ra, Some(&c.sync));
+            if !cb.closed_is_acyclic() || !time_acyclic(&cb, &c.time) {
+                self.stats.pruned_cb_cycle += 1;
+                continue;
+            }
+            self.bar_time = Some(c.time);
+            self.bar_instances = c.instances;
+            self.bar_ub = c.ub;
+            let ctx = Ctx {
+                sw_ra: &sw_ra,
+                obs: &obs,
+            };
+            self.sc_step(0, cb, c.sync, &ctx);
+            self.bar_time = None;
+            self.bar_ub = None;
+            if self.stop() {
+                return;
+            }
+        }
+    }
+
+    /// The barrier instances of the execution found (for its hang's
+    /// description): the current choice's phases under the ISA reading.
+    pub fn hang_instances(&self) -> Option<Vec<Instance>> {
+        match self.barriers {
+            crate::model::barrier::Reading::Isa => Some(self.witness_instances.clone()),
+            crate::model::barrier::Reading::Dat3m => self.barrier_instances(),
         }
     }
 
@@ -926,6 +1002,16 @@ impl<'a, 'p> Search<'a, 'p> {
     // ---- step 4: coherence --------------------------------------------------
 
     fn co_start(&mut self, cb: &Rel, extra: &Rel, ctx: &Ctx) {
+        // Fence-SC orientations are retirement order too: with them, base
+        // causality and the barrier phases' order in time stay acyclic.
+        if !self.sc_pairs.is_empty() {
+            if let Some(time) = &self.bar_time {
+                if !time_acyclic(cb, time) {
+                    self.stats.pruned_cb_cycle += 1;
+                    return;
+                }
+            }
+        }
         let cause = self.cause(cb, ctx.sw_ra, Some(extra), ctx.obs);
         if !self.causality_ok(&cause, None, self.all) {
             self.stats.pruned_causality += 1;
@@ -1198,8 +1284,14 @@ impl<'a, 'p> Search<'a, 'p> {
     fn leaf(&mut self, finals: &[Vec<Value>]) {
         self.stats.executions += 1;
         self.found = true;
+        if let Some(u) = &self.bar_ub {
+            if self.undefined.as_ref().is_none_or(|b| u < b) {
+                self.undefined = Some(u.clone());
+            }
+        }
         if g_has_stuck(self.g) && self.witness.is_none() {
             self.witness = Some(self.rf.clone());
+            self.witness_instances = self.bar_instances.clone();
         }
         if !self.record {
             return;
@@ -1273,4 +1365,15 @@ fn g_has_stuck(g: &Graph) -> bool {
 /// All subsets of `0..n` (n < 64) with exactly `k` members, as bit masks.
 fn subsets(n: usize, k: usize) -> impl Iterator<Item = u64> {
     (0u64..(1u64 << n)).filter(move |s| s.count_ones() as usize == k)
+}
+
+/// Whether closed base causality `cb` with the order in time `time` adds
+/// (which need not be closed) has no cycle.
+fn time_acyclic(cb: &Rel, time: &Rel) -> bool {
+    if time.pairs().next().is_none() {
+        return true;
+    }
+    let mut c = cb.clone();
+    c.union_with(time);
+    !c.has_cycle()
 }

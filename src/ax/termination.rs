@@ -33,6 +33,8 @@ pub struct AxTermination {
     pub bound_hit: bool,
     /// Search counters (of the stuck candidates only).
     pub stats: AxStats,
+    /// The hang's execution reaches an undefined step.
+    pub undefined: Option<crate::model::ub::Undefined>,
 }
 
 /// Search for a hang of `p` (the test as written; it is lowered here),
@@ -56,12 +58,15 @@ pub fn termination_within(
         hang: None,
         bound_hit: false,
         stats: AxStats::default(),
+        undefined: None,
     };
     if paths.iter().any(Vec::is_empty) || !paths.iter().flatten().any(|q| q.stuck.is_some()) {
         return Ok(result);
     }
     let cols = Columns::of(p);
     let mut sink = Outcomes::new();
+    let hunt = opts.barriers == crate::model::barrier::Reading::Isa
+        && crate::model::barrier::may_be_undefined(p);
     let inits = p.locations.len();
     let mut combos = super::combos::Combos::new(p, &paths);
     loop {
@@ -86,6 +91,8 @@ pub fn termination_within(
             let g = Graph::new(p, &combo);
             let mut s = Search::new(&g, &cols, &mut sink, budget, spent)
                 .forced_coherence(opts.forced_coherence);
+            s.barriers = opts.barriers;
+            s.hunt_undefined = hunt;
             s.run();
             super::add_stats(&mut result.stats, &s.stats);
             if let Some(e) = s.stopped {
@@ -95,9 +102,15 @@ pub fn termination_within(
                 if truncated {
                     result.bound_hit = true;
                 } else {
-                    let hang = describe(&s, &g, &combo, &rf);
-                    result.hang = Some(hang);
-                    return Ok(result);
+                    if result.hang.is_none() {
+                        result.hang = Some(describe(&s, &g, &combo, &rf));
+                    }
+                    result.undefined = result.undefined.take().or(s.undefined.take());
+                    // A program that may reach an undefined step is searched
+                    // on until a stuck execution reaches one, or to the end.
+                    if !hunt || result.undefined.is_some() {
+                        return Ok(result);
+                    }
                 }
             }
         }
@@ -147,7 +160,7 @@ fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Han
             StuckKind::Barrier => {
                 let arrive = base + path.events.len() - 1;
                 let inst = s
-                    .barrier_instances()
+                    .hang_instances()
                     .expect("a witness names every barrier")
                     .into_iter()
                     .find(|i| i.arrivals.iter().any(|&b| g.barriers[b].arrive == arrive))
@@ -163,6 +176,7 @@ fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Han
                     count: inst.count,
                     arrived,
                     needed: inst.needed,
+                    undefined: !inst.agree,
                 }
             }
             StuckKind::Await => {

@@ -21,6 +21,9 @@ pub enum Property {
     /// Termination, as in Dat3M's liveness CSVs (1 = every execution
     /// terminates, 0 = some execution deadlocks or spins forever).
     Termination,
+    /// Undefined behaviour (1 = some execution reaches an undefined step,
+    /// 0 = none does).
+    Undefined,
 }
 
 /// Arguments of `ptxmc check`.
@@ -84,8 +87,9 @@ pub fn run(args: &CheckArgs) -> Exit {
     // A verdict per test is printed, not the outcomes: the least reserve.
     opts.output_cost = crate::limits::OutputCost::HERD;
     // Outcome verdicts do not depend on termination: skip that search.
-    opts.termination &= args.property == Property::Termination;
-    if args.property == Property::Termination && !opts.termination {
+    // (Undefined steps can lie on executions that hang: keep it for them.)
+    opts.termination &= args.property != Property::Outcome;
+    if args.property != Property::Outcome && !opts.termination {
         eprintln!("error: expected termination to be checked, found --no-termination");
         return Exit::BadInput;
     }
@@ -102,6 +106,7 @@ pub fn run(args: &CheckArgs) -> Exit {
             Ok(match args.property {
                 Property::Outcome => judge(tests, *want, &opts),
                 Property::Termination => judge_termination(tests, *want, &opts),
+                Property::Undefined => judge_undefined(tests, *want, &opts),
             })
         })
         .collect();
@@ -161,6 +166,34 @@ fn judge_termination(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bo
         }
     }
     (true, String::new(), Exit::Success)
+}
+
+/// Whether some test of a file can reach undefined behaviour (`want`) or
+/// none can (`!want`); if not, why.
+fn judge_undefined(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
+    let mut found = None;
+    for t in tests {
+        let r = engine::run(&t.program, opts);
+        if let Some(failed) = unsettled(&r) {
+            return failed;
+        }
+        if let Some(u) = &r.undefined {
+            found = Some(crate::report::ub::line(&crate::report::ub::of(t, u)));
+        }
+    }
+    match (found, want) {
+        (Some(_), true) | (None, false) => (true, String::new(), Exit::Success),
+        (None, true) => (
+            false,
+            "expected undefined behaviour, found none".into(),
+            Exit::CheckFailed,
+        ),
+        (Some(line), false) => (
+            false,
+            format!("expected no undefined behaviour, found: {line}"),
+            Exit::CheckFailed,
+        ),
+    }
 }
 
 /// Why a run gives no answer to judge (the engines disagree, or a limit

@@ -10,6 +10,7 @@ use crate::ir::Prop;
 use crate::limits::Limits;
 use crate::litmus::{self, LitmusError, LitmusTest, cond};
 use crate::model::Model;
+use crate::model::barrier::Reading;
 
 /// The test of a single-test command (`explain`, `fix`, `step`, `trace`)
 /// and how to read it.
@@ -26,6 +27,10 @@ pub struct TestArgs {
     /// How many times a loop may jump back.
     #[arg(long, default_value_t = RunOptions::default().loop_bound, value_name = "N")]
     pub loop_bound: u32,
+    /// How CTA barriers are read: `isa` (the PTX ISA, as the H100 behaves)
+    /// or `dat3m` (Dat3M's reading, for its suites; docs/barriers.md).
+    #[arg(long, value_enum, default_value_t = Reading::default())]
+    pub barriers: Reading,
 }
 
 impl TestArgs {
@@ -47,6 +52,10 @@ pub struct EngineArgs {
     /// How many times a loop may jump back (spin loops that only read are not bounded).
     #[arg(long, default_value_t = RunOptions::default().loop_bound, value_name = "N")]
     pub loop_bound: u32,
+    /// How CTA barriers are read: `isa` (the PTX ISA, as the H100 behaves)
+    /// or `dat3m` (Dat3M's reading, for its suites; docs/barriers.md).
+    #[arg(long, value_enum, default_value_t = Reading::default())]
+    pub barriers: Reading,
     /// Worker threads (default: all cores). Several tests run side by side; a
     /// single test's exploration is shared between the workers.
     #[arg(long, short = 'j', value_name = "N")]
@@ -130,6 +139,7 @@ impl EngineArgs {
             progress: tests == 1,
             termination: !self.no_termination,
             retry_loops: !self.bound_retry_loops,
+            barriers: self.barriers,
         }
     }
 }
@@ -189,9 +199,10 @@ pub fn worst(a: Exit, b: Exit) -> Exit {
             Exit::Success => 0,
             Exit::CheckFailed => 1,
             Exit::Hang => 2,
-            Exit::Incomplete => 3,
-            Exit::Disagreement => 4,
-            Exit::BadInput => 5,
+            Exit::Undefined => 3,
+            Exit::Incomplete => 4,
+            Exit::Disagreement => 5,
+            Exit::BadInput => 6,
         }
     }
     if rank(a) >= rank(b) { a } else { b }

@@ -60,6 +60,7 @@ pub fn run(args: &FixArgs) -> Exit {
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
         loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers,
         timeout: args
             .timeout
             .filter(|s| *s > 0.0)

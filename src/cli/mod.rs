@@ -34,6 +34,8 @@ pub enum Exit {
     Incomplete = 4,
     /// A program can hang (deadlock or spin forever).
     Hang = 5,
+    /// A program can reach undefined behaviour.
+    Undefined = 6,
 }
 
 impl From<Exit> for ExitCode {
@@ -50,7 +52,8 @@ Exit status:
   3  the two engines disagree
   4  incomplete: a limit (states, time, memory) was hit
   5  a test can hang: a deadlock, or a loop that spins forever
-When several apply, the most serious wins: 2, 3, 4, 5, 1.";
+  6  a test can reach undefined behaviour (a barrier used against the ISA's rules, ...)
+When several apply, the most serious wins: 2, 3, 4, 6, 5, 1.";
 
 /// Which final outcomes does the PTX memory model allow for a litmus test?
 #[derive(Parser, Debug)]

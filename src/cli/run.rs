@@ -69,6 +69,7 @@ pub fn run(args: &RunArgs) -> Exit {
             model: opts.model,
             result,
             notes,
+            undefined: result.undefined.as_ref().map(|u| report::ub::of(t, u)),
         };
         if result.disagreement.is_some() {
             exit = worst(exit, Exit::Disagreement);
@@ -81,6 +82,9 @@ pub fn run(args: &RunArgs) -> Exit {
         }
         if result.termination.hangs() {
             exit = worst(exit, Exit::Hang);
+        }
+        if result.undefined.is_some() {
+            exit = worst(exit, Exit::Undefined);
         }
         if let Some(dir) = &args.graphs {
             if let Err(e) = super::graphs::write(dir, &t.program, &result.outcomes) {

@@ -63,6 +63,7 @@ pub fn run(args: &StepArgs) -> Exit {
     let timeout = Duration::try_from_secs_f64(args.timeout.max(0.0)).ok();
     let options = step::Options {
         loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers,
         every_step: !args.eager,
         limits: Limits {
             max_states: Some(args.max_states),
@@ -218,6 +219,7 @@ fn explain(s: &Session, t: &LitmusTest, file: &str, rest: &str, args: &StepArgs)
     };
     let limits = ExplainLimits {
         loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers,
         max_candidates: 1_000_000,
         deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
             .ok()

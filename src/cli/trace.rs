@@ -60,6 +60,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     let p = &t.program;
     let options = step::Options {
         loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers,
         every_step: args.every_step,
         limits: Limits {
             max_states: Some(args.max_states),

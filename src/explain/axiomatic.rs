@@ -311,7 +311,10 @@ fn reason(words: &Words, rf: &[Option<usize>], v: &Violation) -> Reason {
                 words.full(rf, f)
             ));
         }
-        Axiom::Deadlock => text.push_str("a barrier phase never completes, so no thread finishes"),
+        Axiom::Deadlock => text.push_str(
+            "the barrier phases cannot complete this way: a waiting thread is never released, \
+             or a phase would have to complete before the one it follows",
+        ),
         _ => {}
     }
     Reason {

@@ -27,6 +27,10 @@ pub struct Witness {
     pub rf: Vec<Option<usize>>,
     /// Barrier synchronisation: arrive → wait edges of the completed instances.
     pub bar: Rel,
+    /// ISA reading: what the barrier phases order in time without
+    /// synchronising (`ax::barriers::BarChoice::time`); base causality with
+    /// it must stay acyclic.
+    pub time: Rel,
     /// The Fence-SC order (transitively closed).
     pub sc: Rel,
     /// The chosen orientation of every morally strong pair of same-location
@@ -764,6 +768,13 @@ impl<'a, 'p> Relations<'a, 'p> {
     /// `acyclic(cb)`.
     fn base_causality(&self) -> Option<Violation> {
         if self.cb.closed_is_acyclic() {
+            // The barrier phases must also fit an order in time that extends
+            // base causality.
+            let mut c = self.cb.clone();
+            c.union_with(&self.w.time);
+            if c.has_cycle() {
+                return Some(Self::violation(Axiom::Deadlock, Vec::new()));
+            }
             return None;
         }
         let x = (0..self.g.len()).find(|&x| self.cb.has(x, x)).unwrap();

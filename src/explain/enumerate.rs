@@ -30,6 +30,8 @@ pub struct Limits {
     pub max_candidates: u64,
     /// Give up at this instant.
     pub deadline: Option<Instant>,
+    /// How CTA barriers are read.
+    pub barriers: crate::model::barrier::Reading,
 }
 
 impl Default for Limits {
@@ -38,6 +40,7 @@ impl Default for Limits {
             loop_bound: 2,
             max_candidates: 1_000_000,
             deadline: None,
+            barriers: Default::default(),
         }
     }
 }
@@ -211,6 +214,7 @@ fn walk_all(
                 summary: &mut summary,
                 sink: sink.as_mut().map(|(c, o)| (*c, &mut **o)),
                 rf: vec![None; g.len()],
+                time: Rel::empty(g.len()),
                 stop: None,
                 done: false,
             };
@@ -286,6 +290,8 @@ struct Walk<'w, 'g, 'p> {
     summary: &'w mut Summary,
     sink: Option<(&'w Columns, &'w mut Outcomes)>,
     rf: Vec<Option<usize>>,
+    /// ISA reading: the order in time of the current barrier choice's phases.
+    time: Rel,
     stop: Option<Stopped>,
     done: bool,
 }
@@ -356,6 +362,7 @@ impl Walk<'_, '_, '_> {
                         let wit = Witness {
                             rf: self.rf.clone(),
                             bar: self.empty(),
+                            time: self.empty(),
                             sc: self.empty(),
                             orient: self.empty(),
                         };
@@ -376,6 +383,7 @@ impl Walk<'_, '_, '_> {
         let wit = Witness {
             rf: self.rf.clone(),
             bar: self.empty(),
+            time: self.empty(),
             sc: self.empty(),
             orient: self.empty(),
         };
@@ -387,11 +395,20 @@ impl Walk<'_, '_, '_> {
 
     // Step 2: barrier instances.
     fn barriers(&mut self, visit: &mut dyn FnMut(&Candidate) -> bool) {
-        match barrier_choices(self.g, &self.rf) {
+        let choices: Option<Vec<(Rel, Rel)>> = match self.limits.barriers {
+            crate::model::barrier::Reading::Dat3m => barrier_choices(self.g, &self.rf)
+                .map(|v| v.into_iter().map(|r| (r, self.empty())).collect()),
+            crate::model::barrier::Reading::Isa => {
+                crate::ax::barriers::isa_choices(self.g, &self.rf, &mut || false)
+                    .map(|v| v.into_iter().map(|c| (c.sync, c.time)).collect())
+            }
+        };
+        match choices {
             None => {
                 let w = Witness {
                     rf: self.rf.clone(),
                     bar: self.empty(),
+                    time: self.empty(),
                     sc: self.empty(),
                     orient: self.empty(),
                 };
@@ -403,7 +420,8 @@ impl Walk<'_, '_, '_> {
                 self.emit(&w, false, None, &[], Verdict::Rejected(vec![v]), visit);
             }
             Some(choices) => {
-                for bar in choices {
+                for (bar, time) in choices {
+                    self.time = time;
                     let sc = self.empty();
                     self.fence_sc(0, &bar, sc, visit);
                     if self.halted() {
@@ -426,6 +444,7 @@ impl Walk<'_, '_, '_> {
             let w = Witness {
                 rf: self.rf.clone(),
                 bar: bar.clone(),
+                time: self.time.clone(),
                 sc,
                 orient: self.empty(),
             };

@@ -173,7 +173,7 @@ fn redundant_fences(p: &Program) -> Vec<String> {
         return Vec::new();
     }
     let want = &p.condition.prop;
-    if crate::fix::allows(p, want, 2) != Some(false) {
+    if crate::fix::allows(p, want, 2, Default::default()) != Some(false) {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -192,7 +192,7 @@ fn redundant_fences(p: &Program) -> Vec<String> {
                 l.at -= 1;
             }
         }
-        if crate::fix::allows(&q, want, 2) == Some(false) {
+        if crate::fix::allows(&q, want, 2, Default::default()) == Some(false) {
             out.push(format!(
                 "{} is not needed for this test's condition: the outcome stays forbidden without it (see `ptxmc fix --weaken`)",
                 text(p, t, pc)

@@ -74,7 +74,8 @@ pub fn explain_outcome(
         AxVerdict::Incomplete { .. } => None,
     };
     let op = allowed.and_then(|allowed| {
-        let m = Machine::new(p, limits.loop_bound).ok()?;
+        let mut m = Machine::new(p, limits.loop_bound).ok()?;
+        m.barriers = limits.barriers;
         Some(operational::explain(&m, want, file, allowed, max_states))
     });
     Explanation {

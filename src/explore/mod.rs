@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use crate::limits::{Budget, Exceeded, Finder, Poll};
 use crate::model::hang::Hang;
+use crate::model::ub::Undefined;
 use crate::op::Machine;
 use crate::op::hang::Quiescence;
 use crate::op::state::State;
@@ -110,6 +111,9 @@ pub struct Explored {
     /// often than the bound allows; without one, every loop was explored
     /// completely).
     pub cut_reached: bool,
+    /// The least undefined step reached by a consistent execution (a final
+    /// state, or with the termination check a hang witness).
+    pub undefined: Option<Undefined>,
     /// Counters.
     pub stats: ExploreStats,
 }
@@ -164,6 +168,7 @@ struct Ctx<'m, 'p, 'b> {
     bound_hit: AtomicBool,
     termination: bool,
     hang: Mutex<Option<Hang>>,
+    undefined: Mutex<Option<Undefined>>,
     cut_reached: AtomicBool,
     stop: AtomicBool,
     why: Mutex<Option<Exceeded>>,
@@ -199,6 +204,16 @@ impl Ctx<'_, '_, '_> {
     /// part of the stack now and then so idle workers can steal it.
     // States are boxed so that pushing and popping them moves a pointer, not
     // the whole state.
+    /// Keep the least undefined step of a consistent state.
+    fn note_undefined(&self, st: &State) {
+        if let Some(u) = self.machine.undefined(st) {
+            let mut best = self.undefined.lock().unwrap();
+            if best.as_ref().is_none_or(|b| u < *b) {
+                *best = Some(u);
+            }
+        }
+    }
+
     #[allow(clippy::vec_box)]
     fn run<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, mut stack: Vec<Box<State>>) {
         let m = self.machine;
@@ -226,6 +241,9 @@ impl Ctx<'_, '_, '_> {
                         self.bound_hit.store(true, Ordering::Relaxed);
                     }
                 } else {
+                    if m.completable(&st) {
+                        self.note_undefined(&st);
+                    }
                     // Declared per worker, so an outcome two workers find
                     // counts twice: the reserve errs on the safe side.
                     // One final state may stand for a product of outcomes:
@@ -251,6 +269,7 @@ impl Ctx<'_, '_, '_> {
                     Quiescence::Running => {}
                     Quiescence::Cut => self.cut_reached.store(true, Ordering::Relaxed),
                     Quiescence::Hang(h) => {
+                        self.note_undefined(&st);
                         let mut best = self.hang.lock().unwrap();
                         if best.as_ref().is_none_or(|b| h < *b) {
                             *best = Some(h);
@@ -341,6 +360,7 @@ pub fn explore_from_within(
         bound_hit: AtomicBool::new(false),
         termination: opts.termination,
         hang: Mutex::new(None),
+        undefined: Mutex::new(None),
         cut_reached: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         why: Mutex::new(None),
@@ -396,6 +416,7 @@ pub fn explore_from_within(
         bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
         incomplete: ctx.why.into_inner().unwrap(),
         hang: ctx.hang.into_inner().unwrap(),
+        undefined: ctx.undefined.into_inner().unwrap(),
         cut_reached: ctx.cut_reached.load(Ordering::Relaxed),
         stats,
     }

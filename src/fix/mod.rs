@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use crate::ax::{self, AxOptions};
 use crate::engine::{self, EngineChoice, RunOptions};
 use crate::ir::{Program, Prop, Term};
+use crate::model::barrier::Reading;
 use crate::outcome::Columns;
 
 pub use sites::{Site, Variant};
@@ -35,6 +36,8 @@ pub struct FixOptions {
     pub loop_bound: u32,
     /// Give up after this long (the fixes found so far are reported).
     pub timeout: Option<Duration>,
+    /// How CTA barriers are read.
+    pub barriers: crate::model::barrier::Reading,
 }
 
 impl Default for FixOptions {
@@ -43,6 +46,7 @@ impl Default for FixOptions {
             bound: 3,
             loop_bound: 2,
             timeout: None,
+            barriers: Default::default(),
         }
     }
 }
@@ -93,11 +97,12 @@ pub struct FixReport {
 
 /// Whether some final state the oracle allows for `p` satisfies `want`;
 /// `None` if the oracle could not finish.
-pub fn allows(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
+pub fn allows(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> Option<bool> {
     let r = ax::run(
         p,
         &AxOptions {
             loop_bound,
+            barriers,
             ..AxOptions::default()
         },
     )
@@ -111,12 +116,13 @@ pub fn allows(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
 }
 
 /// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`).
-fn verified(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
+fn verified(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> Option<bool> {
     let r = engine::run(
         p,
         &RunOptions {
             engine: EngineChoice::Both,
             loop_bound,
+            barriers,
             ..RunOptions::default()
         },
     );
@@ -147,7 +153,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
     let start = Instant::now();
     let deadline = opts.timeout.map(|t| start + t);
     let outcome = crate::litmus::print::prop(p, want);
-    let allowed = allows(p, want, opts.loop_bound).unwrap_or(true);
+    let allowed = allows(p, want, opts.loop_bound, opts.barriers).unwrap_or(true);
     let sites = if weaken {
         sites::weakening_sites(p)
     } else {
@@ -171,7 +177,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
     let mut checked = 0u64;
     let mut good = |q: &Program| {
         checked += 1;
-        allows(q, want, opts.loop_bound) == Some(false)
+        allows(q, want, opts.loop_bound, opts.barriers) == Some(false)
     };
     let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
     'sizes: for size in 1..=opts.bound.min(sites.len()) {
@@ -238,7 +244,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
         .into_iter()
         .map(|v| {
             let q = sites::apply(p, &sites, &v);
-            let ok = verified(&q, want, opts.loop_bound) == Some(false);
+            let ok = verified(&q, want, opts.loop_bound, opts.barriers) == Some(false);
             let changes: Vec<Change> = v
                 .iter()
                 .map(|&(s, k)| Change {
@@ -343,5 +349,5 @@ pub fn verdict_word(f: &Fix) -> &'static str {
 
 /// For tests: a program's outcome is forbidden by both engines.
 pub fn forbidden_by_both(p: &Program, want: &Prop, loop_bound: u32) -> bool {
-    verified(p, want, loop_bound) == Some(false)
+    verified(p, want, loop_bound, Reading::default()) == Some(false)
 }

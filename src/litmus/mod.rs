@@ -81,6 +81,21 @@ impl LitmusTest {
     pub fn error(&self, d: Diagnostic) -> LitmusError {
         LitmusError::new(&self.path, &self.source, d)
     }
+    /// `file:line:column` of instruction `pc` of thread `t`.
+    pub fn position(&self, t: usize, pc: usize) -> String {
+        let at = self
+            .spans
+            .instrs
+            .get(t)
+            .and_then(|s| s.get(pc))
+            .map_or(0, |s| s.start)
+            .min(self.source.len());
+        let before = &self.source[..at];
+        let line = before.matches('\n').count() + 1;
+        let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+        format!("{}:{line}:{col}", self.display_path())
+    }
+
     /// Notes for the reports: instructions the test uses that exist only in
     /// the ISCA'22 model, not in PTX (`fence.proxy.texture`, `.surface`,
     /// `.constant`), so that nobody takes them for fixes on real hardware.

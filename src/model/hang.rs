@@ -28,6 +28,9 @@ pub enum Waits {
         arrived: Vec<ThreadId>,
         /// Arrivals the phase needs.
         needed: usize,
+        /// The phase is undefined (an undefined arrival, or participants
+        /// that disagree on the count): it never completes.
+        undefined: bool,
     },
     /// A blocking mbarrier wait (`barrier.cluster.wait`): the latest state
     /// of the barrier has not completed the phase.

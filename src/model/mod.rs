@@ -4,11 +4,13 @@
 //! [`hang`]).
 
 pub mod accounting;
+pub mod barrier;
 pub mod describe;
 pub mod hang;
 pub mod loops;
 pub mod lower;
 pub mod sync;
+pub mod ub;
 
 use clap::ValueEnum;
 use serde::Serialize;

@@ -239,9 +239,18 @@ impl Machine<'_> {
             .map(|a| a.thread)
             .collect();
         arrived.sort_unstable();
-        let needed = match me.count {
-            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
-            None => (0..st.threads.len())
+        let needed = match (self.barriers, me.needed) {
+            (_, Some(n)) => usize::try_from(n).unwrap_or(usize::MAX),
+            // ISA: every thread of the CTA that has not exited.
+            (crate::model::barrier::Reading::Isa, None) => self
+                .cta_threads(me.cta)
+                .iter()
+                .filter(|&&u| {
+                    arrived.contains(&u)
+                        || !st.threads[u].finished(self.program.threads[u].code.len())
+                })
+                .count(),
+            (crate::model::barrier::Reading::Dat3m, None) => (0..st.threads.len())
                 .filter(|&u| {
                     st.arrivals
                         .iter()
@@ -250,11 +259,17 @@ impl Machine<'_> {
                 })
                 .count(),
         };
+        let undefined = st
+            .arrivals
+            .iter()
+            .filter(|a| a.cta == me.cta && a.id == me.id && a.phase == me.phase)
+            .any(|a| a.ub.is_some() || a.needed != me.needed || a.count != me.count);
         Waits::Barrier {
             id: me.id.to_vec(),
             count: me.count,
             arrived,
             needed,
+            undefined,
         }
     }
 

@@ -94,6 +94,14 @@ pub struct Machine<'p> {
     po_va_after: Vec<Option<Set>>,
     /// [`Machine::maxima`] remembered per location part of a state.
     maxima_memo: coherence::MaximaMemo,
+    /// How CTA barriers are read (`model::barrier`).
+    pub barriers: crate::model::barrier::Reading,
+    /// Per CTA (index into [`Layout::ctas`]): whether some thread of it has
+    /// a barrier with a thread count (then, under the ISA reading, the order
+    /// of count-less arrivals matters too, and is a choice).
+    cta_counted: Vec<bool>,
+    /// Per CTA: its source threads (agents are no CUDA threads).
+    cta_threads: Vec<Vec<usize>>,
     /// Per location: whether it is *total* — every slot of it generic, at
     /// one virtual address, no RMW, and every two of them (initial version
     /// included) morally strong ([`Machine::maxima`]).
@@ -199,7 +207,30 @@ impl<'p> Machine<'p> {
                 })
             })
             .collect();
+        let cta_threads: Vec<Vec<usize>> = (0..layout.ctas.len())
+            .map(|c| {
+                (0..p.threads.len())
+                    .filter(|&t| {
+                        let pl = layout.placement[t];
+                        p.threads[t].agent.is_none() && layout.ctas[c] == (pl.gpu, pl.cta)
+                    })
+                    .collect()
+            })
+            .collect();
+        let cta_counted = cta_threads
+            .iter()
+            .map(|ts| {
+                ts.iter().any(|&t| {
+                    p.threads[t].code.iter().any(|i| {
+                        matches!(i, Instr::Barrier { id, count, .. } if count.is_some() || id.len() == 2)
+                    })
+                })
+            })
+            .collect();
         Ok(Machine {
+            barriers: Default::default(),
+            cta_counted,
+            cta_threads,
             program,
             source,
             columns,
@@ -654,6 +685,56 @@ impl<'p> Machine<'p> {
             return false;
         }
         crate::model::hang::may_reach_barrier(th, &self.reach[u][from], &|r| Some(ts.regs[r]), id)
+    }
+
+    /// The source threads placed in CTA `cta` (an index into [`Layout::ctas`]).
+    pub fn cta_threads(&self, cta: usize) -> &[usize] {
+        &self.cta_threads[cta]
+    }
+
+    /// The undefined behaviour a state has reached, if any: the least
+    /// (thread, instruction) order, so the report does not depend on the
+    /// order of exploration. Barrier arrivals that are undefined themselves
+    /// (`model::barrier::BarrierUb`), and phases whose arrivals disagree on
+    /// the count (ISA reading).
+    pub fn undefined(&self, st: &State) -> Option<crate::model::ub::Undefined> {
+        use crate::model::barrier::BarrierUb;
+        use crate::model::ub::{UbKind, Undefined};
+        let at = |a: &state::Arrival| (a.thread, self.layout.slots[a.slot].pc);
+        let mut found: Option<Undefined> = None;
+        let mut keep = |u: Undefined| {
+            if found.as_ref().is_none_or(|f| u < *f) {
+                found = Some(u);
+            }
+        };
+        for (i, a) in st.arrivals.iter().enumerate() {
+            if let Some(ub) = a.ub {
+                keep(Undefined {
+                    kind: UbKind::Barrier(ub),
+                    at: vec![at(a)],
+                });
+            }
+            // Each phase once, at its first arrival: do its members agree?
+            let same = |b: &&state::Arrival| b.cta == a.cta && b.id == a.id && b.phase == a.phase;
+            if self.barriers != crate::model::barrier::Reading::Isa
+                || st.arrivals[..i].iter().any(|b| same(&b))
+            {
+                continue;
+            }
+            let members: Vec<&state::Arrival> = st.arrivals[i..].iter().filter(same).collect();
+            if members
+                .iter()
+                .any(|b| b.needed != a.needed || b.count != a.count)
+            {
+                let mut all: Vec<(usize, usize)> = members.iter().map(|b| at(b)).collect();
+                all.sort_unstable();
+                keep(Undefined {
+                    kind: UbKind::Barrier(BarrierUb::CountsDisagree),
+                    at: all,
+                });
+            }
+        }
+        found
     }
 
     fn cta_of_thread(&self, t: usize) -> usize {

@@ -146,11 +146,17 @@ pub struct Arrival {
     pub cta: usize,
     /// Values naming the barrier.
     pub id: SmallVec<[Value; 2]>,
-    /// Thread count, if given.
+    /// Thread count, if given (the operand, as participants compare it).
     pub count: Option<Value>,
+    /// Arrivals its phase needs (`None`: every thread of the CTA;
+    /// [`crate::model::barrier::resolve`]).
+    pub needed: Option<Value>,
+    /// The arrival is undefined behaviour: it poisons its phase.
+    pub ub: Option<crate::model::barrier::BarrierUb>,
     /// Arriving thread.
     pub thread: usize,
-    /// Which arrival of this thread at this barrier (0-based phase).
+    /// Its phase: under the Dat3M reading, which arrival of this thread at
+    /// this barrier; under the ISA reading, the barrier's phase it joined.
     pub phase: usize,
     /// The arrival's slot (its snapshot is stored there).
     pub slot: usize,
@@ -304,7 +310,11 @@ impl State {
         b.extend_from_slice(&(self.arrivals.len() as u64).to_le_bytes());
         for a in &self.arrivals {
             let count = a.count.map_or([0, 0], |c| [1, c]);
-            let head: [i64; 7] = [
+            let needed = a.needed.map_or([0, 0], |c| [1, c]);
+            let head: [i64; 10] = [
+                needed[0],
+                needed[1],
+                a.ub.map_or(-1, |u| u as i64),
                 a.cta as i64,
                 a.thread as i64,
                 a.phase as i64,

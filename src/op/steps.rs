@@ -21,6 +21,7 @@
 use smallvec::SmallVec;
 
 use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value, WaitPhase, mbar};
+use crate::model::barrier::{self, Reading};
 use crate::rel::{Set, bit, members};
 
 use super::layout::SlotKind;
@@ -276,7 +277,9 @@ impl Machine<'_> {
                 {
                     self.push_binds(st, t, e0, windows, co, out)
                 }
-                Instr::Barrier { count: Some(_), .. } if !st.threads[t].arrived => {
+                Instr::Barrier { .. }
+                    if !st.threads[t].arrived && self.arrival_is_choice(t, e0) =>
+                {
                     out.push(self.arrive(st, t, e0));
                 }
                 Instr::Fence {
@@ -536,10 +539,10 @@ impl Machine<'_> {
             | Instr::ClusterBarrier { .. } => {
                 unreachable!("the machine runs lowered programs (model::lower)")
             }
-            Instr::Barrier { count, .. } => {
+            Instr::Barrier { .. } => {
                 let slot = e.slot.unwrap();
                 if !ts.arrived {
-                    if count.is_some() {
+                    if self.arrival_is_choice(t, &e) {
                         // With a thread count the first n arrivals complete the
                         // phase, so the order of arrivals is a choice.
                         return Retire::Choice;
@@ -671,15 +674,33 @@ impl Machine<'_> {
         let slot = e.slot.unwrap();
         let cta = self.layout.slots[slot].cta;
         let ids: SmallVec<[Value; 2]> = id.iter().map(|o| operand(&e.regs, o).unwrap()).collect();
-        let phase = s
-            .arrivals
-            .iter()
-            .filter(|a| a.thread == t && a.cta == cta && a.id == ids)
-            .count();
+        let count = count.as_ref().map(|c| operand(&e.regs, c).unwrap());
+        let r = barrier::resolve(self.barriers, *kind, &ids, count);
+        let phase = match self.barriers {
+            Reading::Dat3m => s
+                .arrivals
+                .iter()
+                .filter(|a| a.thread == t && a.cta == cta && a.id == r.id)
+                .count(),
+            // The barrier's open phase, or the next one if it is complete.
+            Reading::Isa => match s
+                .arrivals
+                .iter()
+                .filter(|a| a.cta == cta && a.id == r.id)
+                .map(|a| a.phase)
+                .max()
+            {
+                None => 0,
+                Some(p) if self.isa_phase_complete(s, cta, &r.id, p) => p + 1,
+                Some(p) => p,
+            },
+        };
         s.arrivals.push(Arrival {
             cta,
-            id: ids,
-            count: count.as_ref().map(|c| operand(&e.regs, c).unwrap()),
+            id: r.id,
+            count: r.count,
+            needed: r.needed,
+            ub: r.ub,
             thread: t,
             phase,
             slot,
@@ -826,6 +847,65 @@ impl Machine<'_> {
         Some(heads)
     }
 
+    /// Whether thread `t`'s arrival at the barrier of entry `e` is a choice
+    /// (its order against other arrivals matters) rather than a step that
+    /// retires first and alone. With a thread count the first n arrivals
+    /// complete the phase; under the ISA reading a count-less arrival in a
+    /// CTA that also counts may join a counted phase or start the next.
+    fn arrival_is_choice(&self, t: usize, e: &Entry) -> bool {
+        let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
+            return false;
+        };
+        match self.barriers {
+            Reading::Dat3m => count.is_some(),
+            Reading::Isa => {
+                let ids: SmallVec<[Value; 2]> =
+                    id.iter().filter_map(|o| operand(&e.regs, o)).collect();
+                let c = count.as_ref().and_then(|c| operand(&e.regs, c));
+                let cta = self.layout.slots[e.slot.unwrap()].cta;
+                self.cta_counted[cta]
+                    || barrier::resolve(self.barriers, *kind, &ids, c)
+                        .needed
+                        .is_some()
+            }
+        }
+    }
+
+    /// ISA reading: whether phase `p` of barrier `id` of CTA `cta` is
+    /// complete in `st`. Its first arrival sets its count; a phase with an
+    /// undefined arrival or disagreeing counts never completes; a counted
+    /// phase needs that many arrivals, a count-less one every thread of the
+    /// CTA to have arrived or exited (`model::barrier`).
+    pub(super) fn isa_phase_complete(
+        &self,
+        st: &State,
+        cta: usize,
+        id: &[Value],
+        p: usize,
+    ) -> bool {
+        let members: SmallVec<[&Arrival; 4]> = st
+            .arrivals
+            .iter()
+            .filter(|a| a.cta == cta && *a.id == *id && a.phase == p)
+            .collect();
+        let Some(first) = members.first() else {
+            return false;
+        };
+        if members
+            .iter()
+            .any(|a| a.ub.is_some() || a.needed != first.needed || a.count != first.count)
+        {
+            return false;
+        }
+        match first.needed {
+            Some(n) => usize::try_from(n).is_ok_and(|n| members.len() >= n),
+            None => self.cta_threads[cta].iter().all(|&u| {
+                members.iter().any(|a| a.thread == u)
+                    || st.threads[u].finished(self.program.threads[u].code.len())
+            }),
+        }
+    }
+
     /// The view after passing the barrier `slot` (its phase complete), or `None`.
     pub(super) fn barrier_merge(&self, st: &State, t: usize, slot: usize) -> Option<View> {
         let me = st
@@ -834,6 +914,18 @@ impl Machine<'_> {
             .find(|a| a.slot == slot && a.thread == t)?;
         let same = |a: &&Arrival| a.cta == me.cta && a.id == me.id && a.phase == me.phase;
         let phase: Vec<&Arrival> = st.arrivals.iter().filter(same).collect();
+        if self.barriers == Reading::Isa {
+            if !self.isa_phase_complete(st, me.cta, &me.id, me.phase) {
+                return None;
+            }
+            let mut k = st.threads[t].view.clone();
+            for a in phase {
+                if a.thread != t {
+                    k.merge(st.snapshots[a.slot].as_ref().unwrap());
+                }
+            }
+            return Some(k);
+        }
         if phase.iter().any(|a| a.count != me.count) {
             return None; // participants disagree on the count: never completes
         }

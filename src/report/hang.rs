@@ -121,9 +121,19 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
     };
     match &s.on {
         Waits::Barrier {
-            arrived, needed, ..
+            arrived,
+            needed,
+            undefined,
+            ..
         } => {
             let names: Vec<String> = arrived.iter().map(|&t| n.thread(t).to_string()).collect();
+            if *undefined {
+                // An undefined arrival poisoned the phase (`model::barrier`).
+                return format!(
+                    "{wait} at `{at}`, whose phase ({}) is undefined and never completes",
+                    list(&names)
+                );
+            }
             format!(
                 "{wait} at `{at}`, whose phase needs {needed} arrivals and gets {} ({})",
                 arrived.len(),

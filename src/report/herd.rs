@@ -142,6 +142,9 @@ fn tail(r: &TestReport) -> String {
         )
         .unwrap();
     }
+    if let Some(u) = &r.undefined {
+        writeln!(out, "{}", super::ub::line(u)).unwrap();
+    }
     match &res.termination {
         Termination::Hangs(h) => writeln!(
             out,

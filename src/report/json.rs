@@ -131,6 +131,7 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
             "met": r.expectation_met(),
         })),
         "termination": termination(r),
+        "undefined": r.undefined,
         "agree": res.disagreement.is_none(),
         "disagreement": disagreement,
         "notes": r.notes,

@@ -11,6 +11,7 @@ pub mod json;
 pub mod run;
 pub mod svg;
 pub mod trace;
+pub mod ub;
 
 use crate::engine::RunResult;
 use crate::ir::{ExpectKind, Program};
@@ -28,6 +29,8 @@ pub struct TestReport<'a> {
     pub result: &'a RunResult,
     /// Notes about the test's text ([`crate::litmus::LitmusTest::notes`]).
     pub notes: Vec<String>,
+    /// The undefined step the engines found, worded ([`ub::of`]).
+    pub undefined: Option<ub::UbReport>,
 }
 
 impl TestReport<'_> {

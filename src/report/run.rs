@@ -54,6 +54,7 @@ pub fn json_of_source(
                 model: opts.model,
                 result: &result,
                 notes: notes(t, &result),
+                undefined: result.undefined.as_ref().map(|u| super::ub::of(t, u)),
             };
             json::report(&rep)
         })

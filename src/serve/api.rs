@@ -333,6 +333,7 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
         loop_bound: p.loop_bound,
         max_candidates: p.limits.max_states.unwrap_or(u64::MAX),
         deadline: Some(p.deadline),
+        barriers: Default::default(),
     };
     let x = explain_outcome(
         &t.program,
@@ -366,6 +367,7 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         loop_bound: p.loop_bound,
         every_step: req.every_step.unwrap_or(true),
         limits: p.limits,
+        barriers: Default::default(),
     };
     let mut s = match Session::new(&t.program, options) {
         Ok(s) => s,

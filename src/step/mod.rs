@@ -47,6 +47,8 @@ pub struct Options {
     /// Limits of each question asked of the explorer (reachable outcomes,
     /// go to outcome).
     pub limits: Limits,
+    /// How CTA barriers are read.
+    pub barriers: crate::model::barrier::Reading,
 }
 
 impl Default for Options {
@@ -55,6 +57,7 @@ impl Default for Options {
             loop_bound: 2,
             every_step: true,
             limits: Limits::default(),
+            barriers: Default::default(),
         }
     }
 }
@@ -146,7 +149,9 @@ impl<'p> Session<'p> {
     pub fn new(p: &'p Program, options: Options) -> Result<Session<'p>, TooManySlots> {
         let mut machine = Machine::new(p, options.loop_bound)?;
         machine.por = !options.every_step;
-        let explorer = Machine::new(p, options.loop_bound)?;
+        machine.barriers = options.barriers;
+        let mut explorer = Machine::new(p, options.loop_bound)?;
+        explorer.barriers = options.barriers;
         let init = machine.initial();
         Ok(Session {
             machine,

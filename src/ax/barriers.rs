@@ -1,0 +1,255 @@
+//! CTA barrier phases of a candidate under the ISA reading
+//! (`model::barrier`): which arrivals form which phase, as synchronisation
+//! edges, the order in time the phases impose, and the undefined behaviour
+//! a choice reaches. Shared by the oracle's search and the explanation's
+//! enumeration, so the two implementations of the axioms read barriers
+//! alike.
+
+use crate::ir::{BarrierKind, Value};
+use crate::model::barrier::{self, CtaThreads, PlanArrival, PlannedPhase, Reading};
+use crate::model::ub::{UbKind, Undefined};
+use crate::rel::Rel;
+
+use super::graph::Graph;
+use super::search::Instance;
+
+/// One way the barrier arrivals of a candidate form phases.
+pub struct BarChoice {
+    /// Arrive → wait of every other participant, in each complete phase.
+    pub sync: Rel,
+    /// What the phases order in time, without synchronising: every arrival
+    /// of a phase before every arrival of the next phase of its barrier, and
+    /// the last event of a thread whose exit completed a count-less phase
+    /// before that phase's waits. Retirement order extends base causality
+    /// and these, so base causality with them must stay acyclic.
+    pub time: Rel,
+    /// The phases as instances (for hang descriptions).
+    pub instances: Vec<Instance>,
+    /// The least undefined step of the choice, if any.
+    pub ub: Option<Undefined>,
+}
+
+/// Every way (ISA reading) the arrivals of `g` under reads-from `rf` form
+/// phases in which every waiting arrival is released and every stuck one
+/// is not; `None` if there is none (a deadlock). `stop` is polled per plan
+/// step; once it says so the choices found so far are returned.
+pub fn isa_choices(
+    g: &Graph,
+    rf: &[Option<usize>],
+    stop: &mut dyn FnMut() -> bool,
+) -> Option<Vec<BarChoice>> {
+    let n = g.len();
+    let p = g.program;
+    type Key = (u32, u32, Vec<Value>);
+    let mut groups: Vec<(Key, Vec<PlanArrival>, Vec<usize>, Vec<(usize, Vec<usize>)>)> = Vec::new();
+    for (bi, b) in g.barriers.iter().enumerate() {
+        let t = g.events[b.arrive].thread.unwrap();
+        // An undefined name (a thin-air value, which No-Thin-Air rejects
+        // anyway) synchronises nothing.
+        let ids: Vec<Value> =
+            b.id.iter()
+                .map(|e| g.eval(rf, t, e))
+                .collect::<Option<_>>()?;
+        let count = b.count.as_ref().map(|c| g.eval(rf, t, c).unwrap_or(-1));
+        let waits = b.wait.is_some() || b.stuck;
+        let kind = if waits {
+            BarrierKind::Sync
+        } else {
+            BarrierKind::Arrive
+        };
+        let r = barrier::resolve(Reading::Isa, kind, &ids, count);
+        let (gpu, cta) = g.cta(b.arrive);
+        let key = (gpu, cta, r.id.to_vec());
+        let gi = match groups.iter().position(|(k, ..)| *k == key) {
+            Some(i) => i,
+            None => {
+                groups.push((key, Vec::new(), Vec::new(), Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let (_, arr, of, per_thread) = &mut groups[gi];
+        let a = arr.len();
+        arr.push(PlanArrival {
+            thread: t,
+            needed: r.needed,
+            count: r.count,
+            ub: r.ub,
+            waits,
+            stuck: b.stuck,
+        });
+        of.push(bi);
+        match per_thread.iter_mut().find(|(u, _)| *u == t) {
+            Some((_, l)) => l.push(a),
+            None => per_thread.push((t, vec![a])),
+        }
+    }
+    let finishes = |u: usize| g.stuck[u].is_none();
+    let last_event = |u: usize| {
+        let end = g.offset.get(u + 1).copied().unwrap_or(n);
+        (end > g.offset[u]).then(|| end - 1)
+    };
+    let mut choices = vec![BarChoice {
+        sync: Rel::empty(n),
+        time: Rel::empty(n),
+        instances: Vec::new(),
+        ub: None,
+    }];
+    for ((gpu, cta, id), arr, of, per_thread) in &groups {
+        let threads: Vec<usize> = (0..p.threads.len())
+            .filter(|&u| {
+                let pl = p.threads[u].placement;
+                p.threads[u].agent.is_none() && (pl.gpu, pl.cta) == (*gpu, *cta)
+            })
+            .collect();
+        let cta_threads = CtaThreads {
+            threads: &threads,
+            finishes: &finishes,
+        };
+        let plans = barrier::isa_plans(arr, per_thread, &cta_threads, stop);
+        if plans.is_empty() {
+            return None;
+        }
+        let mut next = Vec::new();
+        for plan in &plans {
+            let one = phases_as_choice(g, id, arr, of, plan, &threads, &last_event);
+            for c in &choices {
+                if stop() {
+                    return Some(next);
+                }
+                let mut sync = c.sync.clone();
+                sync.union_with(&one.sync);
+                let mut time = c.time.clone();
+                time.union_with(&one.time);
+                let mut instances = c.instances.clone();
+                instances.extend(one.instances.iter().cloned());
+                let ub = match (&c.ub, &one.ub) {
+                    (Some(a), Some(b)) => Some(a.clone().min(b.clone())),
+                    (a, b) => a.clone().or_else(|| b.clone()),
+                };
+                next.push(BarChoice {
+                    sync,
+                    time,
+                    instances,
+                    ub,
+                });
+            }
+        }
+        choices = next;
+    }
+    Some(choices)
+}
+
+/// The edges, instances and undefined step of one resource's plan.
+fn phases_as_choice(
+    g: &Graph,
+    id: &[Value],
+    arr: &[PlanArrival],
+    of: &[usize],
+    plan: &[PlannedPhase],
+    threads: &[usize],
+    last_event: &dyn Fn(usize) -> Option<usize>,
+) -> BarChoice {
+    let n = g.len();
+    let mut sync = Rel::empty(n);
+    let mut time = Rel::empty(n);
+    let mut instances = Vec::new();
+    let mut ub = None;
+    let ev = |a: usize| &g.barriers[of[a]];
+    for (k, ph) in plan.iter().enumerate() {
+        if ph.complete {
+            for &i in &ph.members {
+                for &j in &ph.members {
+                    if let (true, Some(w)) = (i != j, ev(j).wait) {
+                        sync.add(ev(i).arrive, w);
+                    }
+                }
+            }
+            for &u in &ph.exited {
+                if let Some(last) = last_event(u) {
+                    for &j in &ph.members {
+                        if let Some(w) = ev(j).wait {
+                            time.add(last, w);
+                        }
+                    }
+                }
+            }
+        }
+        for &(a, b) in &ph.order {
+            time.add(ev(a).arrive, ev(b).arrive);
+        }
+        if let Some(next) = plan.get(k + 1) {
+            for &i in &ph.members {
+                for &j in &next.members {
+                    time.add(ev(i).arrive, ev(j).arrive);
+                }
+            }
+        }
+        let at = |a: usize| (arr[a].thread, g.events[ev(a).arrive].pc);
+        if let Some(u) = phase_ub(arr, &ph.members, &at) {
+            if ub.as_ref().is_none_or(|b| u < *b) {
+                ub = Some(u);
+            }
+        }
+        let first = &arr[ph.members[0]];
+        let needed = match first.needed {
+            Some(c) => usize::try_from(c).unwrap_or(usize::MAX),
+            None => threads
+                .iter()
+                .filter(|&&u| {
+                    ph.members.iter().any(|&a| arr[a].thread == u) || !ph.exited.contains(&u)
+                })
+                .count(),
+        };
+        instances.push(Instance {
+            id: id.to_vec(),
+            count: first.count,
+            agree: ph.ub.is_none(),
+            arrivals: ph.members.iter().map(|&a| of[a]).collect(),
+            needed,
+        });
+    }
+    BarChoice {
+        sync,
+        time,
+        instances,
+        ub,
+    }
+}
+
+/// The least undefined step of one phase: an arrival undefined in itself,
+/// or members that disagree on the count (then every member is named, in
+/// (thread, instruction) order). The machine names them the same way
+/// (`op::Machine::undefined`).
+pub fn phase_ub(
+    arr: &[PlanArrival],
+    members: &[usize],
+    at: &dyn Fn(usize) -> (usize, usize),
+) -> Option<Undefined> {
+    let mut best: Option<Undefined> = None;
+    let mut keep = |u: Undefined| {
+        if best.as_ref().is_none_or(|b| u < *b) {
+            best = Some(u);
+        }
+    };
+    for &a in members {
+        if let Some(why) = arr[a].ub {
+            keep(Undefined {
+                kind: UbKind::Barrier(why),
+                at: vec![at(a)],
+            });
+        }
+    }
+    let first = &arr[members[0]];
+    if members
+        .iter()
+        .any(|&a| arr[a].needed != first.needed || arr[a].count != first.count)
+    {
+        let mut all: Vec<(usize, usize)> = members.iter().map(|&a| at(a)).collect();
+        all.sort_unstable();
+        keep(Undefined {
+            kind: UbKind::Barrier(barrier::BarrierUb::CountsDisagree),
+            at: all,
+        });
+    }
+    best
+}

@@ -1,0 +1,643 @@
+//! CTA barriers (`bar`/`barrier{.cta}`): what an arrival means, under the
+//! reading in force, for both engines (`docs/barriers.md`).
+//!
+//! **The ISA reading** (the default; PTX ISA §9.7.13.1, "Parallel
+//! Synchronization and Communication Instructions: bar, barrier"):
+//! * `bar.sync a` names barrier `a` (0..15) of the CTA; with no thread count
+//!   *all non-exited threads of the CTA* participate, so a phase completes
+//!   once every thread placed in the CTA has arrived or exited — an exit
+//!   releases the threads a count-less barrier was holding up;
+//! * `bar.sync a, b` / `bar.arrive a, b`: `b` threads participate, a multiple
+//!   of the warp size; a litmus thread stands for one warp, so the phase
+//!   needs `b / 32` litmus-thread arrivals (the dialect's three-operand form
+//!   `bar.sync a, b, n` names the barrier `(a, b)` and needs `n`);
+//! * arrivals are counted per barrier, whichever thread makes them: a
+//!   run-ahead `bar.arrive` counts again; the first `n` arrivals complete the
+//!   phase and later ones belong to the next; exits do not count. The order
+//!   of arrivals is a choice both engines explore.
+//!
+//! Undefined behaviour (the ISA's words): a thread count that is zero,
+//! negative or not a multiple of the warp size, a barrier name outside
+//! 0..15, `bar.arrive` without a count, and participants of one phase that
+//! disagree on the count. An arrival that is undefined *poisons* its phase:
+//! the phase never completes (so whoever waits on it is stuck), and the run
+//! reports the undefined behaviour.
+//!
+//! **The Dat3M reading** (`--barriers dat3m`, for Dat3M's suites): the
+//! operands are names (`bar.cta.sync 1, 1` is barrier `(1, 1)`), the k-th
+//! arrival of each thread belongs to the k-th phase, a count-less phase
+//! needs every thread that arrives at that barrier at all (or still may),
+//! and with a count `n` any `n` arrivals of the phase complete it while the
+//! others pass with their views.
+
+use clap::ValueEnum;
+use serde::Serialize;
+use smallvec::{SmallVec, smallvec};
+
+use crate::ir::{BarrierKind, Instr, Operand, Program, Value};
+
+/// How CTA barriers are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Reading {
+    /// The PTX ISA's text, as the H100 behaves (`docs/barriers.md`).
+    #[default]
+    Isa,
+    /// Dat3M's reading, for Dat3M's suites (`docs/oracle.md` choice 4).
+    Dat3m,
+}
+
+impl Reading {
+    /// The option's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reading::Isa => "isa",
+            Reading::Dat3m => "dat3m",
+        }
+    }
+}
+
+/// The warp size: a litmus thread stands for one warp.
+pub const WARP: Value = 32;
+
+/// Why a barrier arrival is undefined behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BarrierUb {
+    /// The barrier name is outside 0..15.
+    Name,
+    /// The thread count is zero or negative.
+    CountNotPositive,
+    /// The thread count is not a multiple of the warp size.
+    CountNotWarpMultiple,
+    /// `bar.arrive` without a thread count.
+    ArriveWithoutCount,
+    /// Participants of one phase disagree on the thread count.
+    CountsDisagree,
+}
+
+impl BarrierUb {
+    /// What happened, in a sentence fragment.
+    pub fn what(self) -> &'static str {
+        match self {
+            BarrierUb::Name => "the barrier name is outside 0..15",
+            BarrierUb::CountNotPositive => "the thread count is not positive",
+            BarrierUb::CountNotWarpMultiple => {
+                "the thread count is not a multiple of the warp size (32)"
+            }
+            BarrierUb::ArriveWithoutCount => "`bar.arrive` has no thread count",
+            BarrierUb::CountsDisagree => "participants of one barrier phase disagree on the count",
+        }
+    }
+
+    /// The ISA's sentence that makes it undefined.
+    pub fn isa(self) -> &'static str {
+        match self {
+            BarrierUb::Name => {
+                "PTX ISA 9.7.13.1: \"operand a specifies a logical barrier resource as an immediate \
+                 constant or register with value 0 through 15\""
+            }
+            BarrierUb::CountNotPositive | BarrierUb::ArriveWithoutCount => {
+                "PTX ISA 9.7.13.1: \"a non-zero thread count is required for barrier{.cta}.arrive\"; \
+                 \"operand b specifies the number of threads participating in the barrier\""
+            }
+            BarrierUb::CountNotWarpMultiple => {
+                "PTX ISA 9.7.13.1: \"when specifying a thread count, the value must be a multiple of \
+                 the warp size\""
+            }
+            BarrierUb::CountsDisagree => {
+                "PTX ISA 9.7.13.1: the threads of one barrier phase must give the same thread count \
+                 (\"operand b specifies the number of threads participating in the barrier\"); \
+                 with different counts the phase's completion is not defined"
+            }
+        }
+    }
+}
+
+/// What an arrival at a CTA barrier stands for under a reading.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Resolved {
+    /// The values naming the barrier resource.
+    pub id: SmallVec<[Value; 2]>,
+    /// Arrivals (litmus threads) a phase needs; `None`: every thread of the
+    /// CTA (ISA: that has not exited; Dat3M: that uses the barrier).
+    pub needed: Option<Value>,
+    /// The count as the participants compare it (the operand value).
+    pub count: Option<Value>,
+    /// The arrival is undefined behaviour (ISA reading only).
+    pub ub: Option<BarrierUb>,
+}
+
+/// Resolve a barrier instruction's operand values (`ids` as written, then
+/// the count operand of the three-operand form) under `reading`.
+pub fn resolve(
+    reading: Reading,
+    kind: BarrierKind,
+    ids: &[Value],
+    count: Option<Value>,
+) -> Resolved {
+    match reading {
+        Reading::Dat3m => Resolved {
+            id: SmallVec::from_slice(ids),
+            needed: count,
+            count,
+            ub: None,
+        },
+        Reading::Isa => {
+            let (id, count, warps): (SmallVec<[Value; 2]>, Option<Value>, bool) = match (ids, count)
+            {
+                // PTX's `bar.sync a, b`: `b` threads.
+                ([a, b], None) => (smallvec![*a], Some(*b), true),
+                // The dialect's `bar.sync a, b, n`: `n` litmus threads.
+                (ids, c) => (SmallVec::from_slice(ids), c, false),
+            };
+            let mut ub = None;
+            if !(0..16).contains(&id[0]) {
+                ub = Some(BarrierUb::Name);
+            }
+            let needed = match count {
+                None if kind == BarrierKind::Arrive => {
+                    ub = ub.or(Some(BarrierUb::ArriveWithoutCount));
+                    None
+                }
+                None => None,
+                Some(c) if c <= 0 => {
+                    ub = ub.or(Some(BarrierUb::CountNotPositive));
+                    Some(c)
+                }
+                Some(c) if warps && c % WARP != 0 => {
+                    ub = ub.or(Some(BarrierUb::CountNotWarpMultiple));
+                    Some(c)
+                }
+                Some(c) if warps => Some(c / WARP),
+                Some(c) => Some(c),
+            };
+            Resolved {
+                id,
+                needed,
+                count,
+                ub,
+            }
+        }
+    }
+}
+
+/// One arrival at a barrier resource, as the oracle's phase planner sees it.
+#[derive(Clone, Debug)]
+pub struct PlanArrival {
+    /// The arriving thread.
+    pub thread: usize,
+    /// Arrivals its phase needs (`None`: every non-exited thread of the CTA).
+    pub needed: Option<Value>,
+    /// The count as compared between participants.
+    pub count: Option<Value>,
+    /// Undefined (poisons its phase), and why.
+    pub ub: Option<BarrierUb>,
+    /// `bar.sync`: the thread waits for the phase.
+    pub waits: bool,
+    /// The thread's path stops here for good (termination search): its
+    /// phase must never complete.
+    pub stuck: bool,
+}
+
+/// One phase of a plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedPhase {
+    /// Its arrivals (indices into the resource's arrivals), in thread order.
+    pub members: Vec<usize>,
+    /// Whether it completes.
+    pub complete: bool,
+    /// Count-less and complete: threads that completed it by exiting.
+    pub exited: Vec<usize>,
+    /// Undefined behaviour in this phase, if any.
+    pub ub: Option<BarrierUb>,
+    /// Arrivals of this phase that come before others in time, as the plan
+    /// needs them (the undefined arrival of a phase that never completes
+    /// comes while the phase is still short of its count).
+    pub order: Vec<(usize, usize)>,
+}
+
+/// The threads of a resource's CTA and how each one's path ends.
+pub struct CtaThreads<'a> {
+    /// Every (non-agent) thread placed in the CTA, ascending.
+    pub threads: &'a [usize],
+    /// Whether the thread's path runs to its end (it exits); `false` for a
+    /// path stuck for good (termination search).
+    pub finishes: &'a dyn Fn(usize) -> bool,
+}
+
+/// Every way (ISA reading) the arrivals at one barrier resource can form
+/// phases: complete phases, then at most one phase that never completes.
+/// `arrivals` are grouped per thread in program order (`per_thread`: thread
+/// and its arrival indices). A plan is kept only if every waiting arrival's
+/// phase completes and every stuck arrival's phase does not. `budget` is
+/// called once per plan step and stops the enumeration when it says so.
+pub fn isa_plans(
+    arrivals: &[PlanArrival],
+    per_thread: &[(usize, Vec<usize>)],
+    cta: &CtaThreads,
+    budget: &mut dyn FnMut() -> bool,
+) -> Vec<Vec<PlannedPhase>> {
+    let mut out = Vec::new();
+    let mut next = vec![0usize; per_thread.len()];
+    let mut acc = Vec::new();
+    plan_from(
+        arrivals, per_thread, cta, &mut next, &mut acc, &mut out, budget,
+    );
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_from(
+    arr: &[PlanArrival],
+    per_thread: &[(usize, Vec<usize>)],
+    cta: &CtaThreads,
+    next: &mut Vec<usize>,
+    acc: &mut Vec<PlannedPhase>,
+    out: &mut Vec<Vec<PlannedPhase>>,
+    budget: &mut dyn FnMut() -> bool,
+) {
+    if budget() {
+        return;
+    }
+    let remaining: Vec<usize> = per_thread
+        .iter()
+        .zip(next.iter())
+        .flat_map(|((_, l), &n)| l[n..].iter().copied())
+        .collect();
+    if remaining.is_empty() {
+        out.push(acc.clone());
+        return;
+    }
+    // The phase that never completes: every remaining arrival joins it.
+    for ph in open_phase(arr, per_thread, cta, next) {
+        acc.push(ph);
+        out.push(acc.clone());
+        acc.pop();
+    }
+    // A complete phase: its first arrival (in time) sets its count; every
+    // member agrees and none is undefined.
+    let firsts: Vec<usize> = per_thread
+        .iter()
+        .zip(next.iter())
+        .filter_map(|((_, l), &n)| l.get(n).copied())
+        .collect();
+    let mut kinds: Vec<Option<Value>> = Vec::new();
+    for &f in &firsts {
+        if arr[f].ub.is_none() && !kinds.contains(&arr[f].needed) {
+            kinds.push(arr[f].needed);
+        }
+    }
+    for needed in kinds {
+        let saved = next.clone();
+        match needed {
+            None => {
+                // Count-less: every thread of the CTA with an arrival left
+                // gives its next one; the others must exit.
+                let mut members = Vec::new();
+                let mut ok = true;
+                for (i, (_, l)) in per_thread.iter().enumerate() {
+                    if let Some(&a) = l.get(next[i]) {
+                        let x = &arr[a];
+                        if x.ub.is_some() || x.needed.is_some() || x.stuck || !x.waits {
+                            ok = false;
+                            break;
+                        }
+                        members.push(a);
+                        next[i] += 1;
+                    }
+                }
+                let arrived: Vec<usize> = members.iter().map(|&a| arr[a].thread).collect();
+                let exited: Vec<usize> = cta
+                    .threads
+                    .iter()
+                    .copied()
+                    .filter(|u| !arrived.contains(u))
+                    .collect();
+                // A thread that never exits and never arrives holds it up;
+                // a thread with arrivals left has given its next one.
+                ok &= exited.iter().all(|&u| {
+                    (cta.finishes)(u)
+                        && per_thread
+                            .iter()
+                            .zip(next.iter())
+                            .all(|((t, l), &n)| *t != u || n >= l.len())
+                });
+                if ok && !members.is_empty() {
+                    acc.push(PlannedPhase {
+                        members,
+                        complete: true,
+                        exited,
+                        ub: None,
+                        order: Vec::new(),
+                    });
+                    plan_from(arr, per_thread, cta, next, acc, out, budget);
+                    acc.pop();
+                }
+            }
+            Some(n) => {
+                let Ok(n) = usize::try_from(n) else { continue };
+                let mut members = Vec::new();
+                chunks(
+                    arr,
+                    per_thread,
+                    cta,
+                    next,
+                    0,
+                    n,
+                    Some(needed),
+                    &mut members,
+                    acc,
+                    out,
+                    budget,
+                );
+            }
+        }
+        *next = saved;
+    }
+}
+
+/// Choose, thread by thread from `i`, a run of each thread's next arrivals
+/// (only the last may wait) so that `left` more arrivals of count `needed`
+/// complete the phase; then plan the phases after it.
+#[allow(clippy::too_many_arguments)]
+fn chunks(
+    arr: &[PlanArrival],
+    per_thread: &[(usize, Vec<usize>)],
+    cta: &CtaThreads,
+    next: &mut Vec<usize>,
+    i: usize,
+    left: usize,
+    needed: Option<Option<Value>>,
+    members: &mut Vec<usize>,
+    acc: &mut Vec<PlannedPhase>,
+    out: &mut Vec<Vec<PlannedPhase>>,
+    budget: &mut dyn FnMut() -> bool,
+) {
+    if left == 0 {
+        if members.is_empty() {
+            return;
+        }
+        let mut m = members.clone();
+        m.sort_unstable();
+        acc.push(PlannedPhase {
+            members: m,
+            complete: true,
+            exited: Vec::new(),
+            ub: None,
+            order: Vec::new(),
+        });
+        plan_from(arr, per_thread, cta, next, acc, out, budget);
+        acc.pop();
+        return;
+    }
+    if i == per_thread.len() {
+        return;
+    }
+    let start = next[i];
+    let list = &per_thread[i].1;
+    // Take k arrivals of thread i (k = 0 first).
+    chunks(
+        arr,
+        per_thread,
+        cta,
+        next,
+        i + 1,
+        left,
+        needed,
+        members,
+        acc,
+        out,
+        budget,
+    );
+    let mut k = 0;
+    while k < left && start + k < list.len() {
+        let a = list[start + k];
+        let x = &arr[a];
+        if x.ub.is_some() || Some(x.needed) != needed || x.stuck {
+            break;
+        }
+        members.push(a);
+        k += 1;
+        next[i] = start + k;
+        chunks(
+            arr,
+            per_thread,
+            cta,
+            next,
+            i + 1,
+            left - k,
+            needed,
+            members,
+            acc,
+            out,
+            budget,
+        );
+        if x.waits {
+            // A waiting arrival ends the thread's part of the phase.
+            break;
+        }
+    }
+    members.truncate(members.len() - k);
+    next[i] = start;
+}
+
+/// Every remaining arrival in one phase that never completes, in each way
+/// it can: a phase that no waiting (non-stuck) arrival is in and that does
+/// not complete by itself, or one that an undefined or disagreeing arrival
+/// poisons before it is complete (one variant per order that lets it).
+fn open_phase(
+    arr: &[PlanArrival],
+    per_thread: &[(usize, Vec<usize>)],
+    cta: &CtaThreads,
+    next: &[usize],
+) -> Vec<PlannedPhase> {
+    let mut members = Vec::new();
+    for ((_, l), &n) in per_thread.iter().zip(next) {
+        for (k, &a) in l[n..].iter().enumerate() {
+            // A waiting arrival of a finishing path must be released, and
+            // a thread stuck at an arrival has none after it.
+            if arr[a].waits && !arr[a].stuck {
+                return Vec::new();
+            }
+            if arr[a].stuck && n + k + 1 != l.len() {
+                return Vec::new();
+            }
+            members.push(a);
+        }
+    }
+    members.sort_unstable();
+    let first = &arr[members[0]];
+    let ub = members.iter().find_map(|&a| arr[a].ub).or_else(|| {
+        members
+            .iter()
+            .any(|&a| arr[a].needed != first.needed || arr[a].count != first.count)
+            .then_some(BarrierUb::CountsDisagree)
+    });
+    if ub.is_some() {
+        return poison_orders(arr, per_thread, next)
+            .into_iter()
+            .map(|order| PlannedPhase {
+                members: members.clone(),
+                complete: false,
+                exited: Vec::new(),
+                ub,
+                order,
+            })
+            .collect();
+    }
+    // A phase whose members agree completes if it is full.
+    let full = match first.needed {
+        Some(n) => usize::try_from(n).is_ok_and(|n| members.len() >= n),
+        None => {
+            let arrived: Vec<usize> = members.iter().map(|&a| arr[a].thread).collect();
+            cta.threads
+                .iter()
+                .all(|u| arrived.contains(u) || (cta.finishes)(*u))
+        }
+    };
+    if full {
+        return Vec::new();
+    }
+    vec![PlannedPhase {
+        members,
+        complete: false,
+        exited: Vec::new(),
+        ub: None,
+        order: Vec::new(),
+    }]
+}
+
+/// The orders in which the arrivals left (`next` on) make one phase that an
+/// undefined or disagreeing arrival `m` poisons: the arrivals before `m`
+/// (`B`, a prefix of each thread's, `m`'s own earlier ones included and
+/// none of those waiting) all agree with the first of them, `f`, which sets the
+/// count, and are fewer than it needs (count-less: `m`'s thread has not
+/// arrived, so the phase is short of it); every other arrival comes after
+/// `m`. Each order as `before → after` pairs: `f` before the rest of `B`,
+/// `B` before `m`, `m` before the others. An `f` undefined in itself
+/// poisons the phase at once.
+fn poison_orders(
+    arr: &[PlanArrival],
+    per_thread: &[(usize, Vec<usize>)],
+    next: &[usize],
+) -> Vec<Vec<(usize, usize)>> {
+    let rest: Vec<&[usize]> = per_thread
+        .iter()
+        .zip(next)
+        .map(|((_, l), &n)| &l[n..])
+        .collect();
+    let all: Vec<usize> = rest.iter().flat_map(|r| r.iter().copied()).collect();
+    let mut out = Vec::new();
+    // Prefix lengths per thread, as an odometer.
+    let mut take = vec![0usize; rest.len()];
+    loop {
+        let before: Vec<usize> = rest
+            .iter()
+            .zip(&take)
+            .flat_map(|(r, &k)| r[..k].iter().copied())
+            .collect();
+        for (mi, r) in rest.iter().enumerate() {
+            let Some(&m) = r.get(take[mi]) else { continue };
+            // `m` comes only if its own thread's earlier arrivals go on.
+            if r[..take[mi]].iter().any(|&a| arr[a].waits) {
+                continue;
+            }
+            // `f`: the first of `B` in time, the first of its thread's; or
+            // `m` itself when `B` is empty.
+            let firsts: Vec<usize> = if before.is_empty() {
+                vec![m]
+            } else {
+                (0..rest.len())
+                    .filter(|&i| take[i] > 0)
+                    .map(|i| rest[i][0])
+                    .collect()
+            };
+            for f in firsts {
+                let fa = &arr[f];
+                let agrees = |a: usize| {
+                    arr[a].ub.is_none() && arr[a].needed == fa.needed && arr[a].count == fa.count
+                };
+                let ok = if f == m {
+                    fa.ub.is_some()
+                } else {
+                    before.iter().all(|&a| agrees(a))
+                        && !agrees(m)
+                        && match fa.needed {
+                            // `m`'s thread has neither arrived nor exited.
+                            None => take[mi] == 0,
+                            Some(n) => usize::try_from(n).is_ok_and(|n| before.len() < n),
+                        }
+                };
+                if !ok {
+                    continue;
+                }
+                let mut order = Vec::new();
+                for &b in &before {
+                    if b != f {
+                        order.push((f, b));
+                    }
+                    order.push((b, m));
+                }
+                for &o in &all {
+                    if o != m && !before.contains(&o) {
+                        order.push((m, o));
+                    }
+                }
+                out.push(order);
+            }
+        }
+        // Next prefix choice.
+        let mut i = 0;
+        loop {
+            if i == rest.len() {
+                return out;
+            }
+            if take[i] < rest[i].len() {
+                take[i] += 1;
+                break;
+            }
+            take[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+/// Whether some execution of `p` might reach an undefined barrier arrival
+/// (ISA reading), judged from the text alone: a barrier named or counted by
+/// a register, an arrival undefined in itself, or two barriers of one CTA
+/// with the same name and different counts. `false` means none can.
+pub fn may_be_undefined(p: &Program) -> bool {
+    type Key = (u32, u32, SmallVec<[Value; 2]>);
+    let mut seen: Vec<(Key, Option<Value>, Option<Value>)> = Vec::new();
+    for th in p.threads.iter().filter(|t| t.agent.is_none()) {
+        for i in &th.code {
+            let Instr::Barrier { kind, id, count } = i else {
+                continue;
+            };
+            let imm = |o: &Operand| match o {
+                Operand::Imm(v) => Some(*v),
+                Operand::Reg(_) => None,
+            };
+            let Some(ids) = id.iter().map(imm).collect::<Option<Vec<Value>>>() else {
+                return true;
+            };
+            let c = match count.as_ref().map(imm) {
+                Some(Some(v)) => Some(v),
+                Some(None) => return true,
+                None => None,
+            };
+            let r = resolve(Reading::Isa, *kind, &ids, c);
+            if r.ub.is_some() {
+                return true;
+            }
+            let key = (th.placement.gpu, th.placement.cta, r.id);
+            match seen.iter().find(|(k, ..)| *k == key) {
+                Some((_, n, c)) if (*n, *c) != (r.needed, r.count) => return true,
+                Some(_) => {}
+                None => seen.push((key, r.needed, r.count)),
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,66 @@
+//! Words for undefined behaviour: one owner of its sentence, which herd
+//! text, JSON and traces share (`docs/barriers.md`, "Undefined behaviour").
+
+use serde::Serialize;
+
+use crate::litmus::LitmusTest;
+use crate::model::ub::Undefined;
+
+/// An undefined step, as the reports show it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UbReport {
+    /// The kind (`barrier` or `mbarrier_over_arrival`).
+    pub kind: &'static str,
+    /// What happened.
+    pub what: &'static str,
+    /// The ISA's sentence that makes it undefined, with its section.
+    pub isa: &'static str,
+    /// The instructions involved.
+    pub at: Vec<UbSite>,
+}
+
+/// One instruction of an undefined step.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UbSite {
+    /// The thread (`P0`).
+    pub thread: String,
+    /// The instruction as written.
+    pub instr: String,
+    /// `file:line:column` of the instruction.
+    pub position: String,
+}
+
+/// The report of `u`, found in test `t`.
+pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
+    let kind = match u.kind {
+        crate::model::ub::UbKind::Barrier(_) => "barrier",
+        crate::model::ub::UbKind::MbarrierOverArrival => "mbarrier_over_arrival",
+    };
+    UbReport {
+        kind,
+        what: u.kind.what(),
+        isa: u.kind.isa(),
+        at: u
+            .at
+            .iter()
+            .map(|&(th, pc)| UbSite {
+                thread: t.program.threads[th].name.clone(),
+                instr: crate::litmus::print::instr(
+                    &t.program,
+                    &t.program.threads[th],
+                    &t.program.threads[th].code[pc],
+                ),
+                position: t.position(th, pc),
+            })
+            .collect(),
+    }
+}
+
+/// The herd-text line: `Undefined: <what> — P0 `bar.sync 1, 48` (f:3:2); <isa>`.
+pub fn line(u: &UbReport) -> String {
+    let sites: Vec<String> =
+        u.at.iter()
+            .map(|s| format!("{} `{}` ({})", s.thread, s.instr, s.position))
+            .collect();
+    format!("Undefined: {} — {}; {}", u.what, sites.join(", "), u.isa)
+}
