@@ -41,7 +41,10 @@ pub fn isa_choices(
     let n = g.len();
     let p = g.program;
     type Key = (u32, u32, Vec<Value>);
-    let mut groups: Vec<(Key, Vec<PlanArrival>, Vec<usize>, Vec<(usize, Vec<usize>)>)> = Vec::new();
+    /// One barrier resource: its key, its arrivals, each one's index into
+    /// `g.barriers`, and per thread its arrivals in order.
+    type Group = (Key, Vec<PlanArrival>, Vec<usize>, Vec<(usize, Vec<usize>)>);
+    let mut groups: Vec<Group> = Vec::new();
     for (bi, b) in g.barriers.iter().enumerate() {
         let t = g.events[b.arrive].thread.unwrap();
         // An undefined name (a thin-air value, which No-Thin-Air rejects
