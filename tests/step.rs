@@ -39,6 +39,7 @@ fn options(every_step: bool) -> Options {
             timeout: Some(Duration::from_secs(60)),
             max_memory: None,
         },
+        barriers: Default::default(),
     }
 }
 
