@@ -387,3 +387,57 @@ fn the_dialect_examples_of_the_library() {
         assert_eq!(verdict(&a), verdict(&b), "{new}");
     }
 }
+
+/// Access types are kept in the IR, printed back, shown in JSON, and do not
+/// change what a test with one width per location means.
+#[test]
+fn access_types_are_kept_printed_and_do_not_change_outcomes() {
+    use ptxmc::ir::{DataType, Instr};
+    let typed = parse(
+        "PTX MP-typed\n{ x=0; f=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak.u8 x, 255 | ld.acquire.gpu.b64 r0, f ;\n st.release.gpu.b64 f, 1 | ld.weak.u8 r1, x ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n",
+    );
+    let p = &typed.program;
+    let types: Vec<Option<DataType>> = p
+        .threads
+        .iter()
+        .flat_map(|t| t.code.iter().map(|i| i.access().and_then(|a| a.ty)))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            Some(DataType::U8),
+            Some(DataType::B64),
+            Some(DataType::B64),
+            Some(DataType::U8)
+        ]
+    );
+    let widths: Vec<u32> = p.threads[0]
+        .code
+        .iter()
+        .filter_map(Instr::access)
+        .map(|a| a.bits())
+        .collect();
+    assert_eq!(widths, [8, 64]);
+    round_trips(p);
+    let text = print::to_litmus(p);
+    assert!(
+        text.contains("st.weak.u8 x, 255") && text.contains("ld.acquire.gpu.b64 r0, f"),
+        "{text}"
+    );
+    let json = serde_json::to_value(p).unwrap();
+    let access = &json["threads"][0]["code"][0]["access"];
+    assert_eq!(access["type"], "u8", "{json}");
+    // No type written: none in the IR (a 32-bit word), none printed.
+    let plain = parse(
+        "PTX MP\n{ x=0; f=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak x, 255 | ld.acquire.gpu r0, f ;\n st.release.gpu f, 1 | ld.weak r1, x ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n",
+    );
+    let a = plain.program.threads[0].code[0].access().unwrap();
+    assert_eq!((a.ty, a.bits()), (None, 32));
+    assert!(
+        serde_json::to_value(&plain.program).unwrap()["threads"][0]["code"][0]["access"]
+            .get("type")
+            .is_none()
+    );
+    // Same outcomes as the untyped test.
+    assert_eq!(outcomes(p), outcomes(&plain.program));
+}

@@ -582,18 +582,22 @@ enum LoopIns {
     Ld { l: usize, sem: usize },
     /// `atom.relaxed.gpu.add` of 1 to x or y.
     Add { l: usize },
-    /// Spin on x or y: until it equals `want` (`until`), or while it does.
+    /// Spin on x or y: until it equals `want` (`until`), or while it does;
+    /// with `fence` 1 or 2, a `fence.acq_rel.gpu` or `fence.sc.gpu` after
+    /// the read inside the body.
     Spin {
         l: usize,
         sem: usize,
         want: i64,
         until: bool,
+        fence: usize,
     },
     /// Spin until x and y are both non-zero, CADP-style (forward branches
     /// inside the body).
     SpinBoth,
-    /// Acquire the CAS spin-lock on m.
-    Lock,
+    /// Acquire the CAS spin-lock on m, retried with branch form `form`:
+    /// `bne r, 0`, `beq r, 1`, `beq 1, r`, `bne 0, r`.
+    Lock { form: usize },
     /// Release it: `st.release.gpu m, 0` (a weak store makes the lock's
     /// accesses not morally strong, so the loop is bounded instead).
     Unlock { weak: bool },
@@ -603,6 +607,9 @@ enum LoopIns {
     /// iterations write, so it is bounded and termination is not decided
     /// when it reaches the bound.
     Exch,
+    /// A loop without memory accesses that never exits: `L: beq r, r, L`,
+    /// `L: bra L`, or `L: add r, r, 1; bra L`.
+    SelfLoop { kind: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -617,12 +624,13 @@ fn loop_ins() -> impl Strategy<Value = LoopIns> {
         3 => (0..2usize, 1..3i64, 0..3usize).prop_map(|(l, val, sem)| LoopIns::St { l, val, sem }),
         1 => (0..2usize, 0..3usize).prop_map(|(l, sem)| LoopIns::Ld { l, sem }),
         1 => (0..2usize).prop_map(|l| LoopIns::Add { l }),
-        3 => (0..2usize, 0..3usize, 0..3i64, any::<bool>()).prop_map(|(l, sem, want, until)| LoopIns::Spin { l, sem, want, until }),
+        3 => (0..2usize, 0..3usize, 0..3i64, any::<bool>(), prop_oneof![2 => Just(0usize), 1 => 1..3usize]).prop_map(|(l, sem, want, until, fence)| LoopIns::Spin { l, sem, want, until, fence }),
         1 => Just(LoopIns::SpinBoth),
-        2 => Just(LoopIns::Lock),
+        2 => (0..4usize).prop_map(|form| LoopIns::Lock { form }),
         2 => proptest::bool::weighted(0.2).prop_map(|weak| LoopIns::Unlock { weak }),
         2 => (0..2usize, proptest::option::weighted(0.5, 1..4usize)).prop_map(|(id, count)| LoopIns::Bar { id, count }),
         1 => Just(LoopIns::Exch),
+        1 => (0..3usize).prop_map(|kind| LoopIns::SelfLoop { kind }),
     ]
 }
 
@@ -682,6 +690,7 @@ fn render_loops(g: &LoopGen) -> String {
                     sem,
                     want,
                     until,
+                    fence,
                 } => {
                     reg += 1;
                     let head = fresh(&mut label);
@@ -691,6 +700,9 @@ fn render_loops(g: &LoopGen) -> String {
                         [".weak", ".relaxed.gpu", ".acquire.gpu"][*sem],
                         loc(*l)
                     ));
+                    if *fence > 0 {
+                        out.push(["", "fence.acq_rel.gpu", "fence.sc.gpu"][*fence].to_string());
+                    }
                     let b = if *until { "bne" } else { "beq" };
                     out.push(format!("{b} r{reg}, {want}, {head}"));
                 }
@@ -714,17 +726,35 @@ fn render_loops(g: &LoopGen) -> String {
                     out.push(format!("goto {head}"));
                     out.push(format!("{exit}:"));
                 }
-                LoopIns::Lock if locks_left == 0 => {
+                LoopIns::Lock { .. } if locks_left == 0 => {
                     reg += 1;
                     out.push(format!("ld.relaxed.gpu r{reg}, m"));
                 }
-                LoopIns::Lock => {
+                LoopIns::Lock { form } => {
                     locks_left -= 1;
                     reg += 1;
                     let head = fresh(&mut label);
                     out.push(format!("{head}:"));
                     out.push(format!("atom.acquire.gpu.cas r{reg}, m, 0, 1"));
-                    out.push(format!("bne r{reg}, 0, {head}"));
+                    out.push(match form {
+                        0 => format!("bne r{reg}, 0, {head}"),
+                        1 => format!("beq r{reg}, 1, {head}"),
+                        2 => format!("beq 1, r{reg}, {head}"),
+                        _ => format!("bne 0, r{reg}, {head}"),
+                    });
+                }
+                LoopIns::SelfLoop { kind } => {
+                    reg += 1;
+                    let head = fresh(&mut label);
+                    out.push(format!("{head}:"));
+                    match kind {
+                        0 => out.push(format!("beq r{reg}, r{reg}, {head}")),
+                        1 => out.push(format!("bra {head}")),
+                        _ => {
+                            out.push(format!("add r{reg}, r{reg}, 1"));
+                            out.push(format!("bra {head}"));
+                        }
+                    }
                 }
                 LoopIns::Unlock { weak } => out.push(
                     if *weak {
@@ -763,6 +793,10 @@ fn render_loops(g: &LoopGen) -> String {
 #[test]
 fn engines_agree_on_termination_of_programs_with_loops() {
     let (mut hangs, mut terminates, mut unchecked) = (0, 0, 0);
+    // Programs with the shapes of issue 23: a fence inside a spin body, a
+    // CAS retried with another branch form than `bne r, 0`, a loop without
+    // memory accesses that never exits.
+    let (mut fenced, mut forms, mut selfloops) = (0, 0, 0);
     for g in sample(loop_program(), 0x5eed_100b, 3000) {
         let text = render_loops(&g);
         if let Err(e) = compare(&text) {
@@ -771,6 +805,29 @@ fn engines_agree_on_termination_of_programs_with_loops() {
         let p = &litmus::parse_source("random.litmus", &text).unwrap()[0].program;
         let r = engine::run(p, &RunOptions::default());
         *verdict_count(&r, &mut hangs, &mut terminates, &mut unchecked) += 1;
+        let has = |f: &dyn Fn(&LoopIns) -> bool| g.threads.iter().flatten().any(f);
+        fenced += usize::from(has(&|i| matches!(i, LoopIns::Spin { fence: 1.., .. })));
+        // The first two lock acquisitions are rendered as retry loops.
+        let mut locks = g
+            .threads
+            .iter()
+            .flatten()
+            .filter_map(|i| match i {
+                LoopIns::Lock { form } => Some(*form),
+                _ => None,
+            })
+            .take(2);
+        forms += usize::from(locks.any(|f| f > 0));
+        if has(&|i| matches!(i, LoopIns::SelfLoop { .. })) {
+            selfloops += 1;
+            // A thread that reaches a loop it never leaves hangs the
+            // program: never "terminates" (a hang, or not checked when a
+            // bounded loop of another thread reached the bound first).
+            assert!(
+                r.termination.hangs() || !r.termination.checked(),
+                "a program with a self-loop must not terminate:\n{text}"
+            );
+        }
         // Dropping failed CAS iterations keeps every outcome: bounding the
         // retry loop instead gives the same set (it can only lose states).
         if text.contains("cas") {
@@ -825,6 +882,14 @@ fn engines_agree_on_termination_of_programs_with_loops() {
     assert!(
         hangs >= 1200 && terminates >= 500 && unchecked >= 75,
         "hangs {hangs}, terminates {terminates}, not checked {unchecked}"
+    );
+    eprintln!(
+        "hangs {hangs}, terminates {terminates}, not checked {unchecked}; \
+         fenced spins {fenced}, other CAS forms {forms}, self-loops {selfloops}"
+    );
+    assert!(
+        fenced >= 300 && forms >= 100 && selfloops >= 300,
+        "fenced spins {fenced}, other CAS forms {forms}, self-loops {selfloops}"
     );
 }
 

@@ -1430,3 +1430,135 @@ exists (P0:r1 == 1)
 "#,
     );
 }
+
+#[test]
+fn accesses_of_different_sizes_to_one_location_are_refused() {
+    check(
+        "mixed_sizes.litmus",
+        r#"PTX sizes
+{ x=0; }
+ P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;
+ st.relaxed.gpu.u8 x, 1 | ld.relaxed.gpu r0, x ;
+exists (x == 1)
+"#,
+        r#"error: expected an 8-bit access to x, the width of P0's `st.relaxed.gpu.u8 x, 1` (line 4, column 2), found a 32-bit access
+  --> mixed_sizes.litmus:4:27
+  |
+4 |  st.relaxed.gpu.u8 x, 1 | ld.relaxed.gpu r0, x ;
+  |                           ^^^^^^^^^^^^^^^^^^^^ accesses of different sizes to one location
+  |
+  = the PTX memory model's axioms do not cover mixed-size accesses (PTX ISA, Memory Consistency Model, "Data races"); an access with no type is 32 bits
+
+"#,
+    );
+}
+
+#[test]
+fn accesses_of_different_sizes_through_an_alias_are_refused() {
+    check(
+        "mixed_sizes_alias.litmus",
+        r#"PTX sizes
+{ x=0; x2 @ generic aliases x; }
+ P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;
+ st.relaxed.gpu.u16 x, 1 | ld.relaxed.gpu.u32 r0, x2 ;
+exists (x == 1)
+"#,
+        r#"error: expected a 16-bit access to x, the width of P0's `st.relaxed.gpu.u16 x, 1` (line 4, column 2), found a 32-bit access
+  --> mixed_sizes_alias.litmus:4:28
+  |
+4 |  st.relaxed.gpu.u16 x, 1 | ld.relaxed.gpu.u32 r0, x2 ;
+  |                            ^^^^^^^^^^^^^^^^^^^^^^^^^ accesses of different sizes to one location
+  |
+  = the PTX memory model's axioms do not cover mixed-size accesses (PTX ISA, Memory Consistency Model, "Data races"); an access with no type is 32 bits
+
+"#,
+    );
+}
+
+#[test]
+fn a_stored_value_that_does_not_fit_the_type_is_refused() {
+    check(
+        "value_too_wide.litmus",
+        r#"PTX sizes
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ st.weak.u8 x, 300 ;
+exists (x == 44)
+"#,
+        r#"error: expected a value that fits `.u8` (0..255), the instruction's own type, found `300`
+  --> value_too_wide.litmus:4:2
+  |
+4 |  st.weak.u8 x, 300 ;
+  |  ^^^^^^^^^^^^^^^^^ 300 does not fit `.u8`
+  |
+  = values are not wrapped to an access's width
+
+"#,
+    );
+}
+
+#[test]
+fn an_initial_value_that_does_not_fit_an_access_type_is_refused() {
+    check(
+        "init_too_wide.litmus",
+        r#"PTX sizes
+{ x=300; }
+ P0@cta 0,gpu 0 ;
+ ld.weak.u8 r0, x ;
+exists (P0:r0 == 44)
+"#,
+        r#"error: expected an initial value of x that fits `.u8` (0..255), found x=300 in the initial state
+  --> init_too_wide.litmus:4:2
+  |
+4 |  ld.weak.u8 r0, x ;
+  |  ^^^^^^^^^^^^^^^^ x is accessed as `.u8` here
+  |
+  = values are not wrapped to an access's width
+
+"#,
+    );
+}
+
+#[test]
+fn a_register_stored_by_a_narrow_access_is_refused() {
+    check(
+        "narrow_register_store.litmus",
+        r#"PTX sizes
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ ld.weak r1, x ;
+ add r1, r1, 1 ;
+ st.weak.b16 y, r1 ;
+exists (y == 1)
+"#,
+        r#"error: expected an immediate value in a 16-bit write (a register may hold a value that does not fit, and values are not wrapped), found register `r1`
+  --> narrow_register_store.litmus:6:2
+  |
+6 |  st.weak.b16 y, r1 ;
+  |  ^^^^^^^^^^^^^^^^^ P0's `st.weak.b16 y, r1` writes a register
+
+"#,
+    );
+}
+
+#[test]
+fn an_atomic_of_a_width_ptx_lacks_is_refused() {
+    check(
+        "byte_atomic.litmus",
+        r#"PTX sizes
+{ x=0; }
+ P0@cta 0,gpu 0 ;
+ atom.relaxed.gpu.add.u8 r0, x, 1 ;
+exists (x == 1)
+"#,
+        r#"error: expected a type of an atomic (`.b32`, `.u32`, `.s32`, `.b64`, `.u64`, `.s64`, or `.b16` with `atom.cas`), found `atom.add.u8`
+  --> byte_atomic.litmus:4:23
+  |
+4 |  atom.relaxed.gpu.add.u8 r0, x, 1 ;
+  |                       ^^ `atom.add.u8` is not supported by ptxmc
+  |
+  = PTX has no atomic of this width
+
+"#,
+    );
+}

@@ -423,6 +423,8 @@ fn retry_loop_reduction_matches_the_bounded_runs() {
             "MICRO24-Fig4b",
             "Spinlock-cas-2cta",
             "Spinlock-cas-3cta",
+            "Spinlock-cas-beq",
+            "Spinlock-cas-beq-never-released",
             "Spinlock-never-released"
         ]
     );

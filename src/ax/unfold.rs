@@ -391,6 +391,7 @@ pub fn unfold(
                                 sem: *sem,
                                 scope: Some(*scope),
                                 space: *space,
+                                ty: None,
                             },
                             rmw: false,
                             red: false,

@@ -190,6 +190,140 @@ pub enum Restrict {
     MbarrierInit,
 }
 
+/// The data type written on a load, store or RMW (`.b8` ... `.f64`). Only
+/// its width matters to the memory model; the kind decides which values an
+/// immediate or initial value may take (`docs/litmus-format.md`, "Access
+/// sizes").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataType {
+    /// `.b8`
+    B8,
+    /// `.b16`
+    B16,
+    /// `.b32`
+    B32,
+    /// `.b64`
+    B64,
+    /// `.u8`
+    U8,
+    /// `.u16`
+    U16,
+    /// `.u32`
+    U32,
+    /// `.u64`
+    U64,
+    /// `.s8`
+    S8,
+    /// `.s16`
+    S16,
+    /// `.s32`
+    S32,
+    /// `.s64`
+    S64,
+    /// `.f16` (its bits; values are integers)
+    F16,
+    /// `.f32` (its bits; values are integers)
+    F32,
+    /// `.f64` (its bits; values are integers)
+    F64,
+}
+
+impl DataType {
+    /// Every type, in the order above.
+    pub const ALL: [DataType; 15] = [
+        DataType::B8,
+        DataType::B16,
+        DataType::B32,
+        DataType::B64,
+        DataType::U8,
+        DataType::U16,
+        DataType::U32,
+        DataType::U64,
+        DataType::S8,
+        DataType::S16,
+        DataType::S32,
+        DataType::S64,
+        DataType::F16,
+        DataType::F32,
+        DataType::F64,
+    ];
+    /// The PTX spelling, without the leading dot.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataType::B8 => "b8",
+            DataType::B16 => "b16",
+            DataType::B32 => "b32",
+            DataType::B64 => "b64",
+            DataType::U8 => "u8",
+            DataType::U16 => "u16",
+            DataType::U32 => "u32",
+            DataType::U64 => "u64",
+            DataType::S8 => "s8",
+            DataType::S16 => "s16",
+            DataType::S32 => "s32",
+            DataType::S64 => "s64",
+            DataType::F16 => "f16",
+            DataType::F32 => "f32",
+            DataType::F64 => "f64",
+        }
+    }
+    /// The type of a spelling (without the dot).
+    pub fn parse(s: &str) -> Option<DataType> {
+        DataType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+    /// Width in bits.
+    pub fn bits(self) -> u32 {
+        use DataType::*;
+        match self {
+            B8 | U8 | S8 => 8,
+            B16 | U16 | S16 | F16 => 16,
+            B32 | U32 | S32 | F32 => 32,
+            B64 | U64 | S64 | F64 => 64,
+        }
+    }
+    /// Whether it is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, DataType::F16 | DataType::F32 | DataType::F64)
+    }
+    /// The values an immediate or initial value of this type may take:
+    /// `.uN` `0..2^N-1`, `.sN` `-2^(N-1)..2^(N-1)-1`, `.bN` and `.fN` (bit
+    /// patterns) either (`-2^(N-1)..2^N-1`); 64-bit types as far as a
+    /// value (a signed 64-bit integer) reaches.
+    pub fn range(self) -> (Value, Value) {
+        let n = self.bits();
+        let signed = |n: u32| {
+            if n == 64 {
+                (Value::MIN, Value::MAX)
+            } else {
+                (-(1 << (n - 1)), (1 << (n - 1)) - 1)
+            }
+        };
+        let unsigned = |n: u32| {
+            if n == 64 {
+                (0, Value::MAX)
+            } else {
+                (0, (1 << n) - 1)
+            }
+        };
+        match self {
+            DataType::U8 | DataType::U16 | DataType::U32 | DataType::U64 => unsigned(n),
+            DataType::S8 | DataType::S16 | DataType::S32 | DataType::S64 => signed(n),
+            _ => (signed(n).0, unsigned(n).1),
+        }
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The width of an access that writes no type: Dat3M's and mixedproxy's
+/// tests write none, and read them as 32-bit words.
+pub const DEFAULT_BITS: u32 = 32;
+
 /// The memory side of a load, store or RMW: where, through which path, how strong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Access {
@@ -204,6 +338,16 @@ pub struct Access {
     /// State-space qualifier as written (`None`: generic addressing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<SpaceQual>,
+    /// Data type as written (`None`: none written, a 32-bit word).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub ty: Option<DataType>,
+}
+
+impl Access {
+    /// The width of the access in bits ([`DEFAULT_BITS`] when no type is written).
+    pub fn bits(&self) -> u32 {
+        self.ty.map_or(DEFAULT_BITS, DataType::bits)
+    }
 }
 
 /// Read-modify-write operations of `atom` and `red`.

@@ -243,6 +243,12 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     }
     b.spans.condition = Span::new(cond_start, cur.prev_span().end);
     let (mut program, spans) = b.finish(quantifier, prop, expectation);
+    super::sizes::check(&program, &spans, &|sp| {
+        let before = &src[..sp.start.min(src.len())];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("line {line}, column {column}")
+    })?;
     program.filter = filter;
     program.shown = shown.unwrap_or_default();
     Ok((program, spans))

@@ -13,8 +13,8 @@ use super::raw::{
     register, value,
 };
 use crate::ir::{
-    Access, ArithOp, BarrierKind, BranchCmp, FenceSem, Instr, Proxy, ProxyFenceKind, Restrict,
-    RmwOp, Scope, Sem, SpaceQual, UniProxy,
+    Access, ArithOp, BarrierKind, BranchCmp, DataType, FenceSem, Instr, Proxy, ProxyFenceKind,
+    Restrict, RmwOp, Scope, Sem, SpaceQual, UniProxy,
 };
 
 /// A decoded instruction plus the label its branch refers to (resolved by the caller).
@@ -32,6 +32,7 @@ struct MemMods {
     scope: Option<(Scope, Span)>,
     rmw: Option<(RmwOp, Span)>,
     space: Option<(Space, Span)>,
+    ty: Option<(DataType, Span)>,
 }
 
 /// The state-space qualifier of collected modifiers (`.const` selects the proxy instead).
@@ -54,6 +55,7 @@ fn mem_mods(
         scope: None,
         rmw: None,
         space: None,
+        ty: None,
     };
     for (part, span) in &parts[1..] {
         let span = *span;
@@ -84,7 +86,18 @@ fn mem_mods(
             Some(Modifier::Scope(s)) => once(&mut m.scope, s, span, dup("scope"))?,
             Some(Modifier::Rmw(op)) if rmw_allowed => once(&mut m.rmw, op, span, dup("operation"))?,
             Some(Modifier::Space(s)) => once(&mut m.space, s, span, dup("state space"))?,
-            Some(Modifier::Type) | Some(Modifier::Cache) => {}
+            Some(Modifier::Type) => once(
+                &mut m.ty,
+                DataType::parse(part).expect("a type modifier names a type"),
+                span,
+                dup("type"),
+            )?,
+            Some(Modifier::Cache) => {}
+            // Floating-point types are types of memory accesses only (a
+            // register computation `add.f32` is not modelled).
+            None if DataType::parse(part).is_some() => {
+                once(&mut m.ty, DataType::parse(part).unwrap(), span, dup("type"))?
+            }
             _ => return Err(mod_error(opcode, part, span, allowed)),
         }
     }
@@ -249,6 +262,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     sem,
                     scope,
                     space,
+                    ty: m.ty.map(|t| t.0),
                 },
             })
         }
@@ -285,6 +299,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     sem,
                     scope,
                     space,
+                    ty: m.ty.map(|t| t.0),
                 },
             })
         }
@@ -334,6 +349,30 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                 )
                 .with_label("`red` has no `.exch`/`.cas`; use `atom`"));
             }
+            if let Some((ty, sp)) = m.ty {
+                // The PTX ISA's `atom`/`red` types: 32- and 64-bit integer
+                // types, and `.b16` for `atom.cas`. Floating-point
+                // arithmetic is not modelled (values are integers).
+                let fits = match ty.bits() {
+                    32 | 64 => !ty.is_float(),
+                    16 => ty == DataType::B16 && op == RmwOp::Cas && !is_red,
+                    _ => false,
+                };
+                if !fits {
+                    return Err(Diagnostic::unsupported(
+                        sp,
+                        format!("{opcode}.{}.{ty}", op.as_str()),
+                        format!(
+                            "a type of {what} (`.b32`, `.u32`, `.s32`, `.b64`, `.u64`, `.s64`, or `.b16` with `atom.cas`)"
+                        ),
+                    )
+                    .with_note(if ty.is_float() {
+                        "floating-point atomics are not modelled: litmus values are integers"
+                    } else {
+                        "PTX has no atomic of this width"
+                    }));
+                }
+            }
             let n = op.arity() + if is_red { 1 } else { 2 };
             let shape = match (is_red, op) {
                 (true, _) => "addr, value",
@@ -362,6 +401,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     sem,
                     scope,
                     space,
+                    ty: m.ty.map(|t| t.0),
                 },
             })
         }

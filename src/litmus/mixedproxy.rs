@@ -436,7 +436,11 @@ fn parse_instance(
         kind,
         name: ename.text.to_string(),
     };
-    Ok(b.finish(quantifier, prop, Some(expectation)))
+    let (program, spans) = b.finish(quantifier, prop, Some(expectation));
+    // Where a template row put an instruction is not worded: the other
+    // access is named by its thread and text.
+    super::sizes::check(&program, &spans, &|_| String::new()).map_err(remap_d)?;
+    Ok((program, spans))
 }
 
 fn cur_pos(toks: &[Token<'_>], cur: &Cursor<'_, '_>) -> usize {

@@ -20,6 +20,7 @@ pub mod lexer;
 pub mod mixedproxy;
 pub mod print;
 pub mod raw;
+mod sizes;
 
 pub use diag::{Diagnostic, LitmusError, Span};
 

@@ -176,6 +176,11 @@ fn sem_scope(a: &Access) -> String {
     format!("{base}{}", space(a.space))
 }
 
+/// The type suffix of an access (`.u8`), empty when none was written.
+fn ty(a: &Access) -> String {
+    a.ty.map_or(String::new(), |t| format!(".{t}"))
+}
+
 fn space(q: Option<SpaceQual>) -> String {
     q.map_or(String::new(), |q| format!(".{}", q.as_str()))
 }
@@ -201,8 +206,9 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
                 Proxy::Async => "ld.async",
             };
             format!(
-                "{op}{} {}, {}",
+                "{op}{}{} {}, {}",
                 sem_scope(access),
+                ty(access),
                 t.regs[*dst].name,
                 addr(access)
             )
@@ -214,8 +220,9 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
                 "st"
             };
             format!(
-                "{op}{} {}, {}",
+                "{op}{}{} {}, {}",
                 sem_scope(access),
+                ty(access),
                 addr(access),
                 operand(t, src)
             )
@@ -240,9 +247,10 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             ops.push(addr(access));
             ops.extend(args.iter().map(|a| operand(t, a)));
             format!(
-                "{mn}{}.{} {}",
+                "{mn}{}.{}{} {}",
                 sem_scope(access),
                 op.as_str(),
+                ty(access),
                 ops.join(", ")
             )
         }

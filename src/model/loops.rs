@@ -3,14 +3,18 @@
 //! rest. `docs/loops.md` gives the arguments in full.
 //!
 //! * A **spin loop** is a back edge `pc → head` whose body `head..=pc` only
-//!   reads memory and computes on registers, leaves only by forward branches
-//!   (or by falling through the back edge), is entered only at its head,
-//!   defines every register it writes before its first exit, and reads no
-//!   register value from an earlier iteration. Removing a failed iteration
-//!   from a consistent execution leaves a consistent execution with the same
-//!   final state (Dat3M's spin-loop reduction).
+//!   reads memory, fences and computes on registers, leaves only by forward
+//!   branches (or by falling through the back edge), is entered only at its
+//!   head, defines every register it writes before its first exit, and reads
+//!   no register value from an earlier iteration. Removing a failed
+//!   iteration from a consistent execution leaves a consistent execution
+//!   with the same final state (Dat3M's spin-loop reduction). A *closed*
+//!   loop (no way out at all) needs only the first three: no final state
+//!   goes through it.
 //! * A **retry loop** is the same shape with exactly one `atom.cas` in the
-//!   body, whose back edge is taken only when the CAS failed, on a location
+//!   body, whose back edge is taken only when the CAS failed (whichever
+//!   branch form shows it: `bne r, E`, `beq r, V` with `V != E`, either
+//!   operand order), on a location
 //!   all of whose accesses are pairwise morally strong. A failed CAS writes
 //!   back the value it read, and removing such an iteration also leaves a
 //!   consistent execution with the same final state.
@@ -172,6 +176,69 @@ pub fn reads_memory(i: &Instr) -> bool {
     )
 }
 
+/// Whether an instruction only orders: a thread fence or a proxy fence. It
+/// writes nothing and reads no value, so a spin loop's body may hold it.
+pub fn is_fence(i: &Instr) -> bool {
+    matches!(
+        i,
+        Instr::Fence { .. } | Instr::ProxyFence { .. } | Instr::ProxyFenceUni { .. }
+    )
+}
+
+/// Whether the loop `head..=back` of `code` is closed: its back edge is
+/// unconditional and no branch of its body leaves it (a way out would be a
+/// branch past `back`; branches before `head` are not loop bodies at all).
+pub fn closed(code: &[Instr], head: usize, back: usize) -> bool {
+    matches!(code[back], Instr::Branch { cond: None, .. })
+        && code[head..back]
+            .iter()
+            .all(|i| !matches!(i, Instr::Branch { target, .. } if *target > back))
+}
+
+/// Whether the iteration of `lp` that starts at its head with registers
+/// `regs` goes back without reading memory: every branch it meets is decided
+/// by registers, and it meets no load, wait or RMW on its way to the back
+/// edge. Such an iteration goes back whatever memory holds, so a thread that
+/// starts it never leaves the loop.
+pub fn goes_back_without_reading(code: &[Instr], lp: &SpinLoop, regs: &[crate::ir::Value]) -> bool {
+    let mut regs: smallvec::SmallVec<[crate::ir::Value; 8]> = regs.iter().copied().collect();
+    let mut pc = lp.head;
+    // Inside the body every branch but the back edge goes forward, so the
+    // walk ends within the body's length.
+    loop {
+        let i = &code[pc];
+        match i {
+            Instr::Mov { .. } | Instr::Arith { .. } => {
+                let (dst, v) = i
+                    .local_effect::<crate::ir::Value>(&regs)
+                    .expect("a register instruction");
+                regs[dst] = v;
+            }
+            Instr::Branch { cond, target } => {
+                let taken = cond.as_ref().is_none_or(|(c, a, b)| {
+                    c.holds(
+                        crate::ir::eval::operand(&regs, a),
+                        crate::ir::eval::operand(&regs, b),
+                    )
+                });
+                if pc == lp.back {
+                    return taken;
+                }
+                if taken {
+                    if *target > lp.back {
+                        return false;
+                    }
+                    pc = *target;
+                    continue;
+                }
+            }
+            i if is_fence(i) => {}
+            _ => return false,
+        }
+        pc += 1;
+    }
+}
+
 /// The shape shared by spin and retry loops (conditions 1–5 of
 /// `docs/loops.md`, with at most one `atom.cas` allowed in condition 1).
 /// `None`: neither; `Some((None, keep))`: a spin loop; `Some((Some(pc),
@@ -193,12 +260,14 @@ fn body_shape(p: &Program, t: ThreadId, head: usize, back: usize) -> Option<(Opt
     let mut cas = None;
     for pc in body.clone() {
         match &th.code[pc] {
-            // 1. Reads and register computation. A failed mbarrier wait reads
-            // the barrier and changes nothing else, so it spins like a load.
+            // 1. Reads, fences and register computation. A failed mbarrier
+            // wait reads the barrier and changes nothing else, so it spins
+            // like a load; a fence writes nothing and only orders.
             Instr::Load { .. }
             | Instr::MbarWait { .. }
             | Instr::Mov { .. }
             | Instr::Arith { .. } => {}
+            i if is_fence(i) => {}
             Instr::Rmw {
                 op: RmwOp::Cas,
                 dst: Some(_),
@@ -210,6 +279,11 @@ fn body_shape(p: &Program, t: ThreadId, head: usize, back: usize) -> Option<(Opt
             _ => return None,
         }
     }
+    // A closed loop has no way out: its back edge is unconditional and no
+    // branch of the body leaves it. A thread that enters it never finishes,
+    // so no final state goes through it and nothing an iteration carries to
+    // the next matters (conditions 4 and 5 are about final states).
+    let closed = closed(&th.code, head, back);
     let defined: Vec<usize> = body.clone().filter_map(|pc| th.code[pc].def()).collect();
     // Registers defined on every path from the head to each instruction
     // (`None`: not reached from the head).
@@ -223,9 +297,10 @@ fn body_shape(p: &Program, t: ThreadId, head: usize, back: usize) -> Option<(Opt
         let i = &th.code[pc];
         // 5. No register carries a value from one iteration to the next: a
         // register the body writes is written before the body reads it.
-        if i.uses()
-            .iter()
-            .any(|r| defined.contains(r) && !here.contains(r))
+        if !closed
+            && i.uses()
+                .iter()
+                .any(|r| defined.contains(r) && !here.contains(r))
         {
             return None;
         }
@@ -301,9 +376,7 @@ fn is_retry(p: &Program, t: ThreadId, head: usize, back: usize, cas: usize) -> b
             return false;
         }
     }
-    let compares = |a: &Operand, b: &Operand| {
-        (*a == Operand::Reg(*r) && *b == expected) || (*b == Operand::Reg(*r) && *a == expected)
-    };
+    let failed_when = |cmp, a: &Operand, b: &Operand| decides_failure(*r, expected, cmp, a, b);
     // What is known about the CAS on each path, as a set of these facts.
     const NOT_RUN: u8 = 1; // the CAS has not run in this iteration
     const PENDING: u8 = 2; // it ran, `r` holds its result, outcome unknown
@@ -322,20 +395,20 @@ fn is_retry(p: &Program, t: ThreadId, head: usize, back: usize, cas: usize) -> b
         } else if i.def() == Some(*r) && f & PENDING != 0 {
             f = (f & !PENDING) | OTHER;
         }
-        // A comparison of `r` with the expected value decides PENDING.
+        // A comparison of `r` that shows `r != expected` on one side
+        // decides PENDING there (FAILED); the other side learns nothing.
         let (on_taken, on_fallthrough) = match i {
             Instr::Branch {
                 cond: Some((cmp, a, b)),
                 ..
-            } if compares(a, b) && f & PENDING != 0 => {
-                use crate::ir::BranchCmp::{Eq, Ne};
-                let decide = |failed: bool| (f & !PENDING) | if failed { FAILED } else { OTHER };
-                match cmp {
-                    Ne => (decide(true), decide(false)),
-                    Eq => (decide(false), decide(true)),
-                    _ => (f, f),
+            } if f & PENDING != 0 => match failed_when(*cmp, a, b) {
+                Some((taken, fallthrough)) => {
+                    let decide =
+                        |failed: bool| (f & !PENDING) | if failed { FAILED } else { OTHER };
+                    (decide(taken), decide(fallthrough))
                 }
-            }
+                None => (f, f),
+            },
             _ => (f, f),
         };
         match i {
@@ -357,6 +430,55 @@ fn is_retry(p: &Program, t: ThreadId, head: usize, back: usize, cas: usize) -> b
         }
     }
     all_accesses_morally_strong(p, p.addresses[access.addr].loc, access.addr)
+}
+
+/// What the branch `cmp a, b` says about a CAS that wrote its result to `r`
+/// and expected `expected`: `Some((taken, fallthrough))`, whether taking
+/// the branch (falling through) shows that `r != expected`, i.e. that the
+/// CAS failed. `None` when the branch does not compare `r` with a value
+/// known here. Every branch form is covered: `bne r, E` / `beq r, E` (either
+/// operand order), and a comparison with another immediate `V` that `E`
+/// does not satisfy, such as `beq r, 1` for a lock taken with `cas r, m, 0, 1`
+/// (taken, `r == 1 != 0`).
+fn decides_failure(
+    r: usize,
+    expected: Operand,
+    cmp: crate::ir::BranchCmp,
+    a: &Operand,
+    b: &Operand,
+) -> Option<(bool, bool)> {
+    use crate::ir::BranchCmp::*;
+    let me = Operand::Reg(r);
+    // Normalise to `r cmp v`.
+    let (cmp, v) = if *a == me && *b != me {
+        (cmp, *b)
+    } else if *b == me && *a != me {
+        let flipped = match cmp {
+            Lt => Gt,
+            Le => Ge,
+            Gt => Lt,
+            Ge => Le,
+            c => c,
+        };
+        (flipped, *a)
+    } else {
+        return None;
+    };
+    if v == expected {
+        // `r cmp E`: taken shows `r != E` when `cmp` is irreflexive (`ne`,
+        // `lt`, `gt`); not taken shows it when `cmp` is reflexive.
+        let reflexive = cmp.holds(0, 0);
+        return Some((!reflexive, reflexive));
+    }
+    match (v, expected) {
+        // `r cmp V`: taken shows `r != E` when `E cmp V` is false; not taken
+        // when it is true.
+        (Operand::Imm(v), Operand::Imm(e)) => {
+            let holds = cmp.holds(e, v);
+            Some((!holds, holds))
+        }
+        _ => None,
+    }
 }
 
 /// Whether every access to location `loc` in `p` is strong, generic and
@@ -447,5 +569,130 @@ mod tests {
         // Going back when the CAS *succeeded* is not a retry.
         let wrong = src.replace("bne r0, 0, LC00", "beq r0, 0, LC00");
         assert!(info(&wrong, 0).loops.is_empty());
+    }
+
+    #[test]
+    fn every_branch_form_of_a_cas_retry_is_a_retry_loop() {
+        let src = "PTX t\n{ m=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n LC00: | LC10: ;\n atom.acquire.gpu.cas r0, m, 0, 1 | atom.acquire.gpu.cas r0, m, 0, 1 ;\n bne r0, 0, LC00 | bne r0, 0, LC10 ;\n st.release.gpu m, 0 | st.release.gpu m, 0 ;\nexists (0==0)\n";
+        let retry = SpinLoop {
+            head: 0,
+            back: 1,
+            retry: Some(0),
+            keep: 0,
+        };
+        // Taken only when `r0 != 0`: the CAS failed.
+        for form in [
+            "bne r0, 0, LC00",
+            "bne 0, r0, LC00",
+            "beq r0, 1, LC00",
+            "beq 1, r0, LC00",
+            "bgt r0, 0, LC00",
+            "blt 0, r0, LC00",
+            "bge r0, 1, LC00",
+        ] {
+            let s = src.replace("bne r0, 0, LC00", form);
+            assert_eq!(info(&s, 0).loops, vec![retry], "{form}");
+        }
+        // Taken when the CAS may have succeeded: bounded.
+        for form in [
+            "beq r0, 0, LC00",
+            "beq 0, r0, LC00",
+            "bne r0, 1, LC00",
+            "bge r0, 0, LC00",
+            "ble r0, 1, LC00",
+            "beq r0, r0, LC00",
+        ] {
+            let s = src.replace("bne r0, 0, LC00", form);
+            assert!(info(&s, 0).loops.is_empty(), "{form}");
+        }
+    }
+
+    #[test]
+    fn fences_in_a_spin_body_keep_it_a_spin_loop() {
+        let src = "PTX t\n{ f=0; }\n P0@cta 0,gpu 0 ;\n LC00: ;\n ld.relaxed.gpu r0, f ;\n fence.acq_rel.gpu ;\n fence.proxy.alias ;\n beq r0, 0, LC00 ;\nexists (0==0)\n";
+        let i = info(src, 0);
+        assert_eq!(
+            i.loops,
+            vec![SpinLoop {
+                head: 0,
+                back: 3,
+                retry: None,
+                keep: 0,
+            }]
+        );
+        // A store in the body changes memory: bounded.
+        let store = src.replace("fence.proxy.alias", "st.relaxed.gpu f, 0");
+        assert!(info(&store, 0).loops.is_empty());
+        // A barrier in the body waits for others: bounded.
+        let bar = src.replace("fence.proxy.alias", "bar.cta.sync 0");
+        assert!(info(&bar, 0).loops.is_empty());
+    }
+
+    #[test]
+    fn a_closed_loop_is_a_spin_loop_even_if_it_carries_registers() {
+        let src = "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n LC00: ;\n add r1, r1, 1 ;\n goto LC00 ;\nexists (0==0)\n";
+        let i = info(src, 0);
+        assert_eq!(
+            i.loops,
+            vec![SpinLoop {
+                head: 0,
+                back: 1,
+                retry: None,
+                keep: 0,
+            }]
+        );
+        let code = &litmus::parse_source("t.litmus", src).unwrap()[0]
+            .program
+            .threads[0]
+            .code;
+        assert!(closed(code, 0, 1));
+        assert!(goes_back_without_reading(code, &i.loops[0], &[0, 0]));
+        // With a way out it is a counter loop again: bounded.
+        let out = src.replace("goto LC00", "bne r1, 5, LC00");
+        assert!(info(&out, 0).loops.is_empty());
+        // A self-loop on an always-true condition is a spin loop that reads nothing.
+        let own =
+            "PTX t\n{ x=0; }\n P0@cta 0,gpu 0 ;\n LC00: ;\n beq r0, r0, LC00 ;\nexists (0==0)\n";
+        let i = info(own, 0);
+        let code = &litmus::parse_source("t.litmus", own).unwrap()[0]
+            .program
+            .threads[0]
+            .code;
+        assert!(!closed(code, 0, 0));
+        assert!(goes_back_without_reading(code, &i.loops[0], &[0]));
+    }
+
+    #[test]
+    fn an_iteration_that_reads_does_not_go_back_without_reading() {
+        let src = "PTX t\n{ f=0; }\n P0@cta 0,gpu 0 ;\n LC00: ;\n beq r1, 1, LC01 ;\n ld.relaxed.gpu r0, f ;\n LC01: ;\n beq r0, 0, LC00 ;\nexists (0==0)\n";
+        let p = &litmus::parse_source("t.litmus", src).unwrap()[0].program;
+        let lp = SpinLoop {
+            head: 0,
+            back: 2,
+            retry: None,
+            keep: 0,
+        };
+        let code = &p.threads[0].code;
+        let (r0, r1) = (
+            p.threads[0]
+                .regs
+                .iter()
+                .position(|r| r.name == "r0")
+                .unwrap(),
+            p.threads[0]
+                .regs
+                .iter()
+                .position(|r| r.name == "r1")
+                .unwrap(),
+        );
+        let mut regs = vec![0; p.threads[0].regs.len()];
+        // r1 = 0: the iteration reads f.
+        assert!(!goes_back_without_reading(code, &lp, &regs));
+        // r1 = 1 and r0 = 0: it skips the read and goes back.
+        regs[r1] = 1;
+        assert!(goes_back_without_reading(code, &lp, &regs));
+        // r1 = 1 and r0 = 1: it skips the read and leaves.
+        regs[r0] = 1;
+        assert!(!goes_back_without_reading(code, &lp, &regs));
     }
 }

@@ -307,6 +307,7 @@ fn access(addr: usize, proxy: Proxy, sem: Sem, scope: Option<Scope>) -> Access {
         sem,
         scope,
         space: None,
+        ty: None,
     }
 }
 

@@ -362,8 +362,10 @@ impl Machine<'_> {
                         continue;
                     }
                 }
+                // A fence only orders: the iteration goes on.
+                i if crate::model::loops::is_fence(i) => {}
                 _ => unreachable!(
-                    "spin and retry loop bodies hold reads, register moves and branches"
+                    "spin and retry loop bodies hold reads, fences, register moves and branches"
                 ),
             }
             pc += 1;

@@ -29,7 +29,7 @@ use super::reason::Reason;
 use super::state::{Arrival, Snapshot, Stage, State, View};
 use super::window::{End, Entry, Window, Windows, operand};
 use super::{Coherence, Machine};
-use crate::model::loops::Beyond;
+use crate::model::loops::{Beyond, goes_back_without_reading};
 
 /// One transition: which thread did what at which instruction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -473,6 +473,22 @@ impl Machine<'_> {
                     let i = self.back_index[t][e.pc];
                     let taken = i.map_or(0, |i| ts.back_taken[i] as u32);
                     match (taken >= limit, beyond) {
+                        // A spin loop whose iterations go back without
+                        // reading memory never leaves: the thread stays
+                        // here, and the others go on (R1 must not pick a
+                        // step that drops the whole state, or no hang
+                        // witness with the others finished is reached).
+                        (true, Beyond::Drop)
+                            if self.layout.loops[t].loop_at(e.pc).is_some_and(|lp| {
+                                goes_back_without_reading(
+                                    &self.program.threads[t].code,
+                                    lp,
+                                    &ts.regs,
+                                )
+                            }) =>
+                        {
+                            return Retire::Blocked;
+                        }
                         // A spin loop goes round no further than it must.
                         (true, Beyond::Drop) => Plan::Die,
                         (true, Beyond::Cut) => Plan::Cut,

@@ -290,7 +290,12 @@ impl Machine<'_> {
                             (false, _) => "not taken".into(),
                         }
                     }
-                    _ => unreachable!("spin loop bodies hold reads, register moves and branches"),
+                    i if crate::model::loops::is_fence(i) => {
+                        "retires (a fence: it writes nothing, it only orders)".into()
+                    }
+                    _ => unreachable!(
+                        "spin loop bodies hold reads, fences, register moves and branches"
+                    ),
                 };
                 out.push(TraceStep {
                     index: out.len() + 1,

@@ -158,6 +158,9 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
                 list(&what)
             )
         }
+        Waits::Spin { reads, .. } if reads.is_empty() => {
+            format!("{spin} in the loop at `{at}`: it reads no memory and goes back every time")
+        }
         Waits::Spin { reads, .. } => {
             let mut vals: Vec<String> = Vec::new();
             for (_, l, v) in reads {
