@@ -20,8 +20,6 @@ use crate::ir::ThreadId;
 pub enum UbKind {
     /// A CTA barrier (`bar`, `barrier{.cta}`).
     Barrier(BarrierUb),
-    /// An mbarrier arrival beyond the pending count of its phase.
-    MbarrierOverArrival,
 }
 
 impl UbKind {
@@ -29,9 +27,6 @@ impl UbKind {
     pub fn what(self) -> &'static str {
         match self {
             UbKind::Barrier(b) => b.what(),
-            UbKind::MbarrierOverArrival => {
-                "an mbarrier arrival would take the phase's pending arrival count below zero"
-            }
         }
     }
 
@@ -39,11 +34,6 @@ impl UbKind {
     pub fn isa(self) -> &'static str {
         match self {
             UbKind::Barrier(b) => b.isa(),
-            UbKind::MbarrierOverArrival => {
-                "PTX ISA 9.7.13.15.13 (mbarrier.arrive): \"the behavior is undefined if the \
-                 pending count of the current phase becomes negative\" (an arrival beyond the \
-                 expected count of the phase)"
-            }
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::model::ub::Undefined;
 /// An undefined step, as the reports show it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UbReport {
-    /// The kind (`barrier` or `mbarrier_over_arrival`).
+    /// The kind (`barrier`).
     pub kind: &'static str,
     /// What happened.
     pub what: &'static str,
@@ -34,7 +34,6 @@ pub struct UbSite {
 pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
     let kind = match u.kind {
         crate::model::ub::UbKind::Barrier(_) => "barrier",
-        crate::model::ub::UbKind::MbarrierOverArrival => "mbarrier_over_arrival",
     };
     UbReport {
         kind,
