@@ -434,3 +434,55 @@ fn trace_of_a_forbidden_outcome_answers_in_the_chosen_format() {
     assert_eq!(v["reachable"], serde_json::Value::Null);
     assert_eq!(v["incomplete"], "the state limit (3) was reached");
 }
+
+/// Undefined behaviour: its own line with every instruction's position and
+/// the ISA's sentence, its own JSON field and exit status 6; a test without
+/// any gets `"undefined": null`.
+#[test]
+fn undefined_behaviour_is_reported_with_positions_and_exit_6() {
+    let f = "litmus/ub/Bar-counts-disagree.litmus";
+    let (code, out, _) = ptxmc(&["run", f]);
+    assert_eq!(code, 6);
+    let line = out.lines().find(|l| l.starts_with("Undefined:")).unwrap();
+    assert_eq!(
+        line,
+        "Undefined: participants of one barrier phase disagree on the count — \
+         P0 `bar.cta.sync 1, 64` (litmus/ub/Bar-counts-disagree.litmus:9:2), \
+         P1 `bar.cta.sync 1, 96` (litmus/ub/Bar-counts-disagree.litmus:8:28); \
+         PTX ISA 9.7.13.1: the threads of one barrier phase must give the same thread count \
+         (\"operand b specifies the number of threads participating in the barrier\"); \
+         with different counts the phase's completion is not defined"
+    );
+    let (code, out, _) = ptxmc(&["run", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let u = &v[0]["undefined"];
+    assert_eq!(u["kind"], "barrier");
+    assert_eq!(u["at"][1]["position"], "litmus/ub/Bar-counts-disagree.litmus:8:28");
+    let (code, out, _) = ptxmc(&["run", "--format", "json", "litmus/barriers/MP+bar64.litmus"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v[0]["undefined"].is_null());
+    // Under Dat3M's reading the same text is a barrier named (1, 64) / (1, 96).
+    let (code, out, _) = ptxmc(&["run", "--barriers", "dat3m", f]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("Undefined"));
+}
+
+/// A count-less `bar.sync` that a thread of the CTA never reaches hangs
+/// under the ISA reading (the H100 hangs too) and terminates under Dat3M's.
+#[test]
+fn a_divergent_bar_sync_hangs_under_the_isa_reading_only() {
+    let f = "litmus/barriers/Bar0-partial-spinner.litmus";
+    for engine in ["op", "ax", "both"] {
+        let (code, out, _) = ptxmc(&["run", "--engine", engine, f]);
+        assert_eq!(code, 5, "{engine}: {out}");
+        let (code, out, _) = ptxmc(&["run", "--engine", engine, "--barriers", "dat3m", f]);
+        assert_eq!(code, 0, "{engine}: {out}");
+    }
+    // The stepping session finds the same hang.
+    let (code, out, _) = ptxmc(&["trace", "--hang", f]);
+    assert_eq!(code, 5, "{out}");
+    assert!(out.contains("a shortest run of the machine into a hang (spin)"), "{out}");
+    assert!(out.contains("bar.cta.sync 0"), "{out}");
+}
