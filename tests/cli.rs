@@ -289,7 +289,7 @@ fn check_termination_passes_the_liveness_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "38 passed, 0 failed\n");
+    assert_eq!(out, "52 passed, 0 failed\n");
 }
 
 #[test]
