@@ -434,3 +434,58 @@ fn trace_of_a_forbidden_outcome_answers_in_the_chosen_format() {
     assert_eq!(v["reachable"], serde_json::Value::Null);
     assert_eq!(v["incomplete"], "the state limit (3) was reached");
 }
+
+#[test]
+fn timeouts_must_be_finite_and_not_negative() {
+    for (cmd, bad) in [
+        (&["run", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "nan"),
+        (&["run", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "inf"),
+        (&["explain", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "-1"),
+        (&["fix", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "NaN"),
+        (&["step", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "-inf"),
+        (&["serve"][..], "infinity"),
+    ] {
+        let mut args: Vec<String> = cmd.iter().map(|a| a.to_string()).collect();
+        // `=`: a value that starts with `-` is not taken for an option.
+        args.push(format!("--timeout={bad}"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = ptxmc(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: invalid value '{bad}' for '--timeout <SECS>': expected a finite number of seconds, 0 or more, found `{bad}`\n"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, err) = ptxmc(&[
+        "run",
+        "--timeout",
+        "soon",
+        "litmus/mp/MP+rel+acq.gpu.litmus",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: invalid value 'soon' for '--timeout <SECS>': expected a number of seconds, found `soon`\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jobs_above_the_bound_are_refused_at_once() {
+    for cmd in [
+        &["gen", "--size", "2", "--format", "jsonl"][..],
+        &["run", "litmus/mp/MP+rel+acq.gpu.litmus"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["-j", "999999"]);
+        let (code, out, err) = ptxmc(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.starts_with("error: invalid value '999999' for '--jobs <N>': expected a number of workers from 0 (all cores) to 1024, found 999999\n"),
+            "{err}"
+        );
+    }
+    let (code, _, err) = ptxmc(&["run", "-j", "1024", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert_eq!(code, 0, "{err}");
+}

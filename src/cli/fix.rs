@@ -41,7 +41,7 @@ pub struct FixArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: FixFormat,
     /// Stop searching after this many seconds (the fixes found so far are listed; exit 4).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: Option<f64>,
 }
 

@@ -36,7 +36,7 @@ pub struct StepArgs {
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub max_states: u64,
     /// Give up a question to the explorer (`o`, `g`, `e`) after this many seconds.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: f64,
 }
 
