@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::Exit;
 use crate::engine::{EngineChoice, RunOptions};
+use crate::explain::TerminationNote;
 use crate::ir::Prop;
 use crate::limits::Limits;
 use crate::litmus::{self, LitmusError, LitmusTest, cond};
@@ -277,5 +278,28 @@ pub fn target_outcome(t: &LitmusTest, text: Option<&str>) -> Result<(Prop, Strin
             let text = crate::report::herd::proposition(p, &prop);
             Ok((prop, text))
         }
+    }
+}
+
+/// The program's termination as `ptxmc run` decides it (both engines), for
+/// the one-test commands (`trace`, `step`), which must never let a program
+/// that can hang look correct.
+pub fn termination(t: &LitmusTest, loop_bound: u32, max_states: u64) -> TerminationNote {
+    let limits = crate::explain::enumerate::Limits {
+        loop_bound,
+        ..crate::explain::enumerate::Limits::default()
+    };
+    TerminationNote::of(&t.program, &limits, max_states)
+}
+
+/// The lines a one-test command prints about a hang (none when the program
+/// cannot hang): the hang in `run`'s words, and `hint`, what shows a run
+/// into it.
+pub fn hang_lines(note: &TerminationNote, hint: &str) -> String {
+    match note {
+        TerminationNote::Hangs { kind, why, .. } => {
+            format!("Hang: {kind} — {why}\nThis program can hang: {hint}.\n")
+        }
+        _ => String::new(),
     }
 }

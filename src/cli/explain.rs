@@ -88,6 +88,9 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Exit::Disagreement
     } else if x.incomplete() {
         Exit::Incomplete
+    } else if x.termination.hangs() {
+        // As `ptxmc run`: a program that can hang is never a success.
+        Exit::Hang
     } else {
         Exit::Success
     }
