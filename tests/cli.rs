@@ -654,3 +654,32 @@ fn jobs_above_the_bound_are_refused_at_once() {
     let (code, _, err) = ptxmc(&["run", "-j", "1024", "litmus/mp/MP+rel+acq.gpu.litmus"]);
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn herd_text_says_termination_when_it_was_searched() {
+    // Checked, terminates.
+    let (code, out, err) = ptxmc(&["run", "litmus/liveness/Flag-set.litmus"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\nObservation Flag-set Never 0 1\nTermination: checked — every execution terminates: no reachable state leaves a thread waiting or spinning forever\nTime Flag-set "),
+        "{out}"
+    );
+    // Stopped by a limit: not checked, and said.
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--max-states",
+        "5",
+        "litmus/liveness/Spinlock-cas-3cta.litmus",
+    ]);
+    assert_eq!(code, 4);
+    assert!(
+        out.contains(
+            "\nTermination: not checked — a limit stopped the run before every state was seen\n"
+        ),
+        "{out}"
+    );
+    // No loop, barrier or wait: herd's report as herd writes it.
+    let (_, out, _) = ptxmc(&["run", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert!(!out.contains("Termination"), "{out}");
+    assert!(!out.contains("Hang"), "{out}");
+}
