@@ -86,10 +86,20 @@ pub const MEMORY_PERIOD: Duration = Duration::from_millis(10);
 /// What printing one value of a found outcome (one register or location of
 /// one final state) costs in the report's format: the time and memory the
 /// budget keeps in reserve for it.
+///
+/// The time is known twice: `time_per_value`, with room for a loaded
+/// machine, and `measured_time_per_value`, the fastest measured on an idle
+/// one. A reserve at the first is a guess; at the second it is grounded:
+/// printing cannot take less. [`Budget::check`] stops a run for the first
+/// only once half its time limit has passed, and for the second at any time,
+/// so a short run is never stopped on a guess ("the time limit (5.0 s) was
+/// nearly reached" after 0.26 s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutputCost {
-    /// Time per value.
+    /// Time per value, with room for a loaded machine.
     pub time_per_value: Duration,
+    /// Time per value as measured on an idle machine: a lower bound.
+    pub measured_time_per_value: Duration,
     /// Memory per value, beyond the outcome set itself.
     pub bytes_per_value: u64,
 }
@@ -101,6 +111,7 @@ impl OutputCost {
     /// 9 bytes; kept with room for a loaded machine.
     pub const HERD: OutputCost = OutputCost {
         time_per_value: Duration::from_nanos(150),
+        measured_time_per_value: Duration::from_nanos(20),
         bytes_per_value: 24,
     };
     /// JSON as `run --format json` writes it: serialised straight from the
@@ -110,6 +121,7 @@ impl OutputCost {
     /// a loaded machine.
     pub const JSON: OutputCost = OutputCost {
         time_per_value: Duration::from_nanos(300),
+        measured_time_per_value: Duration::from_nanos(16),
         bytes_per_value: 32,
     };
     /// JSON built as `serde_json::Value`s first (`report::json::report`, the
@@ -121,6 +133,7 @@ impl OutputCost {
     /// the value, the index, then the text, all alive together).
     pub const VALUES: OutputCost = OutputCost {
         time_per_value: Duration::from_nanos(3000),
+        measured_time_per_value: Duration::from_nanos(400),
         bytes_per_value: 384,
     };
 }
@@ -226,19 +239,30 @@ impl Budget {
         let now = Instant::now();
         let values = self.output_values();
         if let (Some(d), Some(t)) = (self.deadline, self.limits.timeout) {
-            let reserve = self
-                .output_cost
-                .time_per_value
-                .saturating_mul(values.min(u32::MAX as u64) as u32);
+            let values = values.min(u32::MAX as u64) as u32;
+            let reserve = self.output_cost.time_per_value.saturating_mul(values);
+            if now >= d {
+                return Some(self.set(Exceeded::Time(t)));
+            }
             if now + reserve >= d {
+                // The reserve is a guess with room for a loaded machine:
+                // before half the limit has passed it stops the run only if
+                // even the measured cost would not fit in the time left.
+                let grounded = now
+                    + self
+                        .output_cost
+                        .measured_time_per_value
+                        .saturating_mul(values)
+                    >= d;
+                let young = now.duration_since(self.start) < t / 2;
                 // A reserve of a few milliseconds is within the polling's
                 // slack: the limit was reached, whatever kept it.
-                let e = if now < d && reserve >= Duration::from_millis(10) {
-                    Exceeded::OutputTime(t)
-                } else {
-                    Exceeded::Time(t)
-                };
-                return Some(self.set(e));
+                if reserve < Duration::from_millis(10) {
+                    return Some(self.set(Exceeded::Time(t)));
+                }
+                if grounded || !young {
+                    return Some(self.set(Exceeded::OutputTime(t)));
+                }
             }
         }
         if let Some(max) = self.limits.max_memory {
@@ -358,8 +382,9 @@ mod tests {
             ..Limits::default()
         });
         assert_eq!(b.check(), None);
-        // 2^25 values need about 100 s of printing: more than the limit.
-        b.reserve_output(Finder::Machine, 1 << 25);
+        // 2^28 values need at least 107 s of printing (at the measured
+        // 0.4 µs a value): more than the limit, grounded, so at once.
+        b.reserve_output(Finder::Machine, 1 << 28);
         let e = b.check();
         assert_eq!(e, Some(Exceeded::OutputTime(Duration::from_secs(60))));
         assert_eq!(
@@ -374,10 +399,10 @@ mod tests {
             timeout: Some(Duration::from_secs(60)),
             ..Limits::default()
         });
-        // Each engine's 2^23 values need about 25 s of printing; the report
-        // prints one set, so together they still fit in the limit.
-        b.reserve_output(Finder::Machine, 1 << 23);
-        b.reserve_output(Finder::Oracle, 1 << 23);
+        // Each engine's 2^27 values need at least 54 s of printing; the
+        // report prints one set, so together they still fit in the limit.
+        b.reserve_output(Finder::Machine, 1 << 27);
+        b.reserve_output(Finder::Oracle, 1 << 27);
         assert_eq!(b.check(), None);
         b.reserve_output(Finder::Oracle, 1 << 25);
         assert_eq!(
@@ -392,20 +417,50 @@ mod tests {
             timeout: Some(Duration::from_secs(60)),
             ..Limits::default()
         };
-        // 2^25 values: about 100 s of JSON values, 5 s of herd text.
+        // 2^28 values: at least 107 s of JSON values, 5.4 s of herd text.
         let values = Budget::new(limits);
-        values.reserve_output(Finder::Machine, 1 << 25);
+        values.reserve_output(Finder::Machine, 1 << 28);
         assert_eq!(
             values.check(),
             Some(Exceeded::OutputTime(Duration::from_secs(60)))
         );
         let herd = Budget::new(limits).with_output_cost(OutputCost::HERD);
-        herd.reserve_output(Finder::Machine, 1 << 25);
+        herd.reserve_output(Finder::Machine, 1 << 28);
         assert_eq!(herd.check(), None);
-        herd.reserve_output(Finder::Machine, 1 << 29);
+        herd.reserve_output(Finder::Machine, 1 << 32);
         assert_eq!(
             herd.check(),
             Some(Exceeded::OutputTime(Duration::from_secs(60)))
+        );
+    }
+
+    #[test]
+    fn a_guessed_reserve_does_not_stop_a_young_run() {
+        let b = Budget::new(Limits {
+            timeout: Some(Duration::from_secs(5)),
+            ..Limits::default()
+        });
+        // 2^21 values: 6.3 s at the cost kept for a loaded machine, more
+        // than the limit; 0.84 s at the measured cost, which fits.
+        b.reserve_output(Finder::Machine, 1 << 21);
+        assert_eq!(b.check(), None);
+    }
+
+    #[test]
+    fn a_guessed_reserve_stops_a_run_past_half_its_limit() {
+        let b = Budget::new(Limits {
+            timeout: Some(Duration::from_secs(2)),
+            ..Limits::default()
+        });
+        // 2^20 values: 3.1 s with room for a loaded machine, 0.42 s as
+        // measured. Young, the run goes on; past half the limit (at most
+        // 0.9 s left), the guess is what is left to go by.
+        b.reserve_output(Finder::Machine, 1 << 20);
+        assert_eq!(b.check(), None);
+        std::thread::sleep(Duration::from_millis(1100));
+        assert_eq!(
+            b.check(),
+            Some(Exceeded::OutputTime(Duration::from_secs(2)))
         );
     }
 

@@ -226,7 +226,8 @@ async fn session(client: Client, base: String) {
 
     // Run: pick MP from the menu; the outcome table and the verdict.
     pick(c, "litmus/mp/MP+rel+acq.gpu.litmus").await;
-    let verdict = wait_text(c, "#verdict", "exists (1:r0=1 /\\ 1:r1=0)").await;
+    // Neutral: whether the condition holds is no error.
+    let verdict = wait_text(c, "#verdict.neutral", "exists (1:r0=1 /\\ 1:r1=0)").await;
     assert!(verdict.contains("does not hold: the model forbids the outcome (0 of 3 final states satisfy its proposition)"), "{verdict}");
     let rows = c.find_all(Locator::Css("table.outcomes tr")).await.unwrap();
     assert_eq!(rows.len(), 4, "a header and three final states");
@@ -362,8 +363,10 @@ async fn session(client: Client, base: String) {
 
     // A test that can hang: the Run view says so, and steps into it.
     pick(c, "litmus/liveness/Flag-never-set.litmus").await;
-    let hang = wait_text(c, "#hang", "Hang (spin)").await;
+    // In red (`bad`), before the condition's verdict, which is neutral.
+    let hang = wait_text(c, "#hang.verdict.bad", "This program can hang (spin)").await;
     assert!(hang.contains("P1 spins in the loop"), "{hang}");
+    wait_text(c, "#verdict.neutral", "Among the executions that end: ").await;
     click(c, "#hang button").await;
     wait_text(c, "#hang-here", "Hang (spin): P1 spins in the loop").await;
 }

@@ -145,9 +145,174 @@ fn check_reports_mismatches_and_exits_1() {
 
 #[test]
 fn check_passes_the_project_library() {
-    let (code, out, err) = ptxmc(&["check", "--expected", "litmus/expected.csv", "--root", "."]);
+    // The library's hanging tests have outcome rows too: the liveness CSV
+    // says they are expected to hang.
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--expected",
+        "litmus/expected.csv",
+        "--liveness",
+        "litmus/liveness-expected.csv",
+        "--root",
+        ".",
+    ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.ends_with(" passed, 0 failed\n"), "{out}");
+    assert_eq!(out, "248 passed, 0 failed\n");
+}
+
+#[test]
+fn check_fails_an_outcome_row_whose_program_can_hang() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-check-hang-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("expected.csv");
+    // Both rows give the verdict `run` gives; the first program can hang.
+    std::fs::write(
+        &csv,
+        "litmus/liveness/Bar-count-too-high.litmus,0\nlitmus/liveness/Bar-count-right.litmus,0\n",
+    )
+    .unwrap();
+    let csv = csv.to_str().unwrap();
+    let (code, out, err) = ptxmc(&["check", "--expected", csv, "--root", "."]);
+    assert_eq!(code, 5, "{err}");
+    assert_eq!(
+        out,
+        "FAIL litmus/liveness/Bar-count-too-high.litmus: the program can hang: P0 and P1 wait at `bar.cta.sync 1, 1, 3`, whose phase needs 3 arrivals and gets 2 (P0 and P1); every other thread has finished or is stuck too, so nothing can release them (a hang is expected only by a `path,0` row of the `--liveness` CSV)\n\
+         1 passed, 1 failed\n"
+    );
+    // A liveness row that expects the hang lets the row pass; one that
+    // expects a hang of a program that terminates fails it.
+    let live = dir.join("liveness.csv");
+    std::fs::write(
+        &live,
+        "litmus/liveness/Bar-count-too-high.litmus,0\nlitmus/liveness/Bar-count-right.litmus,0\n",
+    )
+    .unwrap();
+    let live = live.to_str().unwrap();
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--expected",
+        csv,
+        "--liveness",
+        live,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "FAIL litmus/liveness/Bar-count-right.litmus: expected a hang (--liveness), every execution terminates\n\
+         1 passed, 1 failed\n"
+    );
+    let (code, _, err) = ptxmc(&[
+        "check",
+        "--expected",
+        live,
+        "--liveness",
+        live,
+        "--property",
+        "termination",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: expected `--liveness` with `--property outcome`, found `--property termination` (its CSV is the liveness one)\n"
+    );
+}
+
+/// `ptxmc run`'s report of `path`: whether the condition holds, and the
+/// hang line (`Hang: KIND — WHY`), if any.
+fn run_verdict(path: &str) -> (bool, Option<String>) {
+    let (_, out, err) = ptxmc(&["run", "--format", "json", path]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let t = &v[0]["termination"];
+    let hang = (t["hangs"] == true).then(|| {
+        format!(
+            "Hang: {} — {}",
+            t["kind"].as_str().unwrap(),
+            t["why"].as_str().unwrap()
+        )
+    });
+    (v[0]["holds"] == true, hang)
+}
+
+#[test]
+fn every_command_agrees_with_run_on_every_hanging_library_test() {
+    let rows = std::fs::read_to_string("litmus/liveness-expected.csv").unwrap();
+    let dir = std::env::temp_dir().join(format!("ptxmc-agree-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut hanging = 0;
+    for path in rows.lines().filter_map(|l| l.strip_suffix(",0")) {
+        hanging += 1;
+        let (holds, hang) = run_verdict(path);
+        let hang = hang.unwrap_or_else(|| panic!("{path}: run finds no hang"));
+        let (code, out, _) = ptxmc(&["run", path]);
+        assert_eq!(code, 5, "run {path}");
+        assert!(out.contains(&format!("{hang}\n")), "run {path}: {out}");
+        let name = path.rsplit('/').next().unwrap().trim_end_matches(".litmus");
+
+        // check: the row with run's own verdict still fails, on the hang.
+        let csv = dir.join("row.csv");
+        std::fs::write(&csv, format!("{path},{}\n", holds as u8)).unwrap();
+        let (code, out, _) = ptxmc(&["check", "--expected", csv.to_str().unwrap()]);
+        assert_eq!(code, 5, "check {path}: {out}");
+        assert!(
+            out.starts_with(&format!("FAIL {path}: the program can hang: ")),
+            "check {path}: {out}"
+        );
+        assert!(out.ends_with("0 passed, 1 failed\n"), "check {path}: {out}");
+
+        // explain: the hang first, in run's words.
+        let (code, out, _) = ptxmc(&["explain", path]);
+        assert_eq!(code, 5, "explain {path}: {out}");
+        assert!(
+            out.starts_with(&format!(
+                "Explain {name}: the program can hang\n{hang}\nA run into it: ptxmc trace {path} --hang\nAmong the executions that end, "
+            )),
+            "explain {path}: {out}"
+        );
+
+        // fix: never "nothing to fix".
+        let (code, out, _) = ptxmc(&["fix", path]);
+        assert_eq!(code, 5, "fix {path}: {out}");
+        assert!(
+            out.starts_with(&format!("Fix {name}: the program can hang\n{hang}\n")),
+            "fix {path}: {out}"
+        );
+        assert!(out.ends_with("ptxmc fix cannot fix hangs yet: it searches changes (fences, stronger semantics, wider scopes) that forbid an outcome, not ones that make every execution terminate.\n"), "fix {path}: {out}");
+
+        // trace to the condition's outcome, and into the hang.
+        let (code, out, _) = ptxmc(&["trace", path]);
+        assert_eq!(code, 5, "trace {path}: {out}");
+        assert!(
+            out.ends_with(&format!(
+                "{hang}\nThis program can hang: `ptxmc trace {path} --hang` shows a run into it.\n"
+            )),
+            "trace {path}: {out}"
+        );
+        let (code, out, _) = ptxmc(&["trace", path, "--hang"]);
+        assert_eq!(code, 5, "trace --hang {path}: {out}");
+
+        // step: said up front, and the session ends with run's status.
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+            .args(["step", path])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"q\n").unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(5), "step {path}: {out}");
+        assert!(
+            out.contains(&format!(
+                "{hang}\nThis program can hang: `g hang` walks into it.\n"
+            )),
+            "step {path}: {out}"
+        );
+    }
+    assert_eq!(hanging, 17);
 }
 
 #[test]
@@ -485,4 +650,86 @@ fn a_divergent_bar_sync_hangs_under_the_isa_reading_only() {
     assert_eq!(code, 5, "{out}");
     assert!(out.contains("a shortest run of the machine into a hang (spin)"), "{out}");
     assert!(out.contains("bar.cta.sync 0"), "{out}");
+#[test]
+fn timeouts_must_be_finite_and_not_negative() {
+    for (cmd, bad) in [
+        (&["run", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "nan"),
+        (&["run", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "inf"),
+        (&["explain", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "-1"),
+        (&["fix", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "NaN"),
+        (&["step", "litmus/mp/MP+rel+acq.gpu.litmus"][..], "-inf"),
+        (&["serve"][..], "infinity"),
+    ] {
+        let mut args: Vec<String> = cmd.iter().map(|a| a.to_string()).collect();
+        // `=`: a value that starts with `-` is not taken for an option.
+        args.push(format!("--timeout={bad}"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, out, err) = ptxmc(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: invalid value '{bad}' for '--timeout <SECS>': expected a finite number of seconds, 0 or more, found `{bad}`\n"
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, err) = ptxmc(&[
+        "run",
+        "--timeout",
+        "soon",
+        "litmus/mp/MP+rel+acq.gpu.litmus",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("error: invalid value 'soon' for '--timeout <SECS>': expected a number of seconds, found `soon`\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn jobs_above_the_bound_are_refused_at_once() {
+    for cmd in [
+        &["gen", "--size", "2", "--format", "jsonl"][..],
+        &["run", "litmus/mp/MP+rel+acq.gpu.litmus"][..],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["-j", "999999"]);
+        let (code, out, err) = ptxmc(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(
+            err.starts_with("error: invalid value '999999' for '--jobs <N>': expected a number of workers from 0 (all cores) to 1024, found 999999\n"),
+            "{err}"
+        );
+    }
+    let (code, _, err) = ptxmc(&["run", "-j", "1024", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn herd_text_says_termination_when_it_was_searched() {
+    // Checked, terminates.
+    let (code, out, err) = ptxmc(&["run", "litmus/liveness/Flag-set.litmus"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\nObservation Flag-set Never 0 1\nTermination: checked — every execution terminates: no reachable state leaves a thread waiting or spinning forever\nTime Flag-set "),
+        "{out}"
+    );
+    // Stopped by a limit: not checked, and said.
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--max-states",
+        "5",
+        "litmus/liveness/Spinlock-cas-3cta.litmus",
+    ]);
+    assert_eq!(code, 4);
+    assert!(
+        out.contains(
+            "\nTermination: not checked — a limit stopped the run before every state was seen\n"
+        ),
+        "{out}"
+    );
+    // No loop, barrier or wait: herd's report as herd writes it.
+    let (_, out, _) = ptxmc(&["run", "litmus/mp/MP+rel+acq.gpu.litmus"]);
+    assert!(!out.contains("Termination"), "{out}");
+    assert!(!out.contains("Hang"), "{out}");
 }

@@ -182,6 +182,20 @@ fn step_and_explain_work_on_every_library_test() {
             x["text"].as_str().unwrap().starts_with("Explain "),
             "{file}"
         );
+        // A program that can hang: the explanation says so first, in run's words.
+        let hangs = run["termination"]["hangs"] == true;
+        assert_eq!(x["termination"]["verdict"] == "hangs", hangs, "{file}: {x}");
+        if hangs {
+            let name = run["name"].as_str().unwrap();
+            let why = run["termination"]["why"].as_str().unwrap();
+            let kind = run["termination"]["kind"].as_str().unwrap();
+            assert!(
+                x["text"].as_str().unwrap().starts_with(&format!(
+                    "Explain {name}: the program can hang\nHang: {kind} — {why}\n"
+                )),
+                "{file}: {x}"
+            );
+        }
         if x["allowed"] == true {
             assert_eq!(x["pictures"].as_array().unwrap().len(), 1, "{file}");
         }
@@ -532,6 +546,34 @@ fn ctrl_c_stops_the_server() {
     let (code, out) = server.interrupt(Duration::from_secs(20));
     assert_eq!(code, Some(0));
     assert!(out.contains("ptxmc playground: stopped"), "{out}");
+}
+
+/// The page's colours: a hang and a disagreement in red, a verdict
+/// (whether the condition holds) neutral, never green or red.
+#[test]
+fn the_page_shows_hangs_in_red_and_verdicts_neutrally() {
+    let server = Server::start(&[]);
+    let (s, _, css) = get(&server.base, "/style.css");
+    assert_eq!(s, 200);
+    let rule = |sel: &str| {
+        css.lines()
+            .find(|l| l.starts_with(&format!("{sel} {{")))
+            .unwrap_or_else(|| panic!("no rule for {sel}"))
+            .to_string()
+    };
+    assert_eq!(
+        rule(".verdict.bad"),
+        ".verdict.bad { background: var(--bad-soft); color: var(--bad); }"
+    );
+    assert!(!rule(".verdict.neutral").contains("--ok"));
+    assert!(!rule(".verdict.neutral").contains("--bad"));
+    // No verdict class is green.
+    for l in css.lines().filter(|l| l.starts_with(".verdict.")) {
+        assert!(!l.contains("--ok"), "{l}");
+    }
+    let (_, _, js) = get(&server.base, "/app.js");
+    assert!(js.contains(r#"el("div", { class: "verdict bad", id: "hang" },"#));
+    assert!(js.contains(r#"const cls = !r.agree ? "bad" : !r.complete ? "warn" : "neutral";"#));
 }
 
 /// The page and its assets are served from the binary; the library lists

@@ -1,6 +1,8 @@
 //! `ptxmc check`: compare verdicts with an expected-verdict CSV (Dat3M's
 //! `path,1|0` format: 1 = the test's condition holds under the model; with
-//! `--property termination`, 1 = every execution terminates).
+//! `--property termination`, 1 = every execution terminates). Termination
+//! is checked on outcome rows too: a program that can hang fails its row
+//! unless `--liveness` expects the hang.
 
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -38,6 +40,13 @@ pub struct CheckArgs {
     /// What the CSV's verdicts are about.
     #[arg(long, value_enum, default_value = "outcome")]
     pub property: Property,
+    /// With `--property outcome`: a liveness CSV (`path,1|0`, as with
+    /// `--property termination`) whose `path,0` rows are the programs
+    /// expected to hang. A program that can hang fails its outcome row
+    /// unless this CSV expects the hang; a row it expects to hang fails if
+    /// the program terminates.
+    #[arg(long, value_name = "FILE.csv", conflicts_with = "no_termination")]
+    pub liveness: Option<PathBuf>,
     /// Check only the K-th of N deterministic parts of the rows (1 <= K <= N),
     /// chosen by the row's path as `ptxmc gen --shard K/N` chooses tests.
     #[arg(long, value_name = "K/N")]
@@ -61,34 +70,44 @@ pub fn run(args: &CheckArgs) -> Exit {
     };
     // Read every row first (a malformed row stops everything), then run the
     // tests side by side and report in row order.
-    let mut rows = Vec::new();
-    for (lineno, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Some((path, want)) = line.rsplit_once(',').and_then(|(p, v)| match v.trim() {
-            "1" => Some((p.trim(), true)),
-            "0" => Some((p.trim(), false)),
-            _ => None,
-        }) else {
-            eprintln!(
-                "error: expected a row `path,1` or `path,0`, found `{line}`\n --> {}:{}:1",
-                args.expected.display(),
-                lineno + 1
-            );
-            return Exit::BadInput;
+    let rows: Vec<(String, bool)> = match read_rows(&text, &args.expected) {
+        Ok(r) => r
+            .into_iter()
+            .filter(|(path, _)| args.shard.is_none_or(|s| s.contains(path)))
+            .collect(),
+        Err(e) => return e,
+    };
+    if args.liveness.is_some() && args.property == Property::Termination {
+        eprintln!(
+            "error: expected `--liveness` with `--property outcome`, found `--property termination` (its CSV is the liveness one)"
+        );
+        return Exit::BadInput;
+    }
+    // Per outcome row: whether the liveness CSV expects the program to
+    // terminate (`Some(true)`), to hang (`Some(false)`), or says nothing.
+    let mut liveness: std::collections::HashMap<String, bool> = Default::default();
+    if let Some(file) = &args.liveness {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!(
+                    "error: expected a readable CSV, found an I/O error: {e}\n --> {}",
+                    file.display()
+                );
+                return Exit::BadInput;
+            }
         };
-        if args.shard.is_none_or(|s| s.contains(path)) {
-            rows.push((path.to_string(), want));
+        match read_rows(&text, file) {
+            Ok(r) => liveness.extend(r),
+            Err(e) => return e,
         }
     }
     let mut opts = args.engine.options(rows.len());
     // A verdict per test is printed, not the outcomes: the least reserve.
     opts.output_cost = crate::limits::OutputCost::HERD;
-    // Outcome verdicts do not depend on termination: skip that search.
-    // (Undefined steps can lie on executions that hang: keep it for them.)
-    opts.termination &= args.property != Property::Outcome;
+    // Termination is checked for outcome rows too: a program that can hang
+    // fails its row (only a termination CSV's `path,0` row expects a hang);
+    // undefined steps can lie on executions that hang.
     if args.property != Property::Outcome && !opts.termination {
         eprintln!("error: expected termination to be checked, found --no-termination");
         return Exit::BadInput;
@@ -101,10 +120,10 @@ pub fn run(args: &CheckArgs) -> Exit {
     let verdicts: Vec<Result<(bool, String, Exit), Exit>> = rows
         .par_iter()
         .zip(loaded.par_iter())
-        .map(|((_, want), tests)| {
+        .map(|((path, want), tests)| {
             let tests = tests.as_ref().map_err(|e| *e)?;
             Ok(match args.property {
-                Property::Outcome => judge(tests, *want, &opts),
+                Property::Outcome => judge(tests, *want, liveness.get(path).copied(), &opts),
                 Property::Termination => judge_termination(tests, *want, &opts),
                 Property::Undefined => judge_undefined(tests, *want, &opts),
             })
@@ -133,6 +152,32 @@ pub fn run(args: &CheckArgs) -> Exit {
     } else {
         exit
     }
+}
+
+/// The rows `path,1|0` of a CSV, in order; a malformed row is reported
+/// with its position.
+fn read_rows(text: &str, file: &std::path::Path) -> Result<Vec<(String, bool)>, Exit> {
+    let mut rows = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((path, want)) = line.rsplit_once(',').and_then(|(p, v)| match v.trim() {
+            "1" => Some((p.trim(), true)),
+            "0" => Some((p.trim(), false)),
+            _ => None,
+        }) else {
+            eprintln!(
+                "error: expected a row `path,1` or `path,0`, found `{line}`\n --> {}:{}:1",
+                file.display(),
+                lineno + 1
+            );
+            return Err(Exit::BadInput);
+        };
+        rows.push((path.to_string(), want));
+    }
+    Ok(rows)
 }
 
 /// Whether every test of a file terminates (`want`) or can hang (`!want`);
@@ -223,11 +268,47 @@ fn disagreement(d: &engine::Disagreement) -> String {
 }
 
 /// Whether every test of a file gets the expected verdict; if not, why.
-fn judge(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
+/// `terminates`: what the liveness CSV expects (`Some(false)`: a hang),
+/// if it has a row for the file.
+fn judge(
+    tests: &[LitmusTest],
+    want: bool,
+    terminates: Option<bool>,
+    opts: &RunOptions,
+) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
         if let Some(failed) = unsettled(&r) {
             return failed;
+        }
+        // A program that can hang never passes as correct, unless a
+        // liveness row expects exactly that.
+        let why = crate::report::hang::why(&t.program, &r.termination);
+        match (r.termination.hangs(), terminates) {
+            (true, Some(false)) => {}
+            (true, _) => {
+                let why = format!(
+                    "the program can hang: {why} (a hang is expected only by a `path,0` row of the `--liveness` CSV)"
+                );
+                return (false, why, Exit::Hang);
+            }
+            (false, Some(false)) if r.termination.checked() => {
+                return (
+                    false,
+                    "expected a hang (--liveness), every execution terminates".into(),
+                    Exit::CheckFailed,
+                );
+            }
+            (false, Some(false)) => {
+                return (
+                    false,
+                    format!(
+                        "expected a hang (--liveness), inconclusive: termination not checked ({why})"
+                    ),
+                    Exit::CheckFailed,
+                );
+            }
+            _ => {}
         }
         if !r.verdict_is_definitive(&t.program) {
             let why = format!(

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::Exit;
 use crate::engine::{EngineChoice, RunOptions};
+use crate::explain::TerminationNote;
 use crate::ir::Prop;
 use crate::limits::Limits;
 use crate::litmus::{self, LitmusError, LitmusTest, cond};
@@ -58,7 +59,7 @@ pub struct EngineArgs {
     pub barriers: Reading,
     /// Worker threads (default: all cores). Several tests run side by side; a
     /// single test's exploration is shared between the workers.
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Turn off the operational machine's partial-order reduction (to measure it).
     #[arg(long)]
@@ -84,7 +85,7 @@ pub struct EngineArgs {
     pub max_states: Option<u64>,
     /// Stop a test after this many seconds, both engines together, printing
     /// included (result: incomplete, exit 4).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub timeout: Option<f64>,
     /// Stop when resident memory exceeds this many MiB, keeping room to print
     /// the outcomes found (default: 80% of physical memory; result: incomplete, exit 4).
@@ -142,6 +143,41 @@ impl EngineArgs {
             barriers: self.barriers,
         }
     }
+}
+
+/// The most worker threads `--jobs` accepts. Each worker is an OS thread
+/// with its own stack and its own part of the search: far more than any
+/// machine's cores only costs memory and start-up time (a million workers
+/// took minutes to start), so a larger number is refused rather than tried.
+pub const MAX_JOBS: usize = 1024;
+
+/// `--jobs N`: a number of workers from 0 (all cores) to [`MAX_JOBS`].
+pub fn parse_jobs(text: &str) -> Result<usize, String> {
+    let n: usize = text.trim().parse().map_err(|_| {
+        format!("expected a number of workers from 0 to {MAX_JOBS}, found `{text}`")
+    })?;
+    if n > MAX_JOBS {
+        return Err(format!(
+            "expected a number of workers from 0 (all cores) to {MAX_JOBS}, found {n}"
+        ));
+    }
+    Ok(n)
+}
+
+/// A number of seconds (`--timeout`): finite and not negative. `nan`, `inf`
+/// and negative numbers are refused: each used to be read as "no limit" or
+/// "stop at once" without a word.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    let s: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of seconds, found `{text}`"))?;
+    if !s.is_finite() || s < 0.0 {
+        return Err(format!(
+            "expected a finite number of seconds, 0 or more, found `{text}`"
+        ));
+    }
+    Ok(s)
 }
 
 /// Physical memory in bytes (Linux), if known.
@@ -253,5 +289,28 @@ pub fn target_outcome(t: &LitmusTest, text: Option<&str>) -> Result<(Prop, Strin
             let text = crate::report::herd::proposition(p, &prop);
             Ok((prop, text))
         }
+    }
+}
+
+/// The program's termination as `ptxmc run` decides it (both engines), for
+/// the one-test commands (`trace`, `step`), which must never let a program
+/// that can hang look correct.
+pub fn termination(t: &LitmusTest, loop_bound: u32, max_states: u64) -> TerminationNote {
+    let limits = crate::explain::enumerate::Limits {
+        loop_bound,
+        ..crate::explain::enumerate::Limits::default()
+    };
+    TerminationNote::of(&t.program, &limits, max_states)
+}
+
+/// The lines a one-test command prints about a hang (none when the program
+/// cannot hang): the hang in `run`'s words, and `hint`, what shows a run
+/// into it.
+pub fn hang_lines(note: &TerminationNote, hint: &str) -> String {
+    match note {
+        TerminationNote::Hangs { kind, why, .. } => {
+            format!("Hang: {kind} — {why}\nThis program can hang: {hint}.\n")
+        }
+        _ => String::new(),
     }
 }

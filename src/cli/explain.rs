@@ -51,7 +51,7 @@ pub struct ExplainArgs {
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     pub max_states: u64,
     /// Stop after this many seconds (result: incomplete, exit 4).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: Option<f64>,
 }
 
@@ -89,6 +89,9 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Exit::Disagreement
     } else if x.incomplete() {
         Exit::Incomplete
+    } else if x.termination.hangs() {
+        // As `ptxmc run`: a program that can hang is never a success.
+        Exit::Hang
     } else {
         Exit::Success
     }

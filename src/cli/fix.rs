@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::Exit;
 use super::common::{TestArgs, target_outcome};
+use crate::explain::TerminationNote;
 use crate::fix::{self, FixOptions, FixReport};
 use crate::litmus::print;
 
@@ -41,7 +42,7 @@ pub struct FixArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: FixFormat,
     /// Stop searching after this many seconds (the fixes found so far are listed; exit 4).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: Option<f64>,
 }
 
@@ -57,6 +58,21 @@ pub fn run(args: &FixArgs) -> Exit {
         Ok((w, _)) => w,
         Err(e) => return e,
     };
+    // A program that can hang is never "fixed" by forbidding an outcome, and
+    // the search below changes accesses and fences for outcomes only: say
+    // so, as `run` would, before anything else.
+    let limits = crate::explain::enumerate::Limits {
+        loop_bound: args.test.loop_bound,
+        deadline: args
+            .timeout
+            .filter(|s| *s > 0.0)
+            .and_then(|s| std::time::Instant::now().checked_add(Duration::from_secs_f64(s))),
+        ..crate::explain::enumerate::Limits::default()
+    };
+    if let note @ TerminationNote::Hangs { .. } = TerminationNote::of(p, &limits, HANG_CHECK_STATES)
+    {
+        return refuse_hang(args, t, &note);
+    }
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
         loop_bound: args.test.loop_bound,
@@ -94,6 +110,39 @@ pub fn run(args: &FixArgs) -> Exit {
     } else {
         Exit::Success
     }
+}
+
+/// The states the termination check may visit before `fix` gives up on it.
+const HANG_CHECK_STATES: u64 = 2_000_000;
+
+/// What `fix` says about a program that can hang: the hang, and that its
+/// search cannot remove one. Exit status 5, as `run`.
+fn refuse_hang(args: &FixArgs, t: &crate::litmus::LitmusTest, note: &TerminationNote) -> Exit {
+    let p = &t.program;
+    let TerminationNote::Hangs { kind, why, .. } = note else {
+        unreachable!("called on a hang")
+    };
+    let cannot = "ptxmc fix cannot fix hangs yet: it searches changes (fences, stronger semantics, wider scopes) that forbid an outcome, not ones that make every execution terminate";
+    match args.format {
+        FixFormat::Text => {
+            println!("Fix {}: the program can hang", p.name);
+            println!("Hang: {kind} — {why}");
+            println!("A run into it: ptxmc trace {} --hang", t.display_path());
+            println!("{cannot}.");
+        }
+        FixFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "name": p.name,
+                "file": t.display_path(),
+                "termination": note,
+                "fixes": [],
+                "why": cannot,
+            }))
+            .unwrap_or_default()
+        ),
+    }
+    Exit::Hang
 }
 
 fn emit(dir: &std::path::Path, name: &str, r: &FixReport, weaken: bool) -> std::io::Result<()> {

@@ -85,7 +85,9 @@ pub enum Command {
     ///
     /// With `--property termination` the CSV is a liveness one (Dat3M's
     /// `*-Liveness-expected.csv`: 1 = every execution terminates, 0 = some
-    /// execution hangs). Prints one line per mismatch, then `N passed, M failed`.
+    /// execution hangs). Otherwise a program that can hang fails its row (exit
+    /// status 5) unless `--liveness` expects the hang. Prints one line per
+    /// mismatch, then `N passed, M failed`.
     #[command(after_help = EXIT_CODES)]
     Check(check::CheckArgs),
     /// Show a shortest step-by-step run of the operational machine ending in an outcome.

@@ -19,7 +19,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
     /// The most seconds one request may compute (a request may ask for less).
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: f64,
     /// The most states one exploration may visit (a request may ask for fewer).
     #[arg(long, default_value_t = ServerLimits::default().max_states, value_name = "N")]

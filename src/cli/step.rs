@@ -36,7 +36,7 @@ pub struct StepArgs {
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub max_states: u64,
     /// Give up a question to the explorer (`o`, `g`, `e`) after this many seconds.
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: f64,
 }
 
@@ -93,6 +93,14 @@ pub fn run(args: &StepArgs) -> Exit {
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "{}", show(&session));
+    // Said once, up front, as `run` says it: a session on a program that can
+    // hang ends with `run`'s exit status for hangs.
+    let note = super::common::termination(t, args.test.loop_bound, args.max_states);
+    let _ = write!(
+        out,
+        "{}",
+        super::common::hang_lines(&note, "`g hang` walks into it")
+    );
     if interactive {
         let _ = writeln!(out, "(h for help)");
     }
@@ -111,7 +119,11 @@ pub fn run(args: &StepArgs) -> Exit {
         }
         let _ = out.flush();
     }
-    Exit::Success
+    if note.hangs() {
+        Exit::Hang
+    } else {
+        Exit::Success
+    }
 }
 
 /// The state and the transitions.

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 
 use super::Exit;
-use super::common::{TestArgs, target_outcome};
+use super::common::{TestArgs, hang_lines, target_outcome, termination, worst};
 use crate::limits::Limits;
 use crate::op::Machine;
 use crate::op::trace::TraceError;
@@ -79,25 +79,51 @@ pub fn run(args: &TraceArgs) -> Exit {
     if args.hang {
         return hang(args, m, t);
     }
+    // A run to an outcome of a program that can hang must not read as the
+    // whole story: the hang is said after it, and the exit status is `run`'s.
+    let note = termination(t, args.test.loop_bound, args.max_states);
+    let hint = format!(
+        "`ptxmc trace {} --hang` shows a run into it",
+        t.display_path()
+    );
+    let with_note = |mut v: serde_json::Value| {
+        if let Some(o) = v.as_object_mut() {
+            o.insert(
+                "termination".into(),
+                serde_json::to_value(&note).unwrap_or_default(),
+            );
+        }
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    };
+    let hang_exit = |e: Exit| {
+        if note.hangs() {
+            worst(e, Exit::Hang)
+        } else {
+            e
+        }
+    };
     let answer = |goal: &str, why: NoRun| -> Exit {
         match args.format {
-            TraceFormat::Text => print!("{}", trace::no_run_text(goal, &why, &args.test.file)),
+            TraceFormat::Text => print!(
+                "{}{}",
+                trace::no_run_text(goal, &why, &args.test.file),
+                hang_lines(&note, &hint)
+            ),
             TraceFormat::Json => println!(
                 "{}",
-                serde_json::to_string_pretty(&trace::json(
+                with_note(trace::json(
                     &m.program,
                     &m.columns,
                     &t.display_path(),
                     Some(goal),
                     Err(&why),
                 ))
-                .unwrap_or_default()
             ),
         }
-        match why {
+        hang_exit(match why {
             NoRun::Forbidden => Exit::CheckFailed,
             NoRun::Incomplete(_) => Exit::Incomplete,
-        }
+        })
     };
     // Replay the given choices, or find a shortest run to the outcome asked
     // for (by default the one the test's own condition asks about).
@@ -140,21 +166,20 @@ pub fn run(args: &TraceArgs) -> Exit {
                 text.truncate(text.trim_end().len());
                 text.push_str(" --every-step\n");
             }
-            print!("{text}")
+            print!("{text}{}", hang_lines(&note, &hint))
         }
         TraceFormat::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&trace::json(
+            with_note(trace::json(
                 &m.program,
                 &m.columns,
                 &t.display_path(),
                 goal.as_deref(),
                 Ok(&run),
             ))
-            .unwrap_or_default()
         ),
     }
-    Exit::Success
+    hang_exit(Exit::Success)
 }
 
 /// `ptxmc trace --hang`.

@@ -36,6 +36,80 @@ pub struct Explanation {
     pub ax: AxExplanation,
     /// The machine's explanation (absent when the machine cannot hold the test).
     pub op: Option<OpExplanation>,
+    /// Whether the program can hang, decided as `ptxmc run` decides it.
+    pub termination: TerminationNote,
+}
+
+/// The program's termination, as `ptxmc run` reports it (both engines'
+/// termination search under the explanation's limits). A hang comes before
+/// any outcome: an execution that never ends has no final state, so an
+/// outcome's verdict speaks only of the executions that do end.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum TerminationNote {
+    /// Every execution terminates.
+    Terminates,
+    /// Some execution hangs.
+    Hangs {
+        /// `deadlock` or `spin`.
+        kind: &'static str,
+        /// What waits, for what, and why nothing releases it (the sentence
+        /// of `ptxmc run`'s `Hang:` line).
+        why: String,
+        /// The stuck threads.
+        stuck: Vec<crate::model::hang::Stuck>,
+    },
+    /// Not decided (a loop bound, a limit, or the engines disagree).
+    NotChecked {
+        /// Why, in words.
+        why: String,
+    },
+}
+
+impl TerminationNote {
+    /// The termination of `p` as `ptxmc run` decides it, under the
+    /// explanation's loop bound, deadline and state limit.
+    pub fn of(p: &Program, limits: &Limits, max_states: u64) -> TerminationNote {
+        let timeout = limits
+            .deadline
+            .map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let opts = crate::engine::RunOptions {
+            loop_bound: limits.loop_bound,
+            limits: crate::limits::Limits {
+                max_states: Some(max_states),
+                timeout,
+                max_memory: None,
+            },
+            output_cost: crate::limits::OutputCost::HERD,
+            ..crate::engine::RunOptions::default()
+        };
+        let r = crate::engine::run(p, &opts);
+        if let Some(d) = r.disagreement.as_ref().and_then(|d| d.termination) {
+            let word = |h: bool| if h { "hangs" } else { "terminates" };
+            return TerminationNote::NotChecked {
+                why: format!(
+                    "the engines disagree (operational: {}, axiomatic: {})",
+                    word(d.0),
+                    word(d.1)
+                ),
+            };
+        }
+        match &r.termination {
+            crate::engine::Termination::Hangs(h) => TerminationNote::Hangs {
+                kind: h.kind().as_str(),
+                why: crate::report::hang::sentence(p, h),
+                stuck: h.stuck.clone(),
+            },
+            crate::engine::Termination::Terminates { .. } => TerminationNote::Terminates,
+            t @ crate::engine::Termination::NotChecked(_) => TerminationNote::NotChecked {
+                why: crate::report::hang::why(p, t),
+            },
+        }
+    }
+    /// Whether a hang was found.
+    pub fn hangs(&self) -> bool {
+        matches!(self, TerminationNote::Hangs { .. })
+    }
 }
 
 impl Explanation {
@@ -78,11 +152,13 @@ pub fn explain_outcome(
         m.barriers = limits.barriers;
         Some(operational::explain(&m, want, file, allowed, max_states))
     });
+    let termination = TerminationNote::of(p, limits, max_states);
     Explanation {
         name: p.name.clone(),
         file: file.to_string(),
         ax,
         op,
+        termination,
     }
 }
 

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use crate::explain::Explanation;
 use crate::explain::axiomatic::{AxVerdict, Execution, Group};
 use crate::explain::operational::OpExplanation;
+use crate::explain::{Explanation, TerminationNote};
 
 /// The explanation as text: the axioms' answer, then the machine's.
 pub fn text(x: &Explanation) -> String {
@@ -15,7 +15,28 @@ pub fn text(x: &Explanation) -> String {
         AxVerdict::Forbidden { .. } => "forbidden",
         AxVerdict::Incomplete { .. } => "not decided (incomplete)",
     };
-    writeln!(out, "Explain {}: {} is {word}", x.name, x.ax.outcome).unwrap();
+    match &x.termination {
+        // A hang first: the program never ends in some execution, and the
+        // outcome's verdict below speaks only of those that end.
+        TerminationNote::Hangs { kind, why, .. } => {
+            writeln!(out, "Explain {}: the program can hang", x.name).unwrap();
+            writeln!(out, "Hang: {kind} — {why}").unwrap();
+            writeln!(out, "A run into it: ptxmc trace {} --hang", x.file).unwrap();
+            writeln!(
+                out,
+                "Among the executions that end, {} is {word}",
+                x.ax.outcome
+            )
+            .unwrap();
+        }
+        TerminationNote::NotChecked { why } => {
+            writeln!(out, "Explain {}: {} is {word}", x.name, x.ax.outcome).unwrap();
+            writeln!(out, "Termination: not checked — {why}").unwrap();
+        }
+        TerminationNote::Terminates => {
+            writeln!(out, "Explain {}: {} is {word}", x.name, x.ax.outcome).unwrap();
+        }
+    }
     match &x.ax.verdict {
         AxVerdict::Allowed { witness } => {
             writeln!(out, "Axioms: a consistent execution that gives it").unwrap();

@@ -15,8 +15,9 @@
 //! ```
 //! Positive and Negative count final states (herd counts executions); lines
 //! beyond herd's say when a loop bound or a limit cut the search short,
-//! whether a mixedproxy expectation is met, and whether the program can hang
-//! (`Hang: <kind> — <why>`).
+//! whether a mixedproxy expectation is met, and, for a program with a loop, a
+//! barrier or a wait, its termination (`Hang: <kind> — <why>`, or
+//! `Termination: checked — …` / `Termination: not checked — …`).
 
 use std::fmt::Write;
 
@@ -153,10 +154,15 @@ fn tail(r: &TestReport) -> String {
             super::hang::sentence(p, h)
         )
         .unwrap(),
-        t @ Termination::NotChecked(NotChecked::LoopBound(_)) => {
+        t @ Termination::NotChecked(NotChecked::LoopBound(_) | NotChecked::Incomplete) => {
             writeln!(out, "Termination: not checked — {}", super::hang::why(p, t)).unwrap()
         }
-        _ => {}
+        // Said whenever it was searched (a loop, a barrier or a wait), not
+        // only in JSON; a program with none of them keeps herd's report.
+        t @ Termination::Terminates { trivially: false } => {
+            writeln!(out, "Termination: checked — {}", super::hang::why(p, t)).unwrap()
+        }
+        Termination::Terminates { trivially: true } | Termination::NotChecked(NotChecked::Off) => {}
     }
     if let Some(e) = &p.expectation {
         let status = match r.expectation_met() {

@@ -352,6 +352,7 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
         "outcome": goal,
         "allowed": x.allowed(),
         "incomplete": x.incomplete(),
+        "termination": x.termination,
         "text": crate::report::explain::text(&x),
         "pictures": pics,
     }))

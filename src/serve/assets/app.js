@@ -190,9 +190,19 @@ function renderRun(reports) {
   const out = $("run-result");
   out.replaceChildren();
   for (const r of reports) {
-    const cls = !r.complete || !r.agree ? "warn" : r.holds === (r.quantifier !== "~exists") ? "yes" : "no";
+    // Whether the condition holds is neither good nor bad news: neutral.
+    // Red is kept for what is always wrong: a hang, the engines disagreeing.
+    const cls = !r.agree ? "bad" : !r.complete ? "warn" : "neutral";
+    const term = r.termination;
     out.append(el("h2", { class: "test-name" }, r.name, el("span", {}, r.file)));
-    out.append(el("div", { class: `verdict ${cls}`, id: "verdict" }, verdictSentence(r)));
+    if (term && term.hangs) {
+      // The hang first: a program that can hang never reads as correct.
+      out.append(el("div", { class: "verdict bad", id: "hang" },
+        el("b", {}, `This program can hang (${term.kind}): `), words(term.why), " ",
+        el("button", { onclick: () => { showTab("step"); ui.history = []; ui.redo = []; step({ goal: "hang" }); } }, "Step into it")));
+    }
+    out.append(el("div", { class: `verdict ${cls}`, id: "verdict" },
+      term && term.hangs ? "Among the executions that end: " : "", verdictSentence(r)));
     if (!r.complete) out.append(el("p", { class: "error" }, `Incomplete: ${r.incomplete_reason}`));
     if (!r.agree) out.append(el("p", { class: "error" }, "The two engines disagree: " + JSON.stringify(r.disagreement)));
     if (r.expectation) {
@@ -215,12 +225,7 @@ function renderRun(reports) {
     if (picks && r.positive) out.append(el("p", { class: "counters" }, "Highlighted: the final states where the condition's proposition holds."));
     out.append(el("button", { id: "explain-condition", onclick: () => explain(null, r) },
       r.quantifier === "forall" ? "Explain the condition's negation" : "Explain the condition's outcome"));
-    const term = r.termination;
-    if (term && term.hangs) {
-      out.append(el("div", { class: "verdict warn", id: "hang" },
-        el("b", {}, `Hang (${term.kind}): `), words(term.why), " ",
-        el("button", { onclick: () => { showTab("step"); ui.history = []; ui.redo = []; step({ goal: "hang" }); } }, "Step into it")));
-    } else if (term && term.why) {
+    if (term && term.why && !term.hangs) {
       out.append(el("p", { class: "counters", id: "termination" },
         words(`${term.checked ? "Terminates" : "Termination not shown"}: ${term.why}.`)));
     }
@@ -370,7 +375,7 @@ function renderStep(d) {
     }, el("b", {}, `${t.index}`), t.step.thread, " ", el("code", {}, t.step.instruction), " ", words(t.step.action)));
   }
   if (d.hang) {
-    tr.prepend(el("div", { class: "over stuck", id: "hang-here" }, `Hang (${d.hang.kind}): `, words(d.hang.why)));
+    tr.prepend(el("div", { class: "over hang", id: "hang-here" }, `Hang (${d.hang.kind}): `, words(d.hang.why)));
   }
   if (!d.transitions.length) {
     const text = d.final_states ? `Final state: ${d.final_states.join("  or  ")}`
