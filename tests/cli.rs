@@ -623,7 +623,10 @@ fn undefined_behaviour_is_reported_with_positions_and_exit_6() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let u = &v[0]["undefined"];
     assert_eq!(u["kind"], "barrier");
-    assert_eq!(u["at"][1]["position"], "litmus/ub/Bar-counts-disagree.litmus:8:28");
+    assert_eq!(
+        u["at"][1]["position"],
+        "litmus/ub/Bar-counts-disagree.litmus:8:28"
+    );
     let (code, out, _) = ptxmc(&["run", "--format", "json", "litmus/barriers/MP+bar64.litmus"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -648,8 +651,13 @@ fn a_divergent_bar_sync_hangs_under_the_isa_reading_only() {
     // The stepping session finds the same hang.
     let (code, out, _) = ptxmc(&["trace", "--hang", f]);
     assert_eq!(code, 5, "{out}");
-    assert!(out.contains("a shortest run of the machine into a hang (spin)"), "{out}");
+    assert!(
+        out.contains("a shortest run of the machine into a hang (spin)"),
+        "{out}"
+    );
     assert!(out.contains("bar.cta.sync 0"), "{out}");
+}
+
 #[test]
 fn timeouts_must_be_finite_and_not_negative() {
     for (cmd, bad) in [
