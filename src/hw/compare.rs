@@ -111,6 +111,10 @@ pub fn compare(
     }
     let mut opts = RunOptions {
         engine: EngineChoice::Ax,
+        // The recorded campaigns ran harnesses that emit the dialect's
+        // barriers as Dat3M names them (`bar.cta.sync a, b, n` as
+        // `bar.sync ID, 32·n`, `docs/hardware.md`): judge them so.
+        barriers: crate::model::barrier::Reading::Dat3m,
         ..RunOptions::default()
     };
     let mut result = engine::run(p, &opts);
