@@ -683,3 +683,54 @@ fn herd_text_says_termination_when_it_was_searched() {
     assert!(!out.contains("Termination"), "{out}");
     assert!(!out.contains("Hang"), "{out}");
 }
+
+#[test]
+fn a_likely_typo_in_a_location_name_is_warned_with_its_position() {
+    let file = "tests/data/warnings/MP+flag-typo.litmus";
+    let (code, out, err) = ptxmc(&["run", file]);
+    // A warning never changes the exit status by itself.
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "warning: `f` is read by P1 but written by no thread; did you mean `flag`?
+  --> tests/data/warnings/MP+flag-typo.litmus:7:48
+  |
+7 |  st.weak x, 1             | ld.acquire.gpu r0, f     ;
+  |                                                ^ `flag` is a name of this test too
+  |
+  = a name the initial state does not declare is a new location that starts at 0, so a misspelt name gives a different test without an error
+
+warning: `flag` is written by P0 but read by no thread and not named by the condition; did you mean `f`?
+  --> tests/data/warnings/MP+flag-typo.litmus:8:17
+  |
+8 |  st.release.gpu flag, 1   | ld.weak r1, x            ;
+  |                 ^^^^ `f` is a name of this test too
+  |
+  = a name the initial state does not declare is a new location that starts at 0, so a misspelt name gives a different test without an error
+
+"
+    );
+    // The verdict rests on `f` (the condition names P1:r0, loaded from it).
+    assert!(
+        out.contains("\nNote: the verdict rests on `f` (line 7:48), which is read by P1 but written by no thread: did you mean `flag`?\n"),
+        "{out}"
+    );
+    let (code, _, err) = ptxmc(&["run", "--deny-warnings", file]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("error: 2 warnings above, denied by --deny-warnings\n"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("ptxmc-typo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("expected.csv");
+    std::fs::write(&csv, format!("{file},0\n")).unwrap();
+    let csv = csv.to_str().unwrap();
+    let (code, out, _) = ptxmc(&["check", "--expected", csv]);
+    assert_eq!((code, out.as_str()), (0, "1 passed, 0 failed\n"));
+    let (code, out, _) = ptxmc(&["check", "--deny-warnings", "--expected", csv]);
+    assert_eq!((code, out.as_str()), (2, "1 passed, 0 failed\n"));
+    // The library has no such name.
+    let (code, _, err) = ptxmc(&["run", "--deny-warnings", "litmus/mp", "litmus/sb"]);
+    assert_eq!(code, 0, "{err}");
+}

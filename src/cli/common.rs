@@ -200,7 +200,25 @@ pub fn load_all(paths: &[std::path::PathBuf], model: Model) -> (Vec<LitmusTest>,
     (tests, exit)
 }
 
-/// Parse one file and admit its tests under `model`; diagnostics go to stderr.
+/// Warnings printed so far by [`load`] in this process, for `--deny-warnings`.
+static WARNINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `--deny-warnings`: if [`load`] printed warnings, say so and return
+/// [`Exit::BadInput`] (warnings are then errors); otherwise `exit`.
+pub fn deny_warnings(deny: bool, exit: Exit) -> Exit {
+    let n = WARNINGS.load(std::sync::atomic::Ordering::Relaxed);
+    if !deny || n == 0 {
+        return exit;
+    }
+    eprintln!(
+        "error: {n} warning{} above, denied by --deny-warnings",
+        if n == 1 { "" } else { "s" }
+    );
+    worst(exit, Exit::BadInput)
+}
+
+/// Parse one file and admit its tests under `model`; diagnostics go to
+/// stderr (warnings too, counted for [`deny_warnings`]).
 pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
     let tests = litmus::parse_file(path).map_err(|e| {
         eprint!("{}", e.rendered());
@@ -211,7 +229,13 @@ pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
             eprint!("{}", t.error(d).rendered());
             return Err(Exit::BadInput);
         }
-        for w in model.warnings(&t.program, &t.spans) {
+        let typos = litmus::typos::warnings(t);
+        for w in model
+            .warnings(&t.program, &t.spans)
+            .into_iter()
+            .chain(typos)
+        {
+            WARNINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             eprint!("{}", t.error(w).rendered());
         }
     }
