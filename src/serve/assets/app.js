@@ -309,8 +309,10 @@ async function step(extra = {}) {
 }
 
 function threadCard(t) {
+  // Labels as the test writes them, before the instruction they precede.
+  const labelsAt = (i) => (t.labels || []).filter((l) => l.at === i).map((l) => el("span", { class: "label" }, `${l.name}: `));
   const code = el("ol", { class: "code" }, t.code.map((c, i) =>
-    el("li", { class: i < t.pc ? "done" : i === t.pc ? "next" : "" }, c)));
+    el("li", { class: i < t.pc ? "done" : i === t.pc ? "next" : "" }, labelsAt(i), c)));
   const sub = (label, items) => items.length
     ? el("div", { class: "sub" }, el("b", {}, label), el("ul", {}, items.map((x) => el("li", {}, words(x)))))
     : null;
