@@ -376,8 +376,14 @@ function renderStep(d) {
       onclick: () => { ui.history.push(t.index); ui.redo = []; step(); },
     }, el("b", {}, `${t.index}`), t.step.thread, " ", el("code", {}, t.step.instruction), " ", words(t.step.action)));
   }
+  if (d.history.length === 0) ui.termination = d.termination;
   if (d.hang) {
     tr.prepend(el("div", { class: "over hang", id: "hang-here" }, `Hang (${d.hang.kind}): `, words(d.hang.why)));
+  } else if (ui.termination && ui.termination.verdict === "hangs") {
+    // Said up front, in red, as the Run view says it.
+    const h = ui.termination;
+    tr.prepend(el("div", { class: "over hang", id: "can-hang" }, `This program can hang (${h.kind}): `, words(h.why), " ",
+      el("button", { onclick: () => step({ goal: "hang" }) }, "Go to the hang")));
   }
   if (!d.transitions.length) {
     const text = d.final_states ? `Final state: ${d.final_states.join("  or  ")}`
