@@ -519,7 +519,13 @@ fn help_lists_the_hang_exit_status() {
     let (code, out, _) = ptxmc(&["run", "--help"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("  5  a test can hang: a deadlock, or a loop that spins forever\n"),
+        out.contains(
+            "  5  a test can hang: a deadlock, or a loop that spins forever (every command)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  2  bad input (unreadable or malformed test, bad arguments; warnings under --deny-warnings)\n"),
         "{out}"
     );
 }
