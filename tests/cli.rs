@@ -740,3 +740,41 @@ warning: `flag` is written by P0 but read by no thread and not named by the cond
     let (code, _, err) = ptxmc(&["run", "--deny-warnings", "litmus/mp", "litmus/sb"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `trace` and `step` never stay silent about termination they could not
+/// decide: the loop bound, or a limit.
+#[test]
+fn trace_and_step_say_when_termination_was_not_checked() {
+    let (code, out, err) = ptxmc(&[
+        "trace",
+        "tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.ends_with("\nTermination: not checked — a loop that is neither a spin loop nor a retry loop reached the loop bound (2), so longer executions might hang\n"),
+        "{out}"
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "step",
+            "--timeout",
+            "0",
+            "litmus/liveness/Pipeline-2stage-2round-wrong-parity.litmus",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"q\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.ends_with(
+            "Termination: not checked — a limit stopped the run before every state was seen\n> q\n"
+        ),
+        "{out}"
+    );
+}
