@@ -519,7 +519,13 @@ fn help_lists_the_hang_exit_status() {
     let (code, out, _) = ptxmc(&["run", "--help"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("  5  a test can hang: a deadlock, or a loop that spins forever\n"),
+        out.contains(
+            "  5  a test can hang: a deadlock, or a loop that spins forever (every command)\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  2  bad input (unreadable or malformed test, bad arguments; warnings under --deny-warnings)\n"),
         "{out}"
     );
 }
@@ -740,4 +746,93 @@ fn herd_text_says_termination_when_it_was_searched() {
     let (_, out, _) = ptxmc(&["run", "litmus/mp/MP+rel+acq.gpu.litmus"]);
     assert!(!out.contains("Termination"), "{out}");
     assert!(!out.contains("Hang"), "{out}");
+}
+
+#[test]
+fn a_likely_typo_in_a_location_name_is_warned_with_its_position() {
+    let file = "tests/data/warnings/MP+flag-typo.litmus";
+    let (code, out, err) = ptxmc(&["run", file]);
+    // A warning never changes the exit status by itself.
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "warning: `f` is read by P1 but written by no thread; did you mean `flag`?
+  --> tests/data/warnings/MP+flag-typo.litmus:7:48
+  |
+7 |  st.weak x, 1             | ld.acquire.gpu r0, f     ;
+  |                                                ^ `flag` is a name of this test too
+  |
+  = a name the initial state does not declare is a new location that starts at 0, so a misspelt name gives a different test without an error
+
+warning: `flag` is written by P0 but read by no thread and not named by the condition; did you mean `f`?
+  --> tests/data/warnings/MP+flag-typo.litmus:8:17
+  |
+8 |  st.release.gpu flag, 1   | ld.weak r1, x            ;
+  |                 ^^^^ `f` is a name of this test too
+  |
+  = a name the initial state does not declare is a new location that starts at 0, so a misspelt name gives a different test without an error
+
+"
+    );
+    // The verdict rests on `f` (the condition names P1:r0, loaded from it).
+    assert!(
+        out.contains("\nNote: the verdict rests on `f` (line 7:48), which is read by P1 but written by no thread: did you mean `flag`?\n"),
+        "{out}"
+    );
+    let (code, _, err) = ptxmc(&["run", "--deny-warnings", file]);
+    assert_eq!(code, 2);
+    assert!(
+        err.ends_with("error: 2 warnings above, denied by --deny-warnings\n"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("ptxmc-typo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("expected.csv");
+    std::fs::write(&csv, format!("{file},0\n")).unwrap();
+    let csv = csv.to_str().unwrap();
+    let (code, out, _) = ptxmc(&["check", "--expected", csv]);
+    assert_eq!((code, out.as_str()), (0, "1 passed, 0 failed\n"));
+    let (code, out, _) = ptxmc(&["check", "--deny-warnings", "--expected", csv]);
+    assert_eq!((code, out.as_str()), (2, "1 passed, 0 failed\n"));
+    // The library has no such name.
+    let (code, _, err) = ptxmc(&["run", "--deny-warnings", "litmus/mp", "litmus/sb"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `trace` and `step` never stay silent about termination they could not
+/// decide: the loop bound, or a limit.
+#[test]
+fn trace_and_step_say_when_termination_was_not_checked() {
+    let (code, out, err) = ptxmc(&[
+        "trace",
+        "tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.ends_with("\nTermination: not checked — a loop that is neither a spin loop nor a retry loop reached the loop bound (2), so longer executions might hang\n"),
+        "{out}"
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "step",
+            "--timeout",
+            "0",
+            "litmus/liveness/Pipeline-2stage-2round-wrong-parity.litmus",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"q\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(
+        out.ends_with(
+            "Termination: not checked — a limit stopped the run before every state was seen\n> q\n"
+        ),
+        "{out}"
+    );
 }

@@ -81,3 +81,38 @@ fn project_litmus_library_parses_and_round_trips() {
         }
     }
 }
+
+/// The typo check (`litmus::typos`) finds nothing in the public suites and
+/// the library (1,031 tests): numbered families (`x1`, `x12`) and one-letter
+/// names are not typos; and it finds the two names of a test whose writer
+/// sets `flag` while its reader polls `f`.
+#[test]
+fn no_public_test_has_a_likely_typo_and_a_misspelt_flag_has_two() {
+    let mut files = files_under(&peers().join("dat3m/litmus/PTX"));
+    files.extend(files_under(&peers().join("mixedproxy")));
+    files.extend(files_under(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus"),
+    ));
+    let mut tests = 0;
+    for f in &files {
+        for t in litmus::parse_file(f).unwrap() {
+            tests += 1;
+            let found = litmus::typos::typos(&t.program);
+            assert!(found.is_empty(), "{}: {found:?}", t.display_path());
+        }
+    }
+    assert_eq!(tests, 1031);
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/warnings/MP+flag-typo.litmus");
+    let t = litmus::parse_file(&f).unwrap().remove(0);
+    let found: Vec<(String, String)> = litmus::typos::typos(&t.program)
+        .into_iter()
+        .map(|ty| (ty.name, ty.like))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("f".to_string(), "flag".to_string()),
+            ("flag".to_string(), "f".to_string())
+        ]
+    );
+}

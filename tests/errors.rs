@@ -1562,3 +1562,55 @@ exists (x == 1)
 "#,
     );
 }
+
+/// PTX pasted into the table, with a `;` after each instruction: the row
+/// ends at the first `;`, and the error says what the dialect expects.
+#[test]
+fn a_semicolon_after_each_instruction_is_explained() {
+    check(
+        "pasted.litmus",
+        "PTX pasted\n{ x=0; f=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak x, 1; | ld.acquire.gpu r0, f; ;\nexists (P1:r0 == 1)\n",
+        r#"error: expected 2 cells separated by `|` (one per thread), found 1 cell
+  --> pasted.litmus:4:14
+  |
+4 |  st.weak x, 1; | ld.acquire.gpu r0, f; ;
+  |              ^ this `;` ends the row here
+  |
+  = in this dialect `;` ends a row of the instruction table, not an instruction: write one row per line, one instruction per thread separated by `|`, and a single `;` at the end (`st.weak x, 1 | ... ;`); drop the `;` after each PTX instruction
+
+"#,
+    );
+    // A short row with nothing after it keeps the plain message.
+    check(
+        "short.litmus",
+        "PTX short\n{ x=0; }\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n st.weak x, 1 ;\nexists (x == 1)\n",
+        r#"error: expected 2 cells separated by `|` (one per thread), found 1 cell
+  --> short.litmus:4:2
+  |
+4 |  st.weak x, 1 ;
+  |  ^^^^^^^^^^^^^
+
+"#,
+    );
+}
+
+/// `//` comments after an instruction, as PTX writes them, are accepted:
+/// the comment ends with its cell.
+#[test]
+fn ptx_line_comments_in_cells_are_accepted() {
+    let text = |row: &str| {
+        format!(
+            "PTX comment\n{{ x=0; }}\n P0@cta 0,gpu 0 | P1@cta 1,gpu 0 ;\n{row}\nexists (P1:r0 == 1)\n"
+        )
+    };
+    let parse = |row: &str| {
+        litmus::parse_source("comment.litmus", &text(row))
+            .unwrap_or_else(|e| panic!("{}", e.rendered()))
+            .remove(0)
+            .program
+    };
+    assert_eq!(
+        parse(" st.weak x, 1 // the data | ld.weak r0, x // read it ;"),
+        parse(" st.weak x, 1 | ld.weak r0, x ;")
+    );
+}

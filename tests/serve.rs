@@ -576,6 +576,49 @@ fn the_page_shows_hangs_in_red_and_verdicts_neutrally() {
     assert!(js.contains(r#"const cls = !r.agree ? "bad" : !r.complete ? "warn" : "neutral";"#));
 }
 
+/// `POST /api/step` says at the start of a session whether the program can
+/// hang, in `run`'s words; not on later steps.
+#[test]
+fn api_step_says_up_front_whether_the_program_can_hang() {
+    let server = Server::start(&[]);
+    let hang = "litmus/liveness/Flag-never-set.litmus";
+    let text = std::fs::read_to_string(root().join(hang)).unwrap();
+    let (status, s) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": hang}),
+    );
+    assert_eq!(status, 200, "{s}");
+    assert_eq!(
+        (
+            &s["termination"]["verdict"],
+            &s["termination"]["kind"],
+            &s["termination"]["why"]
+        ),
+        (
+            &json!("hangs"),
+            &json!("spin"),
+            &json!(
+                "P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it"
+            )
+        )
+    );
+    let (_, s) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": hang, "history": [0]}),
+    );
+    assert_eq!(s["termination"], Value::Null);
+    let mp = "litmus/mp/MP+rel+acq.gpu.litmus";
+    let text = std::fs::read_to_string(root().join(mp)).unwrap();
+    let (_, s) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": mp}),
+    );
+    assert_eq!(s["termination"], json!({"verdict": "terminates"}));
+}
+
 /// The page and its assets are served from the binary; the library lists
 /// the project's tests and the vendored suites.
 #[test]

@@ -331,3 +331,21 @@ fn a_session_goes_into_a_hang_and_names_it() {
     let s = Session::new(&mp.program, options(true)).unwrap();
     assert_eq!(s.go_to_hang(), GoTo::Unreachable { since: None });
 }
+
+/// The stepping view shows the test's labels before the instructions they
+/// precede, and says up front that the program can hang (exit status 5).
+#[test]
+fn the_step_view_shows_labels_and_the_hang() {
+    let (code, out) = step_cli("litmus/liveness/Flag-never-set.litmus", "q\n");
+    assert_eq!(code, 5, "{out}");
+    assert!(
+        out.contains(
+            "  P1: running  r0=0 r1=0\n    LC10:\n    -> ld.acquire.gpu r0, f\n       beq r0, 0, LC10\n       ld.relaxed.gpu r1, x\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nHang: spin — P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\nThis program can hang: `g hang` walks into it.\n"),
+        "{out}"
+    );
+}

@@ -51,6 +51,10 @@ pub struct CheckArgs {
     /// chosen by the row's path as `ptxmc gen --shard K/N` chooses tests.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<Shard>,
+    /// Treat warnings (a likely typo in a location name, a modelling choice)
+    /// as errors: exit status 2 if any was printed.
+    #[arg(long)]
+    pub deny_warnings: bool,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -147,11 +151,12 @@ pub fn run(args: &CheckArgs) -> Exit {
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed > 0 {
+    let exit = if failed > 0 {
         worst(exit, Exit::CheckFailed)
     } else {
         exit
-    }
+    };
+    super::common::deny_warnings(args.deny_warnings, exit)
 }
 
 /// The rows `path,1|0` of a CSV, in order; a malformed row is reported

@@ -210,7 +210,25 @@ pub fn load_all(paths: &[std::path::PathBuf], model: Model) -> (Vec<LitmusTest>,
     (tests, exit)
 }
 
-/// Parse one file and admit its tests under `model`; diagnostics go to stderr.
+/// Warnings printed so far by [`load`] in this process, for `--deny-warnings`.
+static WARNINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `--deny-warnings`: if [`load`] printed warnings, say so and return
+/// [`Exit::BadInput`] (warnings are then errors); otherwise `exit`.
+pub fn deny_warnings(deny: bool, exit: Exit) -> Exit {
+    let n = WARNINGS.load(std::sync::atomic::Ordering::Relaxed);
+    if !deny || n == 0 {
+        return exit;
+    }
+    eprintln!(
+        "error: {n} warning{} above, denied by --deny-warnings",
+        if n == 1 { "" } else { "s" }
+    );
+    worst(exit, Exit::BadInput)
+}
+
+/// Parse one file and admit its tests under `model`; diagnostics go to
+/// stderr (warnings too, counted for [`deny_warnings`]).
 pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
     let tests = litmus::parse_file(path).map_err(|e| {
         eprint!("{}", e.rendered());
@@ -221,7 +239,13 @@ pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
             eprint!("{}", t.error(d).rendered());
             return Err(Exit::BadInput);
         }
-        for w in model.warnings(&t.program, &t.spans) {
+        let typos = litmus::typos::warnings(t);
+        for w in model
+            .warnings(&t.program, &t.spans)
+            .into_iter()
+            .chain(typos)
+        {
+            WARNINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             eprint!("{}", t.error(w).rendered());
         }
     }
@@ -294,23 +318,34 @@ pub fn target_outcome(t: &LitmusTest, text: Option<&str>) -> Result<(Prop, Strin
 
 /// The program's termination as `ptxmc run` decides it (both engines), for
 /// the one-test commands (`trace`, `step`), which must never let a program
-/// that can hang look correct.
-pub fn termination(t: &LitmusTest, loop_bound: u32, max_states: u64) -> TerminationNote {
+/// that can hang look correct. `timeout`: at most this many seconds (a
+/// question that runs out says termination was not checked).
+pub fn termination(
+    t: &LitmusTest,
+    loop_bound: u32,
+    max_states: u64,
+    timeout: Option<f64>,
+) -> TerminationNote {
     let limits = crate::explain::enumerate::Limits {
         loop_bound,
+        deadline: timeout
+            .and_then(|s| Duration::try_from_secs_f64(s).ok())
+            .and_then(|d| std::time::Instant::now().checked_add(d)),
         ..crate::explain::enumerate::Limits::default()
     };
     TerminationNote::of(&t.program, &limits, max_states)
 }
 
-/// The lines a one-test command prints about a hang (none when the program
-/// cannot hang): the hang in `run`'s words, and `hint`, what shows a run
-/// into it.
+/// The lines a one-test command prints about termination: a hang in
+/// `run`'s words with `hint`, what shows a run into it; or that termination
+/// was not checked, and why (a limit, the loop bound), so that silence
+/// always means "every execution terminates".
 pub fn hang_lines(note: &TerminationNote, hint: &str) -> String {
     match note {
         TerminationNote::Hangs { kind, why, .. } => {
             format!("Hang: {kind} — {why}\nThis program can hang: {hint}.\n")
         }
-        _ => String::new(),
+        TerminationNote::NotChecked { why } => format!("Termination: not checked — {why}\n"),
+        TerminationNote::Terminates => String::new(),
     }
 }

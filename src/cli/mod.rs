@@ -48,10 +48,10 @@ const EXIT_CODES: &str = "\
 Exit status:
   0  success
   1  an expectation or verdict check failed
-  2  bad input (unreadable or malformed test, bad arguments)
+  2  bad input (unreadable or malformed test, bad arguments; warnings under --deny-warnings)
   3  the two engines disagree
   4  incomplete: a limit (states, time, memory) was hit
-  5  a test can hang: a deadlock, or a loop that spins forever
+  5  a test can hang: a deadlock, or a loop that spins forever (every command)
   6  a test can reach undefined behaviour (a barrier used against the ISA's rules, ...)
 When several apply, the most serious wins: 2, 3, 4, 6, 5, 1.";
 

@@ -39,6 +39,10 @@ pub struct RunArgs {
     /// Write one picture (Graphviz DOT) per allowed final state of each test into this directory.
     #[arg(long, value_name = "DIR")]
     pub graphs: Option<PathBuf>,
+    /// Treat warnings (a likely typo in a location name, a modelling choice)
+    /// as errors: exit status 2 if any was printed.
+    #[arg(long)]
+    pub deny_warnings: bool,
 }
 
 /// Run `ptxmc run`.
@@ -109,5 +113,5 @@ pub fn run(args: &RunArgs) -> Exit {
         let _ = serde_json::to_writer_pretty(&mut w, &json);
         let _ = writeln!(w);
     }
-    exit
+    super::common::deny_warnings(args.deny_warnings, exit)
 }

@@ -95,7 +95,8 @@ pub fn run(args: &StepArgs) -> Exit {
     let _ = write!(out, "{}", show(&session));
     // Said once, up front, as `run` says it: a session on a program that can
     // hang ends with `run`'s exit status for hangs.
-    let note = super::common::termination(t, args.test.loop_bound, args.max_states);
+    let note =
+        super::common::termination(t, args.test.loop_bound, args.max_states, Some(args.timeout));
     let _ = write!(
         out,
         "{}",

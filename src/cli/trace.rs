@@ -81,7 +81,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     }
     // A run to an outcome of a program that can hang must not read as the
     // whole story: the hang is said after it, and the exit status is `run`'s.
-    let note = termination(t, args.test.loop_bound, args.max_states);
+    let note = termination(t, args.test.loop_bound, args.max_states, None);
     let hint = format!(
         "`ptxmc trace {} --hang` shows a run into it",
         t.display_path()

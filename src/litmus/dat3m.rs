@@ -178,11 +178,30 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
         let cells = split_cells(row, row_start);
         if cells.len() != nthreads {
             let span = Span::new(row_start, row_start + row.len());
-            return Err(Diagnostic::expected(
+            let d = Diagnostic::expected(
                 span,
                 format!("{nthreads} cells separated by `|` (one per thread)"),
                 plural(cells.len(), "cell"),
-            ));
+            );
+            // More of the line after the row's `;`: most likely PTX pasted
+            // with a `;` after each instruction. Accepting it would be a
+            // guess (herd allows several rows on a line, and empty cells),
+            // so the error says what the dialect expects instead.
+            let line = s.rest().split('\n').next().unwrap_or("");
+            let more = line.trim();
+            if cells.len() < nthreads && !more.is_empty() && !more.starts_with("//") {
+                let semi = row_start + row.len();
+                return Err(Diagnostic {
+                    span: Span::new(semi, semi + 1),
+                    ..d
+                }
+                    .with_label("this `;` ends the row here")
+                    .with_note(format!(
+                        "in this dialect `;` ends a row of the instruction table, not an instruction: write one row per line, one instruction per thread separated by `|`, and a single `;` at the end (`{} | ... ;`); drop the `;` after each PTX instruction",
+                        cells.first().map_or("", |(c, _)| c.trim())
+                    )));
+            }
+            return Err(d);
         }
         for (t, (cell, off)) in cells.into_iter().enumerate() {
             parse_cell(&mut b, t, cell, off, &mut branch_refs[t])?;

@@ -21,6 +21,7 @@ pub mod mixedproxy;
 pub mod print;
 pub mod raw;
 mod sizes;
+pub mod typos;
 
 pub use diag::{Diagnostic, LitmusError, Span};
 
@@ -100,6 +101,8 @@ impl LitmusTest {
     /// Notes for the reports: instructions the test uses that exist only in
     /// the ISCA'22 model, not in PTX (`fence.proxy.texture`, `.surface`,
     /// `.constant`), so that nobody takes them for fixes on real hardware.
+    /// Also: a likely typo of a location name that the verdict rests on
+    /// ([`typos::verdict_notes`]).
     pub fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (t, th) in self.program.threads.iter().enumerate() {
@@ -123,6 +126,7 @@ impl LitmusTest {
                 ));
             }
         }
+        out.extend(typos::verdict_notes(self));
         out
     }
 }

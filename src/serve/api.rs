@@ -441,6 +441,24 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
     let final_states = s
         .final_states()
         .map(|v| v.iter().map(state_text).collect::<Vec<_>>());
+    // Whether the program can hang, as `run` says, when a session starts
+    // (no history): the Step view says it up front. Not on every click: it
+    // costs a run of the engines and does not depend on the history.
+    let termination = if req.history.is_empty() && req.goal.is_none() {
+        let limits = ExplainLimits {
+            loop_bound: p.loop_bound,
+            deadline: Some(p.deadline),
+            ..ExplainLimits::default()
+        };
+        serde_json::to_value(crate::explain::TerminationNote::of(
+            &t.program,
+            &limits,
+            p.limits.max_states.unwrap_or(u64::MAX),
+        ))
+        .unwrap_or_default()
+    } else {
+        Value::Null
+    };
     Answer::ok(json!({
         "name": t.program.name,
         "file": p.file,
@@ -459,6 +477,7 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         "follow": format!("ptxmc trace {} {}", shell_word(&p.file), s.follow_args()),
         "reachable": reachable,
         "goto": goto,
+        "termination": termination,
     }))
 }
 

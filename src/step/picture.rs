@@ -62,6 +62,11 @@ pub struct ThreadBox {
     pub status: &'static str,
     /// Its code, one instruction a line, as written.
     pub code: Vec<String>,
+    /// Its labels as written, each with the index in `code` of the
+    /// instruction it precedes (`code.len()` for one at the end): a loop
+    /// reads as the test does (`LC10:` before the instruction a branch
+    /// goes back to). An agent has none.
+    pub labels: Vec<crate::ir::Label>,
     /// The index in `code` of the next instruction to retire (`code.len()`
     /// when finished).
     pub pc: usize,
@@ -163,6 +168,11 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
         "running"
     };
     let code = (0..th.code.len()).map(|pc| m.instr_text(t, pc)).collect();
+    // A source thread keeps its instruction indices through the lowering.
+    let labels = match th.agent {
+        None => m.source.threads[t].labels.clone(),
+        Some(_) => Vec::new(),
+    };
     let registers = th
         .regs
         .iter()
@@ -199,6 +209,7 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
         issued_by,
         status,
         code,
+        labels,
         pc: ts.pc.min(th.code.len()),
         registers,
         store_buffer,

@@ -91,10 +91,17 @@ fn thread(out: &mut String, t: &ThreadBox) {
         format!("  {}", t.registers.join(" "))
     };
     writeln!(out, "{head}: {}{regs}", t.status).unwrap();
+    let labels_at = |out: &mut String, pc: usize| {
+        for l in t.labels.iter().filter(|l| l.at == pc) {
+            writeln!(out, "    {}:", l.name).unwrap();
+        }
+    };
     for (pc, instr) in t.code.iter().enumerate() {
+        labels_at(out, pc);
         let mark = if pc == t.pc { "->" } else { "  " };
         writeln!(out, "    {mark} {instr}").unwrap();
     }
+    labels_at(out, t.code.len());
     for w in &t.store_buffer {
         writeln!(out, "    store buffer: {w}").unwrap();
     }

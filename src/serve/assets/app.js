@@ -309,8 +309,10 @@ async function step(extra = {}) {
 }
 
 function threadCard(t) {
+  // Labels as the test writes them, before the instruction they precede.
+  const labelsAt = (i) => (t.labels || []).filter((l) => l.at === i).map((l) => el("span", { class: "label" }, `${l.name}: `));
   const code = el("ol", { class: "code" }, t.code.map((c, i) =>
-    el("li", { class: i < t.pc ? "done" : i === t.pc ? "next" : "" }, c)));
+    el("li", { class: i < t.pc ? "done" : i === t.pc ? "next" : "" }, labelsAt(i), c)));
   const sub = (label, items) => items.length
     ? el("div", { class: "sub" }, el("b", {}, label), el("ul", {}, items.map((x) => el("li", {}, words(x)))))
     : null;
@@ -374,8 +376,14 @@ function renderStep(d) {
       onclick: () => { ui.history.push(t.index); ui.redo = []; step(); },
     }, el("b", {}, `${t.index}`), t.step.thread, " ", el("code", {}, t.step.instruction), " ", words(t.step.action)));
   }
+  if (d.history.length === 0) ui.termination = d.termination;
   if (d.hang) {
     tr.prepend(el("div", { class: "over hang", id: "hang-here" }, `Hang (${d.hang.kind}): `, words(d.hang.why)));
+  } else if (ui.termination && ui.termination.verdict === "hangs") {
+    // Said up front, in red, as the Run view says it.
+    const h = ui.termination;
+    tr.prepend(el("div", { class: "over hang", id: "can-hang" }, `This program can hang (${h.kind}): `, words(h.why), " ",
+      el("button", { onclick: () => step({ goal: "hang" }) }, "Go to the hang")));
   }
   if (!d.transitions.length) {
     const text = d.final_states ? `Final state: ${d.final_states.join("  or  ")}`
