@@ -157,7 +157,7 @@ fn check_passes_the_project_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "248 passed, 0 failed\n");
+    assert_eq!(out, "270 passed, 0 failed\n");
 }
 
 #[test]
@@ -241,7 +241,13 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
     let dir = std::env::temp_dir().join(format!("ptxmc-agree-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut hanging = 0;
-    for path in rows.lines().filter_map(|l| l.strip_suffix(",0")) {
+    // (The tests of `litmus/ub/` hang too, but exit 6: undefined behaviour
+    // is the more serious verdict; `tests/suites.rs` checks them.)
+    for path in rows
+        .lines()
+        .filter_map(|l| l.strip_suffix(",0"))
+        .filter(|p| !p.starts_with("litmus/ub/"))
+    {
         hanging += 1;
         let (holds, hang) = run_verdict(path);
         let hang = hang.unwrap_or_else(|| panic!("{path}: run finds no hang"));
@@ -312,7 +318,7 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
             "step {path}: {out}"
         );
     }
-    assert_eq!(hanging, 17);
+    assert_eq!(hanging, 29);
 }
 
 #[test]
@@ -454,7 +460,7 @@ fn check_termination_passes_the_liveness_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "52 passed, 0 failed\n");
+    assert_eq!(out, "53 passed, 0 failed\n");
 }
 
 #[test]
