@@ -135,7 +135,7 @@ impl EngineArgs {
 }
 
 /// Physical memory in bytes (Linux), if known.
-fn physical_memory() -> Option<u64> {
+pub(super) fn physical_memory() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
