@@ -439,3 +439,38 @@ fn trace_hang_honours_every_limit() {
         );
     }
 }
+
+/// Message passing repeated `k` times side by side (2k threads on `x` and `f`).
+fn mp_times(k: usize) -> String {
+    let head: Vec<String> = (0..k)
+        .map(|i| {
+            format!(
+                "P{}@cta 0,cluster 0,gpu 0 | P{}@cta 1,cluster 0,gpu 0",
+                2 * i,
+                2 * i + 1
+            )
+        })
+        .collect();
+    let r1 = vec!["st.weak x, 1 | ld.acquire.gpu r0, f"; k].join(" | ");
+    let r2 = vec!["st.release.gpu f, 1 | ld.weak r1, x"; k].join(" | ");
+    format!(
+        "PTX MP-x{k}\n{{ x=0; f=0; }}\n {} ;\n {r1} ;\n {r2} ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n",
+        head.join(" | ")
+    )
+}
+
+/// Found by the mutation campaign (`tests/mutation.rs`): `explain
+/// --timeout` looked at the clock only between candidates, and neither the
+/// orientations of a location's writes (2^pairs) nor the machine's search
+/// for a run polled it; `fix --timeout` ran every oracle and both-engine
+/// verification without limits. Message passing repeated over 32 threads
+/// ran past 20 s (explain growing to 4 GB) under `--timeout 0.5`.
+#[test]
+fn explain_and_fix_honour_their_time_limit() {
+    let program = file("mp-x16", &mp_times(16));
+    let path = program.to_str().unwrap();
+    for command in ["explain", "fix"] {
+        let (code, out, took) = ptxmc_within(&[command, "--timeout", "0.5", path], guard_of(0.5));
+        assert_eq!(code, 4, "{command}: returned in {took:?}\n{out}");
+    }
+}

@@ -460,7 +460,13 @@ impl Walk<'_, '_, '_> {
         }
         let mut per_loc: Vec<Vec<LocChoice>> = Vec::new();
         for l in 0..g.writes_of.len() {
-            let choices = self.location_choices(&mut rels, l);
+            let choices = match self.location_choices(&mut rels, l) {
+                Ok(c) => c,
+                Err(stop) => {
+                    self.stop = Some(stop);
+                    return;
+                }
+            };
             if !choices.iter().any(|c| c.violation.is_none()) {
                 let vs = distinct(choices.into_iter().filter_map(|c| c.violation));
                 rels.set_orient(&self.empty());
@@ -559,7 +565,12 @@ impl Walk<'_, '_, '_> {
     /// Every coherence order of location `l` (an orientation of its morally
     /// strong write pairs), with the write the outcome needs last for a
     /// named location, judged by the location's checks.
-    fn location_choices(&self, rels: &mut Relations, l: LocId) -> Vec<LocChoice> {
+    ///
+    /// One choice per orientation of the location's pairs of writes: 2^pairs
+    /// of them, so the deadline is looked at while they are made, and a
+    /// location with 64 pairs or more (2^64 orientations) is more than any
+    /// candidate limit.
+    fn location_choices(&self, rels: &mut Relations, l: LocId) -> Result<Vec<LocChoice>, Stopped> {
         let g = self.g;
         let pairs: Vec<(usize, usize)> = self
             .st
@@ -571,7 +582,13 @@ impl Walk<'_, '_, '_> {
         let here = g.writes_of[l];
         let named = self.named.contains(&l);
         let mut out = Vec::new();
+        if pairs.len() >= 64 {
+            return Err(Stopped::TooManyCandidates(self.limits.max_candidates));
+        }
         for bits in 0u64..(1u64 << pairs.len()) {
+            if bits % 64 == 63 && self.limits.deadline.is_some_and(|d| Instant::now() > d) {
+                return Err(Stopped::Timeout);
+            }
             let mut orient = Rel::empty(g.len());
             for (i, &(a, b)) in pairs.iter().enumerate() {
                 if bits & (1 << i) == 0 {
@@ -624,7 +641,7 @@ impl Walk<'_, '_, '_> {
                 });
             }
         }
-        out
+        Ok(out)
     }
 
     /// For each location, a passing choice, such that the named locations'

@@ -75,7 +75,14 @@ pub fn explain_outcome(
     };
     let op = allowed.and_then(|allowed| {
         let m = Machine::new(p, limits.loop_bound).ok()?;
-        Some(operational::explain(&m, want, file, allowed, max_states))
+        Some(operational::explain(
+            &m,
+            want,
+            file,
+            allowed,
+            max_states,
+            limits.deadline,
+        ))
     });
     Explanation {
         name: p.name.clone(),

@@ -19,9 +19,10 @@ pub mod sites;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
-use crate::ax::{self, AxOptions};
+use crate::ax::{self, AxLimit, AxOptions};
 use crate::engine::{self, EngineChoice, RunOptions};
 use crate::ir::{Program, Prop, Term};
+use crate::limits::{Budget, Exceeded, Limits};
 use crate::outcome::Columns;
 
 pub use sites::{Site, Variant};
@@ -110,25 +111,67 @@ pub fn allows(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
     )
 }
 
-/// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`).
-fn verified(p: &Program, want: &Prop, loop_bound: u32) -> Option<bool> {
+/// [`allows`] within `budget` (the search's deadline); `Err` if the budget
+/// stopped the oracle.
+fn allows_within(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    budget: &Budget,
+) -> Result<Option<bool>, Exceeded> {
+    let r = ax::run_within(
+        p,
+        &AxOptions {
+            loop_bound,
+            ..AxOptions::default()
+        },
+        budget,
+    );
+    match r.incomplete {
+        Some(AxLimit::Budget(e)) => return Err(e),
+        Some(_) => return Ok(None),
+        None => {}
+    }
+    let cols = Columns::of(p);
+    Ok(Some(
+        r.outcomes
+            .iter()
+            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
+    ))
+}
+
+/// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`);
+/// `Err` if the time left (`timeout`) stopped them.
+fn verified(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    timeout: Option<Duration>,
+) -> Result<Option<bool>, ()> {
     let r = engine::run(
         p,
         &RunOptions {
             engine: EngineChoice::Both,
             loop_bound,
+            limits: Limits {
+                timeout,
+                ..Limits::default()
+            },
             ..RunOptions::default()
         },
     );
+    if r.incomplete.is_some() && timeout.is_some() {
+        return Err(());
+    }
     if r.disagreement.is_some() || r.incomplete.is_some() {
-        return None;
+        return Ok(None);
     }
     let cols = Columns::of(p);
-    Some(
+    Ok(Some(
         r.outcomes
             .iter()
             .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
-    )
+    ))
 }
 
 /// The cheapest minimal sets of changes (at most `opts.bound`) after which
@@ -146,8 +189,21 @@ pub fn weaken(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
 fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixReport {
     let start = Instant::now();
     let deadline = opts.timeout.map(|t| start + t);
+    // Every oracle run of the search shares the deadline (one run may take
+    // long on its own: a program of many threads).
+    let budget = Budget::new(Limits {
+        timeout: opts.timeout,
+        ..Limits::default()
+    });
+    let mut stopped = false;
     let outcome = crate::litmus::print::prop(p, want);
-    let allowed = allows(p, want, opts.loop_bound).unwrap_or(true);
+    let allowed = match allows_within(p, want, opts.loop_bound, &budget) {
+        Ok(a) => a.unwrap_or(true),
+        Err(_) => {
+            stopped = true;
+            true
+        }
+    };
     let sites = if weaken {
         sites::weakening_sites(p)
     } else {
@@ -163,7 +219,8 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
         seconds: 0.0,
     };
     // Fixing needs an allowed outcome; weakening a forbidden one.
-    if allowed == weaken {
+    if allowed == weaken || stopped {
+        report.incomplete = stopped;
         report.seconds = start.elapsed().as_secs_f64();
         return report;
     }
@@ -171,12 +228,18 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
     let mut checked = 0u64;
     let mut good = |q: &Program| {
         checked += 1;
-        allows(q, want, opts.loop_bound) == Some(false)
+        match allows_within(q, want, opts.loop_bound, &budget) {
+            Ok(a) => a == Some(false),
+            Err(_) => {
+                stopped = true;
+                false
+            }
+        }
     };
     let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
     'sizes: for size in 1..=opts.bound.min(sites.len()) {
         for subset in combinations(sites.len(), size) {
-            if deadline.is_some_and(|d| Instant::now() > d) {
+            if budget.exceeded().is_some() || deadline.is_some_and(|d| Instant::now() > d) {
                 report.incomplete = true;
                 break 'sizes;
             }
@@ -234,11 +297,20 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
         }
     }
     report.checked = checked;
+    // A search stopped inside an oracle run did not finish either.
+    report.incomplete |= budget.exceeded().is_some();
     let mut fixes: Vec<Fix> = found
         .into_iter()
         .map(|v| {
             let q = sites::apply(p, &sites, &v);
-            let ok = verified(&q, want, opts.loop_bound) == Some(false);
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let ok = match verified(&q, want, opts.loop_bound, left) {
+                Ok(v) => v == Some(false),
+                Err(()) => {
+                    report.incomplete = true;
+                    false
+                }
+            };
             let changes: Vec<Change> = v
                 .iter()
                 .map(|&(s, k)| Change {
@@ -343,5 +415,5 @@ pub fn verdict_word(f: &Fix) -> &'static str {
 
 /// For tests: a program's outcome is forbidden by both engines.
 pub fn forbidden_by_both(p: &Program, want: &Prop, loop_bound: u32) -> bool {
-    verified(p, want, loop_bound) == Some(false)
+    verified(p, want, loop_bound, None) == Ok(Some(false))
 }
