@@ -474,3 +474,35 @@ fn explain_and_fix_honour_their_time_limit() {
         assert_eq!(code, 4, "{command}: returned in {took:?}\n{out}");
     }
 }
+
+/// Found by the mutation campaign: `explain` chose which arrivals complete
+/// a barrier phase by filtering every subset of the arrivals (2^n of them,
+/// unpolled), so `Bar-waits-for-spinner` repeated over 32 threads ran past
+/// any `--timeout`. The subsets are now enumerated directly, under the
+/// deadline and the candidate limit.
+#[test]
+fn explain_enumerates_barrier_phases_within_its_limits() {
+    let k = 16;
+    let head: Vec<String> = (0..2 * k)
+        .map(|t| format!("P{t}@cta 0,cluster 0,gpu 0"))
+        .collect();
+    let rows = [
+        ["LC00:", "bar.cta.sync 0, 0, 2"],
+        ["ld.relaxed.cta r0, f", "st.relaxed.cta f, 1"],
+        ["beq r0, 0, LC00", ""],
+        ["bar.cta.sync 0, 0, 2", ""],
+    ]
+    .map(|pair| vec![pair.join(" | "); k].join(" | "));
+    let text = format!(
+        "PTX Bar-x{k}\n{{ f=0; }}\n {} ;\n {} ;\nexists (P0:r0 == 1)\n",
+        head.join(" | "),
+        rows.join(" ;\n ")
+    );
+    let program = file("bar-x16", &text);
+    let (code, out, took) = ptxmc_within(
+        &["explain", "--timeout", "0.5", program.to_str().unwrap()],
+        guard_of(0.5),
+    );
+    assert_eq!(code, 4, "returned in {took:?}\n{out}");
+    assert!(out.contains("Incomplete: "), "{out}");
+}

@@ -387,7 +387,14 @@ impl Walk<'_, '_, '_> {
 
     // Step 2: barrier instances.
     fn barriers(&mut self, visit: &mut dyn FnMut(&Candidate) -> bool) {
-        match barrier_choices(self.g, &self.rf) {
+        let choices = match barrier_choices(self.g, &self.rf, self.limits) {
+            Ok(c) => c,
+            Err(stop) => {
+                self.stop = Some(stop);
+                return;
+            }
+        };
+        match choices {
             None => {
                 let w = Witness {
                     rf: self.rf.clone(),
@@ -741,7 +748,16 @@ fn distinct(vs: impl Iterator<Item = Violation>) -> Vec<Violation> {
 /// disagree on the count never complete a phase (`docs/oracle.md` choices 4, 7).
 /// A barrier whose name is not defined (a thin-air value, which No-Thin-Air
 /// rejects anyway) synchronises nothing.
-pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
+///
+/// The subsets of arrivals that complete a phase are enumerated directly
+/// (not as a filter over every subset: 2^64 with 64 arrivals), the deadline
+/// of `limits` is looked at while they are, and more choices than its
+/// candidate limit stop the enumeration.
+pub fn barrier_choices(
+    g: &Graph,
+    rf: &[Option<usize>],
+    limits: &Limits,
+) -> Result<Option<Vec<Rel>>, Stopped> {
     let n = g.len();
     type Key = (u32, u32, Vec<Value>);
     /// Per participating thread, its arrivals (indices into `g.barriers`) in order.
@@ -754,7 +770,7 @@ pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
                 .map(|e| g.eval(rf, t, e))
                 .collect::<Option<Vec<Value>>>()
         else {
-            return Some(vec![Rel::empty(n)]);
+            return Ok(Some(vec![Rel::empty(n)]));
         };
         let (gpu, cta) = g.cta(b.arrive);
         let key = (gpu, cta, id);
@@ -796,17 +812,24 @@ pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
             };
             if !agree || part.len() < needed {
                 if waits {
-                    return None;
+                    return Ok(None);
                 }
                 continue;
             }
             let mut next = Vec::new();
-            for subset in (0u64..1 << part.len()).filter(|s| s.count_ones() as usize == needed) {
+            // Every subset of `needed` arrivals, in lexicographic order of indices.
+            let m = part.len();
+            let mut pick: Vec<usize> = (0..needed).collect();
+            'subsets: loop {
+                if next.len() as u64 > limits.max_candidates {
+                    return Err(Stopped::TooManyCandidates(limits.max_candidates));
+                }
+                if next.len() % 64 == 63 && limits.deadline.is_some_and(|d| Instant::now() > d) {
+                    return Err(Stopped::Timeout);
+                }
                 let mut edges = Rel::empty(n);
-                for (i, &bi) in part.iter().enumerate() {
-                    if subset & (1 << i) == 0 {
-                        continue;
-                    }
+                for &i in &pick {
+                    let bi = part[i];
                     for (j, &bj) in part.iter().enumerate() {
                         if let (true, Some(wt)) = (i != j, g.barriers[bj].wait) {
                             edges.add(g.barriers[bi].arrive, wt);
@@ -818,9 +841,24 @@ pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
                     x.union_with(&edges);
                     next.push(x);
                 }
+                // The next subset: raise the last index that can go up.
+                let mut i = needed;
+                loop {
+                    if i == 0 {
+                        break 'subsets;
+                    }
+                    i -= 1;
+                    if pick[i] != i + m - needed {
+                        break;
+                    }
+                }
+                pick[i] += 1;
+                for j in i + 1..needed {
+                    pick[j] = pick[j - 1] + 1;
+                }
             }
             choices = next;
         }
     }
-    Some(choices)
+    Ok(Some(choices))
 }
