@@ -187,17 +187,34 @@ pub fn weaken(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
 }
 
 fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixReport {
-    let start = Instant::now();
-    let deadline = opts.timeout.map(|t| start + t);
-    // Every oracle run of the search shares the deadline (one run may take
-    // long on its own: a program of many threads).
+    // The oracle polls its budget every 128 search nodes, and a node of a
+    // program of many threads can take tens of milliseconds: a watchdog
+    // latches the deadline as soon as it passes, which every node sees.
     let budget = Budget::new(Limits {
         timeout: opts.timeout,
         ..Limits::default()
     });
+    crate::limits::watched(
+        &budget,
+        |_| {},
+        || search_within(p, want, opts, weaken, &budget),
+    )
+}
+
+fn search_within(
+    p: &Program,
+    want: &Prop,
+    opts: &FixOptions,
+    weaken: bool,
+    budget: &Budget,
+) -> FixReport {
+    let start = Instant::now();
+    let deadline = opts.timeout.map(|t| start + t);
+    // Every oracle run of the search shares the deadline (one run may take
+    // long on its own: a program of many threads).
     let mut stopped = false;
     let outcome = crate::litmus::print::prop(p, want);
-    let allowed = match allows_within(p, want, opts.loop_bound, &budget) {
+    let allowed = match allows_within(p, want, opts.loop_bound, budget) {
         Ok(a) => a.unwrap_or(true),
         Err(_) => {
             stopped = true;
@@ -228,7 +245,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
     let mut checked = 0u64;
     let mut good = |q: &Program| {
         checked += 1;
-        match allows_within(q, want, opts.loop_bound, &budget) {
+        match allows_within(q, want, opts.loop_bound, budget) {
             Ok(a) => a == Some(false),
             Err(_) => {
                 stopped = true;
