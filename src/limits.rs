@@ -301,6 +301,51 @@ impl Budget {
     }
 }
 
+/// How often a [`watched`] run's watchdog looks at the budget.
+pub const WATCH_PERIOD: Duration = Duration::from_millis(2);
+
+/// Run `work` while a watchdog thread looks at `budget` every
+/// [`WATCH_PERIOD`] and calls `on_hit` once when a time or memory limit is
+/// hit. For work whose single steps can be long — one state's successors,
+/// the coherence completions of one final state — and so cannot be trusted
+/// to poll often enough: the work only has to look at a flag that `on_hit`
+/// sets. Without a time or memory limit, or if no thread can be started,
+/// `work` simply runs.
+pub fn watched<R>(
+    budget: &Budget,
+    on_hit: impl Fn(Exceeded) + Sync,
+    work: impl FnOnce() -> R,
+) -> R {
+    let limits = budget.limits();
+    if limits.timeout.is_none() && limits.max_memory.is_none() {
+        return work();
+    }
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let on_hit = &on_hit;
+        let dog = std::thread::Builder::new()
+            .name("ptxmc-watchdog".into())
+            .spawn_scoped(s, move || {
+                loop {
+                    if let Some(e) = budget.check() {
+                        on_hit(e);
+                        return;
+                    }
+                    match wait.recv_timeout(WATCH_PERIOD) {
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                        _ => return,
+                    }
+                }
+            });
+        let r = work();
+        drop(done);
+        if let Ok(dog) = dog {
+            let _ = dog.join();
+        }
+        r
+    })
+}
+
 /// A cheap poll of a [`Budget`] from a loop: it counts steps and checks the
 /// budget every [`Poll::PERIOD`] of them.
 #[derive(Debug)]
@@ -462,6 +507,50 @@ mod tests {
             b.check(),
             Some(Exceeded::OutputTime(Duration::from_secs(2)))
         );
+    }
+
+    #[test]
+    fn the_watchdog_stops_work_that_never_polls() {
+        let b = Budget::new(Limits {
+            timeout: Some(Duration::from_millis(20)),
+            ..Limits::default()
+        });
+        let flag = AtomicU64::new(0);
+        // The work only looks at the flag, never at the budget.
+        let spins = watched(
+            &b,
+            |_| flag.store(1, Ordering::Relaxed),
+            || {
+                let mut n = 0u64;
+                while flag.load(Ordering::Relaxed) == 0 {
+                    n += 1;
+                    std::hint::spin_loop();
+                }
+                n
+            },
+        );
+        assert!(spins > 0);
+        assert_eq!(
+            b.exceeded(),
+            Some(Exceeded::Time(Duration::from_millis(20)))
+        );
+    }
+
+    #[test]
+    fn work_without_limits_is_not_watched() {
+        let b = Budget::unlimited();
+        let hits = AtomicU64::new(0);
+        assert_eq!(
+            watched(
+                &b,
+                |_| {
+                    hits.fetch_add(1, Ordering::Relaxed);
+                },
+                || 7
+            ),
+            7
+        );
+        assert_eq!(hits.load(Ordering::Relaxed), 0);
     }
 
     #[test]

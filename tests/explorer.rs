@@ -9,6 +9,8 @@ use ptxmc::engine::{self, EngineChoice, RunOptions};
 use ptxmc::explore::Limits;
 use ptxmc::litmus;
 
+mod sample;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
 }
@@ -39,6 +41,8 @@ fn op(jobs: usize, por: bool) -> RunOptions {
 fn one_and_two_workers_give_identical_outcomes_and_counts() {
     let tests = public_suite();
     assert!(tests.len() > 900);
+    // A part of the suite by default, all of it with PTXMC_DEEP=1.
+    let tests = sample::corpus(tests);
     for t in &tests {
         let a = engine::run(&t.program, &op(1, true));
         let b = engine::run(&t.program, &op(2, true));
@@ -84,6 +88,7 @@ fn partial_order_reduction_keeps_every_outcome() {
         .into_iter()
         .filter(|t| !t.path.contains("/CADP/"))
         .collect();
+    let tests = sample::corpus(tests);
     let mut reduced_total = 0;
     let mut full_total = 0;
     for t in &tests {
@@ -116,7 +121,7 @@ fn partial_order_reduction_keeps_every_outcome() {
 /// off alone, on the whole public suite (CADP included: R1 stays on).
 #[test]
 fn lazy_coherence_and_persistent_choices_keep_every_outcome() {
-    let tests = public_suite();
+    let tests = sample::corpus(public_suite());
     let (mut on, mut eager, mut no_p2) = (0u64, 0u64, 0u64);
     for t in &tests {
         let a = engine::run(&t.program, &op(1, true));

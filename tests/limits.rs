@@ -30,6 +30,11 @@ fn file(name: &str, text: &str) -> PathBuf {
 /// Run the binary; exit status, stdout, and how long it took. Panics if the
 /// run outlives the hang guard (after killing it).
 fn ptxmc(args: &[&str]) -> (i32, String, Duration) {
+    ptxmc_within(args, HANG_GUARD)
+}
+
+/// [`ptxmc`] with another hang guard.
+fn ptxmc_within(args: &[&str], guard: Duration) -> (i32, String, Duration) {
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
         .args(args)
@@ -48,13 +53,10 @@ fn ptxmc(args: &[&str]) -> (i32, String, Duration) {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if start.elapsed() > HANG_GUARD {
+        if start.elapsed() > guard {
             let _ = child.kill();
             let _ = child.wait();
-            panic!(
-                "`ptxmc {}` did not return in {HANG_GUARD:?}",
-                args.join(" ")
-            );
+            panic!("`ptxmc {}` did not return in {guard:?}", args.join(" "));
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -300,4 +302,216 @@ fn the_printing_reserve_is_the_printed_formats() {
         assert_eq!(v[0]["complete"], true, "--engine {engine} --format json");
         assert_eq!(v[0]["outcomes"].as_array().unwrap().len(), 131_072);
     }
+}
+
+/// `threads` threads in CTAs of their own, each with `each` acquire CAS of
+/// one location at `.cta` scope (`atom.acquire.cta.cas r, x, 0, 1`): a
+/// single state has many successors, because each CAS may read a write
+/// forwarded from another thread's CAS, itself reading a forwarded one (12
+/// CAS in each of 2 threads: about 1,000 successors a state; one CAS in
+/// each of 20 threads: 123,520 successors of the initial state alone, 417
+/// MB).
+fn cas_threads(threads: usize, each: usize) -> String {
+    let head: Vec<String> = (0..threads)
+        .map(|t| format!("P{t}@cta {t},cluster 0,gpu 0"))
+        .collect();
+    let mut rows = String::new();
+    for i in 0..each {
+        let row: Vec<String> = (0..threads)
+            .map(|t| format!("atom.acquire.cta.cas r{i}, x, 0, {}", t + 1))
+            .collect();
+        rows.push_str(&format!(" {} ;\n", row.join(" | ")));
+    }
+    format!(
+        "PTX cas-{threads}x{each}\n{{ x=0; }}\n {} ;\n{rows}exists (x == 1)\n",
+        head.join(" | ")
+    )
+}
+
+/// The guard of a run under a short time limit: ten times the limit and
+/// five seconds (a hang guard, not a timing assertion).
+fn guard_of(timeout: f64) -> Duration {
+    Duration::from_secs_f64(10.0 * timeout + 5.0)
+}
+
+/// Found by fuzzing (issue 24): the machine polled its limits between
+/// expansions only, and one expansion of these programs takes from tens of
+/// milliseconds to minutes (2 threads of 12 CAS under `--timeout 0.2`
+/// returned after 3.0 s; 24 threads of one CAS under `--timeout 1`, after
+/// 28 s). A watchdog now interrupts the machine inside an expansion.
+#[test]
+fn the_time_limit_holds_inside_one_expansion() {
+    for (name, text, timeout) in [
+        ("cas-2x12", cas_threads(2, 12), "0.2"),
+        ("cas-24x1", cas_threads(24, 1), "0.5"),
+    ] {
+        let program = file(name, &text);
+        for engine in ["op", "both"] {
+            let args = [
+                "run",
+                "--engine",
+                engine,
+                "--format",
+                "json",
+                "--timeout",
+                timeout,
+                program.to_str().unwrap(),
+            ];
+            let (code, out, took) = ptxmc_within(&args, guard_of(timeout.parse().unwrap()));
+            let context = format!("{name}, --engine {engine}: returned in {took:?}");
+            assert_eq!(code, 4, "{context}\n{out}");
+            let v: serde_json::Value = serde_json::from_str(&out).expect("a JSON report");
+            assert_eq!(v[0]["complete"], false, "{context}");
+            let reason = v[0]["incomplete_reason"].as_str().unwrap();
+            let limit: f64 = timeout.parse().unwrap();
+            assert!(
+                reason.contains(&format!(
+                    "operational engine: the time limit ({limit:.1} s) was"
+                )),
+                "{context}: {reason}"
+            );
+        }
+    }
+}
+
+/// Found by fuzzing (issue 24): 64-thread programs grew to 5.7 GB under
+/// `--max-memory 1000` and aborted ("memory allocation failed"): the
+/// successors of the initial state alone do not fit (64 threads of one CAS:
+/// millions of states of a few kilobytes). The watchdog stops the machine
+/// inside that expansion, within a small multiple of the limit (the
+/// resident size is read every 10 ms, while memory grows by hundreds of
+/// megabytes a second).
+#[test]
+fn the_memory_limit_holds_inside_one_expansion() {
+    let program = file("cas-64x1", &cas_threads(64, 1));
+    for engine in ["op", "both"] {
+        let args = [
+            "run",
+            "--engine",
+            engine,
+            "--format",
+            "json",
+            "--max-memory",
+            "300",
+            program.to_str().unwrap(),
+        ];
+        let (code, out, took) = ptxmc(&args);
+        let context = format!("cas-64x1, --engine {engine}: returned in {took:?}");
+        assert_eq!(code, 4, "{context}\n{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("a JSON report");
+        let reason = v[0]["incomplete_reason"].as_str().unwrap();
+        assert!(
+            reason.contains("operational engine: the memory limit (300 MiB) was"),
+            "{context}: {reason}"
+        );
+        let peak = v[0]["engine_stats"]["op"]["peak_rss_bytes"]
+            .as_u64()
+            .unwrap();
+        assert!(peak < 1 << 30, "{context}: peak {} MiB", peak >> 20);
+    }
+}
+
+/// `trace --hang` searches the whole state space: it takes the limits of
+/// `run` (`--max-states`, `--timeout`, `--max-memory`) and says when one
+/// stopped it (exit status 4). It had only a state limit, counted between
+/// steps.
+#[test]
+fn trace_hang_honours_every_limit() {
+    let program = file("cas-16x1", &cas_threads(16, 1));
+    let path = program.to_str().unwrap();
+    for (limit, value, why) in [
+        ("--timeout", "0.5", "the time limit (0.5 s) was reached"),
+        (
+            "--max-memory",
+            "100",
+            "the memory limit (100 MiB) was reached",
+        ),
+        ("--max-states", "1000", "the state limit (1000) was reached"),
+    ] {
+        let (code, out, took) =
+            ptxmc_within(&["trace", "--hang", limit, value, path], guard_of(0.5));
+        let context = format!("trace --hang {limit} {value}: returned in {took:?}");
+        assert_eq!(code, 4, "{context}\n{out}");
+        assert_eq!(
+            out.trim(),
+            format!("Incomplete: no hang found before {why}."),
+            "{context}"
+        );
+    }
+}
+
+/// Message passing repeated `k` times side by side (2k threads on `x` and `f`).
+fn mp_times(k: usize) -> String {
+    let head: Vec<String> = (0..k)
+        .map(|i| {
+            format!(
+                "P{}@cta 0,cluster 0,gpu 0 | P{}@cta 1,cluster 0,gpu 0",
+                2 * i,
+                2 * i + 1
+            )
+        })
+        .collect();
+    let r1 = vec!["st.weak x, 1 | ld.acquire.gpu r0, f"; k].join(" | ");
+    let r2 = vec!["st.release.gpu f, 1 | ld.weak r1, x"; k].join(" | ");
+    format!(
+        "PTX MP-x{k}\n{{ x=0; f=0; }}\n {} ;\n {r1} ;\n {r2} ;\nexists (P1:r0 == 1 /\\ P1:r1 == 0)\n",
+        head.join(" | ")
+    )
+}
+
+/// Found by the mutation campaign (`tests/mutation.rs`): `explain
+/// --timeout` looked at the clock only between candidates, and neither the
+/// orientations of a location's writes (2^pairs) nor the machine's search
+/// for a run polled it; `fix --timeout` ran every oracle and both-engine
+/// verification without limits. Message passing repeated over 32 threads
+/// ran past 20 s (explain growing to 4 GB) under `--timeout 0.5`.
+#[test]
+fn explain_and_fix_honour_their_time_limit() {
+    let program = file("mp-x16", &mp_times(16));
+    let path = program.to_str().unwrap();
+    for command in ["explain", "fix"] {
+        let (code, out, took) = ptxmc_within(&[command, "--timeout", "0.5", path], guard_of(0.5));
+        assert_eq!(code, 4, "{command}: returned in {took:?}\n{out}");
+    }
+}
+
+/// Found by the mutation campaign: `explain` chose which arrivals complete
+/// a barrier phase by filtering every subset of the arrivals (2^n of them,
+/// unpolled), so `Bar-waits-for-spinner` repeated over 32 threads ran past
+/// any `--timeout`. The subsets are now enumerated directly, under the
+/// deadline and the candidate limit.
+#[test]
+fn explain_enumerates_barrier_phases_within_its_limits() {
+    let k = 16;
+    let head: Vec<String> = (0..2 * k)
+        .map(|t| format!("P{t}@cta 0,cluster 0,gpu 0"))
+        .collect();
+    let rows = [
+        ["LC00:", "bar.cta.sync 0, 0, 2"],
+        ["ld.relaxed.cta r0, f", "st.relaxed.cta f, 1"],
+        ["beq r0, 0, LC00", ""],
+        ["bar.cta.sync 0, 0, 2", ""],
+    ]
+    .map(|pair| vec![pair.join(" | "); k].join(" | "));
+    let text = format!(
+        "PTX Bar-x{k}\n{{ f=0; }}\n {} ;\n {} ;\nexists (P0:r0 == 1)\n",
+        head.join(" | "),
+        rows.join(" ;\n ")
+    );
+    let program = file("bar-x16", &text);
+    let (code, out, took) = ptxmc_within(
+        &["explain", "--timeout", "0.5", program.to_str().unwrap()],
+        guard_of(0.5),
+    );
+    assert_eq!(code, 4, "returned in {took:?}\n{out}");
+    assert!(out.contains("Incomplete: "), "{out}");
+    // `fix` on it: the oracle's nodes are slow there (tens of milliseconds)
+    // and it polled every 128 of them; a watchdog latches the deadline now
+    // (0.55 s; it was 3.7 s idle and 7 s under load, which this guard, as
+    // the others, is too generous to tell apart).
+    let (code, out, took) = ptxmc_within(
+        &["fix", "--timeout", "0.5", program.to_str().unwrap()],
+        guard_of(0.5),
+    );
+    assert_eq!(code, 4, "fix returned in {took:?}\n{out}");
 }

@@ -7,6 +7,7 @@
 //! every request loop is bounded in count and time.
 
 mod playground;
+mod sample;
 
 use playground::{Server, get, post, post_raw};
 use serde_json::{Value, json};
@@ -106,7 +107,8 @@ fn api_run_is_exactly_ptxmc_run_format_json() {
 #[test]
 fn step_and_explain_work_on_every_library_test() {
     let server = Server::start(&["--timeout", "60", "--max-states", "2000000"]);
-    for file in library() {
+    // A part of the library by default, all of it with PTXMC_DEEP=1.
+    for file in sample::corpus(library()) {
         let text = std::fs::read_to_string(root().join(&file)).unwrap();
         let (status, run) = post(
             &server.base,

@@ -181,7 +181,7 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
 }
 
 /// Physical memory in bytes (Linux), if known.
-fn physical_memory() -> Option<u64> {
+pub(super) fn physical_memory() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -325,9 +325,11 @@ pub fn termination(
     loop_bound: u32,
     max_states: u64,
     timeout: Option<f64>,
+    barriers: Reading,
 ) -> TerminationNote {
     let limits = crate::explain::enumerate::Limits {
         loop_bound,
+        barriers,
         deadline: timeout
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
             .and_then(|d| std::time::Instant::now().checked_add(d)),

@@ -67,6 +67,7 @@ pub fn run(args: &FixArgs) -> Exit {
             .timeout
             .filter(|s| *s > 0.0)
             .and_then(|s| std::time::Instant::now().checked_add(Duration::from_secs_f64(s))),
+        barriers: args.test.barriers,
         ..crate::explain::enumerate::Limits::default()
     };
     if let note @ TerminationNote::Hangs { .. } = TerminationNote::of(p, &limits, HANG_CHECK_STATES)

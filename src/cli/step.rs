@@ -35,9 +35,14 @@ pub struct StepArgs {
     /// Give up a question to the explorer (`o`, `g`) after this many states.
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     pub max_states: u64,
-    /// Give up a question to the explorer (`o`, `g`, `e`) after this many seconds.
+    /// Give up a question to the explorer (`o`, `g`, `e`), or listing a
+    /// state's transitions, after this many seconds.
     #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: f64,
+    /// Give up a question to the explorer, or listing a state's transitions,
+    /// when resident memory exceeds this many MiB (default: 80% of physical memory).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<u64>,
 }
 
 const HELP: &str = "\
@@ -68,7 +73,10 @@ pub fn run(args: &StepArgs) -> Exit {
         limits: Limits {
             max_states: Some(args.max_states),
             timeout,
-            max_memory: None,
+            max_memory: args
+                .max_memory
+                .map(|m| m << 20)
+                .or_else(|| super::common::physical_memory().map(|b| b / 10 * 8)),
         },
     };
     let mut session = match Session::new(&t.program, options) {
@@ -95,13 +103,21 @@ pub fn run(args: &StepArgs) -> Exit {
     let _ = write!(out, "{}", show(&session));
     // Said once, up front, as `run` says it: a session on a program that can
     // hang ends with `run`'s exit status for hangs.
-    let note =
-        super::common::termination(t, args.test.loop_bound, args.max_states, Some(args.timeout));
+    let note = super::common::termination(
+        t,
+        args.test.loop_bound,
+        args.max_states,
+        Some(args.timeout),
+        args.test.barriers,
+    );
     let _ = write!(
         out,
         "{}",
         super::common::hang_lines(&note, "`g hang` walks into it")
     );
+    if session.stopped().is_some() {
+        return Exit::Incomplete;
+    }
     if interactive {
         let _ = writeln!(out, "(h for help)");
     }
@@ -118,6 +134,10 @@ pub fn run(args: &StepArgs) -> Exit {
                 let _ = write!(out, "{s}");
             }
         }
+        if session.stopped().is_some() {
+            let _ = out.flush();
+            return Exit::Incomplete;
+        }
         let _ = out.flush();
     }
     if note.hangs() {
@@ -130,11 +150,13 @@ pub fn run(args: &StepArgs) -> Exit {
 /// The state and the transitions.
 fn show(s: &Session) -> String {
     let pic = picture::picture(s.machine(), s.current());
-    format!(
-        "{}{}",
-        text::state(s, &pic),
-        text::transitions(s, &s.transitions())
-    )
+    let transitions = match s.transitions_within() {
+        Ok(list) => text::transitions(s, &list),
+        Err(why) => {
+            format!("Incomplete: the transitions of this state could not be listed before {why}.\n")
+        }
+    };
+    format!("{}{transitions}", text::state(s, &pic))
 }
 
 enum Reply {

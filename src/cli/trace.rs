@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use super::Exit;
 use super::common::{TestArgs, hang_lines, target_outcome, termination, worst};
-use crate::limits::Limits;
+use crate::limits::{Budget, Limits};
 use crate::op::Machine;
 use crate::op::trace::TraceError;
 use crate::report::trace::{self, NoRun};
@@ -42,9 +42,18 @@ pub struct TraceArgs {
     /// (the machine's reduction off): choices are counted that way.
     #[arg(long, conflicts_with = "hang")]
     pub every_step: bool,
-    /// Give up searching for a run after this many states.
+    /// Give up searching for a run (or a hang) after this many states
+    /// (result: incomplete, exit 4).
     #[arg(long, default_value_t = 2_000_000, value_name = "N")]
     pub max_states: u64,
+    /// Give up searching for a run (or a hang) after this many seconds
+    /// (default: no limit; result: incomplete, exit 4).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Give up when resident memory exceeds this many MiB (default: 80% of
+    /// physical memory; result: incomplete, exit 4).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TraceFormat,
@@ -58,14 +67,12 @@ pub fn run(args: &TraceArgs) -> Exit {
     };
     let t = &t;
     let p = &t.program;
+    let limits = limits(args.max_states, args.timeout, args.max_memory);
     let options = step::Options {
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers,
         every_step: args.every_step,
-        limits: Limits {
-            max_states: Some(args.max_states),
-            ..Limits::default()
-        },
+        limits,
     };
     // One stepping core: `trace` replays and searches through a session.
     let mut session = match Session::new(p, options) {
@@ -77,11 +84,17 @@ pub fn run(args: &TraceArgs) -> Exit {
     };
     let m = session.machine();
     if args.hang {
-        return hang(args, m, t);
+        return hang(args, m, t, &limits);
     }
     // A run to an outcome of a program that can hang must not read as the
     // whole story: the hang is said after it, and the exit status is `run`'s.
-    let note = termination(t, args.test.loop_bound, args.max_states, None);
+    let note = termination(
+        t,
+        args.test.loop_bound,
+        args.max_states,
+        None,
+        args.test.barriers,
+    );
     let hint = format!(
         "`ptxmc trace {} --hang` shows a run into it",
         t.display_path()
@@ -183,7 +196,7 @@ pub fn run(args: &TraceArgs) -> Exit {
 }
 
 /// `ptxmc trace --hang`.
-fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
+fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest, limits: &Limits) -> Exit {
     let p = &t.program;
     let none = |why: String, exit: Exit| -> Exit {
         match args.format {
@@ -201,7 +214,7 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
         }
         exit
     };
-    let lasso = match m.shortest_hang(args.max_states) {
+    let lasso = match m.shortest_hang_within(&Budget::new(*limits)) {
         Ok(l) => l,
         Err(TraceError::NoHang { bound_hit: false }) => {
             return none(
@@ -221,9 +234,9 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
                 Exit::CheckFailed,
             );
         }
-        Err(TraceError::TooManyStates(n)) => {
+        Err(TraceError::Incomplete(why)) => {
             return none(
-                format!("Incomplete: no hang found within {n} states."),
+                format!("Incomplete: no hang found before {why}."),
                 Exit::Incomplete,
             );
         }
@@ -256,4 +269,19 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest) -> Exit {
         ),
     }
     Exit::Hang
+}
+
+/// The limits of a single-test command's searches: `max_states`, the
+/// timeout (none if absent, zero, negative or beyond the clock) and the
+/// memory ceiling in MiB (default: 80% of physical memory), as `run` reads them.
+pub(super) fn limits(max_states: u64, timeout: Option<f64>, max_memory: Option<u64>) -> Limits {
+    Limits {
+        max_states: Some(max_states),
+        timeout: timeout
+            .filter(|t| *t > 0.0)
+            .and_then(|t| std::time::Duration::try_from_secs_f64(t).ok()),
+        max_memory: max_memory
+            .map(|m| m << 20)
+            .or_else(|| super::common::physical_memory().map(|b| b / 10 * 8)),
+    }
 }

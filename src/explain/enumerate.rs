@@ -396,11 +396,27 @@ impl Walk<'_, '_, '_> {
     // Step 2: barrier instances.
     fn barriers(&mut self, visit: &mut dyn FnMut(&Candidate) -> bool) {
         let choices: Option<Vec<(Rel, Rel)>> = match self.limits.barriers {
-            crate::model::barrier::Reading::Dat3m => barrier_choices(self.g, &self.rf)
-                .map(|v| v.into_iter().map(|r| (r, self.empty())).collect()),
+            crate::model::barrier::Reading::Dat3m => {
+                match barrier_choices(self.g, &self.rf, self.limits) {
+                    Ok(c) => c.map(|v| v.into_iter().map(|r| (r, self.empty())).collect()),
+                    Err(stop) => {
+                        self.stop = Some(stop);
+                        return;
+                    }
+                }
+            }
             crate::model::barrier::Reading::Isa => {
-                crate::ax::barriers::isa_choices(self.g, &self.rf, &mut || false)
-                    .map(|v| v.into_iter().map(|c| (c.sync, c.time)).collect())
+                let deadline = self.limits.deadline;
+                let mut late = false;
+                let c = crate::ax::barriers::isa_choices(self.g, &self.rf, &mut || {
+                    late |= deadline.is_some_and(|d| Instant::now() >= d);
+                    late
+                });
+                if late {
+                    self.stop = Some(Stopped::Timeout);
+                    return;
+                }
+                c.map(|v| v.into_iter().map(|c| (c.sync, c.time)).collect())
             }
         };
         match choices {
@@ -479,7 +495,13 @@ impl Walk<'_, '_, '_> {
         }
         let mut per_loc: Vec<Vec<LocChoice>> = Vec::new();
         for l in 0..g.writes_of.len() {
-            let choices = self.location_choices(&mut rels, l);
+            let choices = match self.location_choices(&mut rels, l) {
+                Ok(c) => c,
+                Err(stop) => {
+                    self.stop = Some(stop);
+                    return;
+                }
+            };
             if !choices.iter().any(|c| c.violation.is_none()) {
                 let vs = distinct(choices.into_iter().filter_map(|c| c.violation));
                 rels.set_orient(&self.empty());
@@ -578,7 +600,12 @@ impl Walk<'_, '_, '_> {
     /// Every coherence order of location `l` (an orientation of its morally
     /// strong write pairs), with the write the outcome needs last for a
     /// named location, judged by the location's checks.
-    fn location_choices(&self, rels: &mut Relations, l: LocId) -> Vec<LocChoice> {
+    ///
+    /// One choice per orientation of the location's pairs of writes: 2^pairs
+    /// of them, so the deadline is looked at while they are made, and a
+    /// location with 64 pairs or more (2^64 orientations) is more than any
+    /// candidate limit.
+    fn location_choices(&self, rels: &mut Relations, l: LocId) -> Result<Vec<LocChoice>, Stopped> {
         let g = self.g;
         let pairs: Vec<(usize, usize)> = self
             .st
@@ -590,7 +617,13 @@ impl Walk<'_, '_, '_> {
         let here = g.writes_of[l];
         let named = self.named.contains(&l);
         let mut out = Vec::new();
+        if pairs.len() >= 64 {
+            return Err(Stopped::TooManyCandidates(self.limits.max_candidates));
+        }
         for bits in 0u64..(1u64 << pairs.len()) {
+            if bits % 64 == 63 && self.limits.deadline.is_some_and(|d| Instant::now() > d) {
+                return Err(Stopped::Timeout);
+            }
             let mut orient = Rel::empty(g.len());
             for (i, &(a, b)) in pairs.iter().enumerate() {
                 if bits & (1 << i) == 0 {
@@ -643,7 +676,7 @@ impl Walk<'_, '_, '_> {
                 });
             }
         }
-        out
+        Ok(out)
     }
 
     /// For each location, a passing choice, such that the named locations'
@@ -743,7 +776,16 @@ fn distinct(vs: impl Iterator<Item = Violation>) -> Vec<Violation> {
 /// disagree on the count never complete a phase (`docs/oracle.md` choices 4, 7).
 /// A barrier whose name is not defined (a thin-air value, which No-Thin-Air
 /// rejects anyway) synchronises nothing.
-pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
+///
+/// The subsets of arrivals that complete a phase are enumerated directly
+/// (not as a filter over every subset: 2^64 with 64 arrivals), the deadline
+/// of `limits` is looked at while they are, and more choices than its
+/// candidate limit stop the enumeration.
+pub fn barrier_choices(
+    g: &Graph,
+    rf: &[Option<usize>],
+    limits: &Limits,
+) -> Result<Option<Vec<Rel>>, Stopped> {
     let n = g.len();
     type Key = (u32, u32, Vec<Value>);
     /// Per participating thread, its arrivals (indices into `g.barriers`) in order.
@@ -756,7 +798,7 @@ pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
                 .map(|e| g.eval(rf, t, e))
                 .collect::<Option<Vec<Value>>>()
         else {
-            return Some(vec![Rel::empty(n)]);
+            return Ok(Some(vec![Rel::empty(n)]));
         };
         let (gpu, cta) = g.cta(b.arrive);
         let key = (gpu, cta, id);
@@ -798,17 +840,24 @@ pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
             };
             if !agree || part.len() < needed {
                 if waits {
-                    return None;
+                    return Ok(None);
                 }
                 continue;
             }
             let mut next = Vec::new();
-            for subset in (0u64..1 << part.len()).filter(|s| s.count_ones() as usize == needed) {
+            // Every subset of `needed` arrivals, in lexicographic order of indices.
+            let m = part.len();
+            let mut pick: Vec<usize> = (0..needed).collect();
+            'subsets: loop {
+                if next.len() as u64 > limits.max_candidates {
+                    return Err(Stopped::TooManyCandidates(limits.max_candidates));
+                }
+                if next.len() % 64 == 63 && limits.deadline.is_some_and(|d| Instant::now() > d) {
+                    return Err(Stopped::Timeout);
+                }
                 let mut edges = Rel::empty(n);
-                for (i, &bi) in part.iter().enumerate() {
-                    if subset & (1 << i) == 0 {
-                        continue;
-                    }
+                for &i in &pick {
+                    let bi = part[i];
                     for (j, &bj) in part.iter().enumerate() {
                         if let (true, Some(wt)) = (i != j, g.barriers[bj].wait) {
                             edges.add(g.barriers[bi].arrive, wt);
@@ -820,9 +869,24 @@ pub fn barrier_choices(g: &Graph, rf: &[Option<usize>]) -> Option<Vec<Rel>> {
                     x.union_with(&edges);
                     next.push(x);
                 }
+                // The next subset: raise the last index that can go up.
+                let mut i = needed;
+                loop {
+                    if i == 0 {
+                        break 'subsets;
+                    }
+                    i -= 1;
+                    if pick[i] != i + m - needed {
+                        break;
+                    }
+                }
+                pick[i] += 1;
+                for j in i + 1..needed {
+                    pick[j] = pick[j - 1] + 1;
+                }
             }
             choices = next;
         }
     }
-    Some(choices)
+    Ok(Some(choices))
 }

@@ -81,6 +81,7 @@ impl TerminationNote {
                 max_memory: None,
             },
             output_cost: crate::limits::OutputCost::HERD,
+            barriers: limits.barriers,
             ..crate::engine::RunOptions::default()
         };
         let r = crate::engine::run(p, &opts);
@@ -150,7 +151,14 @@ pub fn explain_outcome(
     let op = allowed.and_then(|allowed| {
         let mut m = Machine::new(p, limits.loop_bound).ok()?;
         m.barriers = limits.barriers;
-        Some(operational::explain(&m, want, file, allowed, max_states))
+        Some(operational::explain(
+            &m,
+            want,
+            file,
+            allowed,
+            max_states,
+            limits.deadline,
+        ))
     });
     let termination = TerminationNote::of(p, limits, max_states);
     Explanation {

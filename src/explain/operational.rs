@@ -54,12 +54,25 @@ pub fn explain(
     file: &str,
     allowed: bool,
     max_states: u64,
+    deadline: Option<std::time::Instant>,
 ) -> OpExplanation {
     let replay = |choices: &[usize]| {
         let list: Vec<String> = choices.iter().map(usize::to_string).collect();
         format!("ptxmc trace {file} --follow {}", list.join(","))
     };
-    match search(m, want, max_states) {
+    // The search's limits: the state count, and the time left before the
+    // explanation's deadline, looked at inside every step too.
+    let budget = crate::limits::Budget::new(crate::limits::Limits {
+        max_states: Some(max_states),
+        timeout: deadline.map(|d| d.saturating_duration_since(std::time::Instant::now())),
+        max_memory: None,
+    });
+    let found = m.within(&budget, || search(m, want, &budget));
+    let found = match budget.exceeded() {
+        Some(e) if m.interrupted() => Search::Limit(e),
+        _ => found,
+    };
+    match found {
         Search::Reached(choices) if allowed => OpExplanation::Reached {
             replay: replay(&choices),
         },
@@ -93,8 +106,8 @@ pub fn explain(
                 blocked,
             }
         }
-        Search::Limit => OpExplanation::Incomplete {
-            reason: format!("no run found within {max_states} states"),
+        Search::Limit(why) => OpExplanation::Incomplete {
+            reason: format!("no run found before {why}"),
         },
     }
 }
@@ -102,12 +115,12 @@ pub fn explain(
 enum Search {
     Reached(Vec<usize>),
     Deepest(Vec<usize>),
-    Limit,
+    Limit(crate::limits::Exceeded),
 }
 
 /// Breadth-first over the states that still agree with `want`: the first
 /// run that ends in it, or the (first) deepest state reached.
-fn search(m: &Machine, want: &Prop, max_states: u64) -> Search {
+fn search(m: &Machine, want: &Prop, budget: &crate::limits::Budget) -> Search {
     let init = m.initial();
     let root = init.fingerprint();
     let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
@@ -126,7 +139,11 @@ fn search(m: &Machine, want: &Prop, max_states: u64) -> Search {
         choices.reverse();
         choices
     };
+    let mut poll = crate::limits::Poll::new(budget);
     while let Some(st) = queue.pop_front() {
+        if let Some(e) = poll.step() {
+            return Search::Limit(e);
+        }
         let fp = st.fingerprint();
         let d = depth_of[&fp];
         if d > deepest.0 {
@@ -153,8 +170,8 @@ fn search(m: &Machine, want: &Prop, max_states: u64) -> Search {
                 queue.push_back(*s);
             }
         }
-        if parent.len() as u64 > max_states {
-            return Search::Limit;
+        if let Some(e) = budget.states_exceeded(parent.len() as u64) {
+            return Search::Limit(e);
         }
     }
     Search::Deepest(path(&parent, deepest.1))

@@ -371,25 +371,37 @@ pub fn explore_from_within(
     let init = Box::new(from);
     ctx.insert(&init);
     let done = AtomicBool::new(false);
-    std::thread::scope(|sc| {
-        if opts.progress {
-            sc.spawn(|| progress(&ctx.counters.states, &done, start));
-        }
-        if opts.jobs <= 1 {
-            ctx.run(None, vec![init]);
-        } else if rayon::current_num_threads() == opts.jobs {
-            rayon::scope(|s| ctx.run(Some(s), vec![init]));
-        } else {
-            match rayon::ThreadPoolBuilder::new()
-                .num_threads(opts.jobs)
-                .build()
-            {
-                Ok(pool) => pool.install(|| rayon::scope(|s| ctx.run(Some(s), vec![init]))),
-                Err(_) => ctx.run(None, vec![init]),
+    // One expansion can be long (tens of thousands of successors) and so
+    // can one final state's outcomes: a watchdog interrupts the machine
+    // inside them when a limit is hit, beside the polls between expansions.
+    m.within(budget, || {
+        std::thread::scope(|sc| {
+            if opts.progress {
+                sc.spawn(|| progress(&ctx.counters.states, &done, start));
             }
-        }
-        done.store(true, Ordering::Relaxed);
+            if opts.jobs <= 1 {
+                ctx.run(None, vec![init]);
+            } else if rayon::current_num_threads() == opts.jobs {
+                rayon::scope(|s| ctx.run(Some(s), vec![init]));
+            } else {
+                match rayon::ThreadPoolBuilder::new()
+                    .num_threads(opts.jobs)
+                    .build()
+                {
+                    Ok(pool) => pool.install(|| rayon::scope(|s| ctx.run(Some(s), vec![init]))),
+                    Err(_) => ctx.run(None, vec![init]),
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+        })
     });
+    if m.interrupted() {
+        // The machine gave up inside a step: what it returned is partial,
+        // even if the search ran out of states right after.
+        if let Some(e) = budget.exceeded() {
+            ctx.halt(e);
+        }
+    }
     let c = &ctx.counters;
     let elapsed = start.elapsed().as_secs_f64();
     let distinct = ctx.seen.len() as u64;

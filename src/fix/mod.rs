@@ -19,9 +19,10 @@ pub mod sites;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
-use crate::ax::{self, AxOptions};
+use crate::ax::{self, AxLimit, AxOptions};
 use crate::engine::{self, EngineChoice, RunOptions};
 use crate::ir::{Program, Prop, Term};
+use crate::limits::{Budget, Exceeded, Limits};
 use crate::model::barrier::Reading;
 use crate::outcome::Columns;
 
@@ -115,26 +116,71 @@ pub fn allows(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> O
     )
 }
 
-/// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`).
-fn verified(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> Option<bool> {
+/// [`allows`] within `budget` (the search's deadline); `Err` if the budget
+/// stopped the oracle.
+fn allows_within(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    barriers: Reading,
+    budget: &Budget,
+) -> Result<Option<bool>, Exceeded> {
+    let r = ax::run_within(
+        p,
+        &AxOptions {
+            loop_bound,
+            barriers,
+            ..AxOptions::default()
+        },
+        budget,
+    );
+    match r.incomplete {
+        Some(AxLimit::Budget(e)) => return Err(e),
+        Some(_) => return Ok(None),
+        None => {}
+    }
+    let cols = Columns::of(p);
+    Ok(Some(
+        r.outcomes
+            .iter()
+            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
+    ))
+}
+
+/// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`);
+/// `Err` if the time left (`timeout`) stopped them.
+fn verified(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    barriers: Reading,
+    timeout: Option<Duration>,
+) -> Result<Option<bool>, ()> {
     let r = engine::run(
         p,
         &RunOptions {
             engine: EngineChoice::Both,
             loop_bound,
             barriers,
+            limits: Limits {
+                timeout,
+                ..Limits::default()
+            },
             ..RunOptions::default()
         },
     );
+    if r.incomplete.is_some() && timeout.is_some() {
+        return Err(());
+    }
     if r.disagreement.is_some() || r.incomplete.is_some() {
-        return None;
+        return Ok(None);
     }
     let cols = Columns::of(p);
-    Some(
+    Ok(Some(
         r.outcomes
             .iter()
             .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
-    )
+    ))
 }
 
 /// The cheapest minimal sets of changes (at most `opts.bound`) after which
@@ -150,10 +196,40 @@ pub fn weaken(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
 }
 
 fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixReport {
+    // The oracle polls its budget every 128 search nodes, and a node of a
+    // program of many threads can take tens of milliseconds: a watchdog
+    // latches the deadline as soon as it passes, which every node sees.
+    let budget = Budget::new(Limits {
+        timeout: opts.timeout,
+        ..Limits::default()
+    });
+    crate::limits::watched(
+        &budget,
+        |_| {},
+        || search_within(p, want, opts, weaken, &budget),
+    )
+}
+
+fn search_within(
+    p: &Program,
+    want: &Prop,
+    opts: &FixOptions,
+    weaken: bool,
+    budget: &Budget,
+) -> FixReport {
     let start = Instant::now();
     let deadline = opts.timeout.map(|t| start + t);
+    // Every oracle run of the search shares the deadline (one run may take
+    // long on its own: a program of many threads).
+    let mut stopped = false;
     let outcome = crate::litmus::print::prop(p, want);
-    let allowed = allows(p, want, opts.loop_bound, opts.barriers).unwrap_or(true);
+    let allowed = match allows_within(p, want, opts.loop_bound, opts.barriers, budget) {
+        Ok(a) => a.unwrap_or(true),
+        Err(_) => {
+            stopped = true;
+            true
+        }
+    };
     let sites = if weaken {
         sites::weakening_sites(p)
     } else {
@@ -169,7 +245,8 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
         seconds: 0.0,
     };
     // Fixing needs an allowed outcome; weakening a forbidden one.
-    if allowed == weaken {
+    if allowed == weaken || stopped {
+        report.incomplete = stopped;
         report.seconds = start.elapsed().as_secs_f64();
         return report;
     }
@@ -177,12 +254,18 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
     let mut checked = 0u64;
     let mut good = |q: &Program| {
         checked += 1;
-        allows(q, want, opts.loop_bound, opts.barriers) == Some(false)
+        match allows_within(q, want, opts.loop_bound, opts.barriers, budget) {
+            Ok(a) => a == Some(false),
+            Err(_) => {
+                stopped = true;
+                false
+            }
+        }
     };
     let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
     'sizes: for size in 1..=opts.bound.min(sites.len()) {
         for subset in combinations(sites.len(), size) {
-            if deadline.is_some_and(|d| Instant::now() > d) {
+            if budget.exceeded().is_some() || deadline.is_some_and(|d| Instant::now() > d) {
                 report.incomplete = true;
                 break 'sizes;
             }
@@ -240,11 +323,20 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
         }
     }
     report.checked = checked;
+    // A search stopped inside an oracle run did not finish either.
+    report.incomplete |= budget.exceeded().is_some();
     let mut fixes: Vec<Fix> = found
         .into_iter()
         .map(|v| {
             let q = sites::apply(p, &sites, &v);
-            let ok = verified(&q, want, opts.loop_bound, opts.barriers) == Some(false);
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let ok = match verified(&q, want, opts.loop_bound, opts.barriers, left) {
+                Ok(v) => v == Some(false),
+                Err(()) => {
+                    report.incomplete = true;
+                    false
+                }
+            };
             let changes: Vec<Change> = v
                 .iter()
                 .map(|&(s, k)| Change {
@@ -349,5 +441,5 @@ pub fn verdict_word(f: &Fix) -> &'static str {
 
 /// For tests: a program's outcome is forbidden by both engines.
 pub fn forbidden_by_both(p: &Program, want: &Prop, loop_bound: u32) -> bool {
-    verified(p, want, loop_bound, Reading::default()) == Some(false)
+    verified(p, want, loop_bound, Reading::default(), None) == Ok(Some(false))
 }

@@ -84,23 +84,33 @@ impl Builder {
             }
             self.by_name.insert(d.name.clone(), self.by_name.len());
         }
-        // Resolve each declaration's owner (following alias chains) with cycle detection.
+        // Resolve each declaration's owner (following alias chains) with
+        // cycle detection. Each declaration is walked once: a chain stops at
+        // the first declaration whose owner is known, and every declaration
+        // it passed gets that owner (linear in the block, however the
+        // aliases are chained).
         let n = decls.len();
         let mut owner: Vec<Option<usize>> = vec![None; n];
+        let mut on_chain = vec![false; n];
+        let mut chain = Vec::new();
         for i in 0..n {
-            let mut seen = vec![false; n];
+            chain.clear();
             let mut cur = i;
-            loop {
-                if seen[cur] {
+            let root = loop {
+                if let Some(o) = owner[cur] {
+                    break o;
+                }
+                if on_chain[cur] {
                     return Err(Diagnostic::expected(
                         decls[i].span,
                         "an alias chain that ends at a location",
                         "a cycle of aliases",
                     ));
                 }
-                seen[cur] = true;
+                on_chain[cur] = true;
+                chain.push(cur);
                 match &decls[cur].alias {
-                    None => break,
+                    None => break cur,
                     Some((_, target, tspan)) => match self.by_name.get(target) {
                         Some(&t) => cur = t,
                         None => {
@@ -113,8 +123,11 @@ impl Builder {
                         }
                     },
                 }
+            };
+            for &c in &chain {
+                owner[c] = Some(root);
+                on_chain[c] = false;
             }
-            owner[i] = Some(cur);
         }
         let mut loc_of_owner = HashMap::new();
         for (i, d) in decls.iter().enumerate() {
@@ -128,13 +141,30 @@ impl Builder {
                 });
             }
         }
-        // The virtual address of a proxy reference is its target's.
-        fn va_of(decls: &[AddrDecl], by_name: &HashMap<String, AddrId>, i: usize) -> usize {
-            match &decls[i].alias {
-                Some((kind, target, _)) if *kind != AddressKind::Generic => {
-                    va_of(decls, by_name, by_name[target])
+        // The virtual address of a proxy reference is its target's: along
+        // chains of proxy references, remembered (no recursion, each
+        // declaration resolved once; the chains end, as checked above).
+        let mut va: Vec<Option<usize>> = vec![None; n];
+        for i in 0..n {
+            chain.clear();
+            let mut cur = i;
+            let root = loop {
+                if let Some(v) = va[cur] {
+                    break v;
                 }
-                _ => i,
+                match &decls[cur].alias {
+                    Some((kind, target, _)) if *kind != AddressKind::Generic => {
+                        chain.push(cur);
+                        cur = self.by_name[target];
+                    }
+                    _ => {
+                        chain.push(cur);
+                        break cur;
+                    }
+                }
+            };
+            for &c in &chain {
+                va[c] = Some(root);
             }
         }
         for (i, d) in decls.iter().enumerate() {
@@ -143,7 +173,7 @@ impl Builder {
                 None => (AddressKind::Generic, None),
                 Some((k, t, _)) => (*k, Some(self.by_name[t])),
             };
-            let va = va_of(decls, &self.by_name, i);
+            let va = va[i].unwrap();
             self.addresses.push(Address {
                 name: d.name.clone(),
                 loc,

@@ -61,7 +61,8 @@ impl Machine<'_> {
             return *m;
         }
         let m = self.maxima_of(st, loc, &pairs);
-        if self.maxima_memo.len() < MEMO_LIMIT {
+        // An interrupted search may have given up on a completion: not an answer to keep.
+        if self.maxima_memo.len() < MEMO_LIMIT && !self.interrupted() {
             self.maxima_memo.insert(key, m);
         }
         m
@@ -192,7 +193,10 @@ impl Machine<'_> {
         last: Option<usize>,
     ) -> bool {
         let vs = st.versions & self.layout.loc_slots[loc];
-        if last.is_some_and(|w| co[w] & vs != 0) || self.co_check_with(st, co, loc).is_err() {
+        if self.interrupted()
+            || last.is_some_and(|w| co[w] & vs != 0)
+            || self.co_check_with(st, co, loc).is_err()
+        {
             return false;
         }
         let Some(k) = pairs

@@ -106,6 +106,12 @@ pub struct Machine<'p> {
     /// one virtual address, no RMW, and every two of them (initial version
     /// included) morally strong ([`Machine::maxima`]).
     total_loc: Vec<bool>,
+    /// Set by [`Machine::within`]'s watchdog when the run's budget is
+    /// exhausted: the long loops of one step (binds with forwarding chains,
+    /// coherence orientations and completions, a final state's outcomes)
+    /// look at it and give up, leaving partial answers that the caller
+    /// reports as incomplete.
+    interrupted: std::sync::atomic::AtomicBool,
 }
 
 impl<'p> Machine<'p> {
@@ -245,7 +251,32 @@ impl<'p> Machine<'p> {
             po_va_after,
             maxima_memo: Default::default(),
             total_loc,
+            interrupted: Default::default(),
         })
+    }
+
+    /// Run `work` on this machine within `budget`: a watchdog looks at the
+    /// budget every few milliseconds and, once a time or memory limit is
+    /// hit, interrupts the machine, whose long loops then give up
+    /// ([`Machine::interrupted`]). A single step of the machine is not
+    /// bounded by much (one bind of an RMW may forward a chain of other
+    /// RMWs: tens of thousands of successors), so polling between steps
+    /// alone lets a run overrun its limits many times over.
+    pub fn within<R>(&self, budget: &crate::limits::Budget, work: impl FnOnce() -> R) -> R {
+        use std::sync::atomic::Ordering;
+        self.interrupted.store(false, Ordering::Relaxed);
+        crate::limits::watched(
+            budget,
+            |_| self.interrupted.store(true, Ordering::Relaxed),
+            work,
+        )
+    }
+
+    /// Whether the run's budget was exhausted during [`Machine::within`]:
+    /// answers given since may be partial.
+    #[inline]
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The initial state: initial versions in memory, nothing issued.
@@ -333,6 +364,9 @@ impl<'p> Machine<'p> {
             // Every location must have a consistent completion of its
             // coherence, shown or not (lazy coherence, `coherence.rs`).
             let maxima = self.maxima(st, l);
+            if self.interrupted() {
+                return;
+            }
             let Some(col) = self.columns.loc(l) else {
                 if maxima == 0 {
                     return;
@@ -603,6 +637,9 @@ impl<'p> Machine<'p> {
     }
 
     fn orient(&self, st: Box<State>, w: usize, partners: &[usize], out: &mut Vec<Box<State>>) {
+        if self.interrupted() {
+            return;
+        }
         let Some((&m, rest)) = partners.split_first() else {
             if self.co_ok(&st, self.layout.slots[w].loc) {
                 out.push(st);

@@ -195,6 +195,9 @@ impl Machine<'_> {
             f.pruned += unfinished(st).saturating_sub(1);
         }
         'next: for (_, mut cur) in succ {
+            if self.interrupted() {
+                break;
+            }
             while self.por && !self.is_final(&cur) {
                 let windows = Windows::new(self, &cur);
                 let Some((t, e, plan)) = self.first_ready(&cur, &windows) else {
@@ -247,6 +250,9 @@ impl Machine<'_> {
     fn choices(&self, st: &State, windows: &Windows, co: Coherence) -> Vec<(Step, Box<State>)> {
         let mut out = Vec::new();
         for t in 0..st.threads.len() {
+            if self.interrupted() {
+                break;
+            }
             self.thread_choices(st, t, windows, co, &mut out);
         }
         out
@@ -1184,6 +1190,9 @@ impl Machine<'_> {
         let loc = l.slots[r].loc;
         let mut bound_states: Vec<(SmallVec<[usize; 2]>, Box<State>)> = Vec::new();
         for v in members(st.versions & l.loc_slots[loc] & !bit(r)) {
+            if self.interrupted() {
+                return;
+            }
             if let Some(s) = self.bind(st, t, r, v, e.seq) {
                 bound_states.push((fw.clone(), s));
             }
@@ -1192,6 +1201,9 @@ impl Machine<'_> {
         for u in 0..windows.len() {
             let w = windows.get(u);
             for we in &w.entries {
+                if self.interrupted() {
+                    return;
+                }
                 let Some(ws) = we.slot else { continue };
                 if ws == r
                     || busy & bit(ws) != 0

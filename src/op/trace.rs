@@ -11,6 +11,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 use crate::ir::{Instr, Prop, Term};
+use crate::limits::{Budget, Exceeded, Limits, Poll};
 use crate::model::hang::{Hang, Waits};
 use crate::outcome::State as Outcome;
 use crate::rel::{Set, bit, members};
@@ -76,8 +77,8 @@ pub enum TraceError {
         /// Some settled state had a thread cut at the loop bound.
         bound_hit: bool,
     },
-    /// The search for a run hit the state limit.
-    TooManyStates(u64),
+    /// The search for a run was stopped by a limit (states, time, memory).
+    Incomplete(crate::limits::Exceeded),
     /// A `--follow` choice does not exist at its step.
     BadChoice {
         /// 1-based step.
@@ -163,7 +164,7 @@ impl Machine<'_> {
                 }
             }
             if parents.len() as u64 > max_states {
-                return Err(TraceError::TooManyStates(max_states));
+                return Err(TraceError::Incomplete(Exceeded::States(max_states)));
             }
         }
         Err(TraceError::Unreachable)
@@ -172,12 +173,37 @@ impl Machine<'_> {
     /// A shortest run into the least hang (the one `ptxmc run` reports), as a
     /// lasso: breadth-first over the whole state space (up to `max_states`).
     pub fn shortest_hang(&self, max_states: u64) -> Result<Lasso, TraceError> {
+        self.shortest_hang_within(&Budget::new(Limits {
+            max_states: Some(max_states),
+            ..Limits::default()
+        }))
+    }
+
+    /// [`Machine::shortest_hang`] within `budget`: its state limit counts the
+    /// states found; time and memory are watched inside every step too
+    /// ([`Machine::within`]).
+    pub fn shortest_hang_within(&self, budget: &Budget) -> Result<Lasso, TraceError> {
+        let r = self.within(budget, || self.shortest_hang_search(budget));
+        if self.interrupted() {
+            // A step was cut short: whatever the search concluded is partial.
+            if let Some(e) = budget.exceeded() {
+                return Err(TraceError::Incomplete(e));
+            }
+        }
+        r
+    }
+
+    fn shortest_hang_search(&self, budget: &Budget) -> Result<Lasso, TraceError> {
         let init = self.initial();
         let mut parents = Parents::new(&init);
         let mut queue = VecDeque::from([init]);
         let mut best: Option<(Hang, u64, State)> = None;
         let mut bound_hit = false;
+        let mut poll = Poll::new(budget);
         while let Some(st) = queue.pop_front() {
+            if let Some(e) = poll.step() {
+                return Err(TraceError::Incomplete(e));
+            }
             let fp = st.fingerprint();
             bound_hit |= st.threads.iter().any(|t| t.cut);
             if self.is_final(&st) {
@@ -198,8 +224,8 @@ impl Machine<'_> {
                     queue.push_back(*s);
                 }
             }
-            if parents.len() as u64 > max_states {
-                return Err(TraceError::TooManyStates(max_states));
+            if let Some(e) = budget.states_exceeded(parents.len() as u64) {
+                return Err(TraceError::Incomplete(e));
             }
         }
         let Some((hang, fp, st)) = best else {

@@ -142,6 +142,9 @@ pub struct Session<'p> {
     /// Undone choices, the next one to redo last.
     redo: Vec<usize>,
     options: Options,
+    /// The limit that stopped the last listing of transitions, if one did
+    /// ([`Session::transitions_within`]).
+    stopped: std::cell::Cell<Option<Exceeded>>,
 }
 
 impl<'p> Session<'p> {
@@ -160,6 +163,7 @@ impl<'p> Session<'p> {
             steps: Vec::new(),
             redo: Vec::new(),
             options,
+            stopped: Default::default(),
         })
     }
 
@@ -224,6 +228,30 @@ impl<'p> Session<'p> {
                 }
             })
             .collect()
+    }
+
+    /// [`Session::transitions`] within the session's time and memory
+    /// limits: one state may have tens of thousands of successors (RMWs
+    /// reading writes forwarded from other threads' RMWs), so listing them
+    /// is watched like a search ([`Machine::within`]). The limit hit, if
+    /// the list could not be made; [`Session::stopped`] remembers it.
+    pub fn transitions_within(&self) -> Result<Vec<Transition>, Exceeded> {
+        let budget = Budget::new(Limits {
+            max_states: None,
+            ..self.options.limits
+        });
+        let list = self.machine.within(&budget, || self.transitions());
+        let stopped = budget.exceeded().filter(|_| self.machine.interrupted());
+        self.stopped.set(stopped);
+        match stopped {
+            Some(e) => Err(e),
+            None => Ok(list),
+        }
+    }
+
+    /// The limit that stopped the last [`Session::transitions_within`].
+    pub fn stopped(&self) -> Option<Exceeded> {
+        self.stopped.get()
     }
 
     /// Take transition `choice` of the current state. Forgets what was undone.
@@ -378,7 +406,9 @@ impl<'p> Session<'p> {
             self.shortest_from(&self.states[k], &hangs, &budget)
                 .map(|p| p.is_some())
         };
-        self.first_out_of_reach(|st| self.shortest_from(st, &hangs, &budget), reaches)
+        self.machine.within(&budget, || {
+            self.first_out_of_reach(|st| self.shortest_from(st, &hangs, &budget), reaches)
+        })
     }
 
     /// A shortest extension of the current run that ends in a final state
@@ -403,7 +433,9 @@ impl<'p> Session<'p> {
                 None => Ok(false),
             }
         };
-        self.first_out_of_reach(|st| self.shortest_from(st, &ends_in, &budget), reaches)
+        self.machine.within(&budget, || {
+            self.first_out_of_reach(|st| self.shortest_from(st, &ends_in, &budget), reaches)
+        })
     }
 
     /// A shortest path from the current state (`search`), or else the first
@@ -473,6 +505,11 @@ impl<'p> Session<'p> {
                 return Err(e);
             }
         }
-        Ok(None)
+        // A step cut short by the watchdog ([`Machine::within`]) may have
+        // lost successors: no answer then.
+        match budget.exceeded() {
+            Some(e) if m.interrupted() => Err(e),
+            _ => Ok(None),
+        }
     }
 }
