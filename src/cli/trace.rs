@@ -92,7 +92,7 @@ pub fn run(args: &TraceArgs) -> Exit {
         t,
         args.test.loop_bound,
         args.max_states,
-        None,
+        args.timeout,
         args.test.barriers,
     );
     let hint = format!(
