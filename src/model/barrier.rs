@@ -238,208 +238,175 @@ pub fn isa_plans(
     cta: &CtaThreads,
     budget: &mut dyn FnMut() -> bool,
 ) -> Vec<Vec<PlannedPhase>> {
-    let mut out = Vec::new();
-    let mut next = vec![0usize; per_thread.len()];
-    let mut acc = Vec::new();
-    plan_from(
-        arrivals, per_thread, cta, &mut next, &mut acc, &mut out, budget,
-    );
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
-fn plan_from(
-    arr: &[PlanArrival],
-    per_thread: &[(usize, Vec<usize>)],
-    cta: &CtaThreads,
-    next: &mut Vec<usize>,
-    acc: &mut Vec<PlannedPhase>,
-    out: &mut Vec<Vec<PlannedPhase>>,
-    budget: &mut dyn FnMut() -> bool,
-) {
-    if budget() {
-        return;
-    }
-    let remaining: Vec<usize> = per_thread
-        .iter()
-        .zip(next.iter())
-        .flat_map(|((_, l), &n)| l[n..].iter().copied())
-        .collect();
-    if remaining.is_empty() {
-        out.push(acc.clone());
-        return;
-    }
-    // The phase that never completes: every remaining arrival joins it.
-    for ph in open_phase(arr, per_thread, cta, next) {
-        acc.push(ph);
-        out.push(acc.clone());
-        acc.pop();
-    }
-    // A complete phase: its first arrival (in time) sets its count; every
-    // member agrees and none is undefined.
-    let firsts: Vec<usize> = per_thread
-        .iter()
-        .zip(next.iter())
-        .filter_map(|((_, l), &n)| l.get(n).copied())
-        .collect();
-    let mut kinds: Vec<Option<Value>> = Vec::new();
-    for &f in &firsts {
-        if arr[f].ub.is_none() && !kinds.contains(&arr[f].needed) {
-            kinds.push(arr[f].needed);
-        }
-    }
-    for needed in kinds {
-        let saved = next.clone();
-        match needed {
-            None => {
-                // Count-less: every thread of the CTA with an arrival left
-                // gives its next one; the others must exit.
-                let mut members = Vec::new();
-                let mut ok = true;
-                for (i, (_, l)) in per_thread.iter().enumerate() {
-                    if let Some(&a) = l.get(next[i]) {
-                        let x = &arr[a];
-                        if x.ub.is_some() || x.needed.is_some() || x.stuck || !x.waits {
-                            ok = false;
-                            break;
-                        }
-                        members.push(a);
-                        next[i] += 1;
-                    }
-                }
-                let arrived: Vec<usize> = members.iter().map(|&a| arr[a].thread).collect();
-                let exited: Vec<usize> = cta
-                    .threads
-                    .iter()
-                    .copied()
-                    .filter(|u| !arrived.contains(u))
-                    .collect();
-                // A thread that never exits and never arrives holds it up;
-                // a thread with arrivals left has given its next one.
-                ok &= exited.iter().all(|&u| {
-                    (cta.finishes)(u)
-                        && per_thread
-                            .iter()
-                            .zip(next.iter())
-                            .all(|((t, l), &n)| *t != u || n >= l.len())
-                });
-                if ok && !members.is_empty() {
-                    acc.push(PlannedPhase {
-                        members,
-                        complete: true,
-                        exited,
-                        ub: None,
-                        order: Vec::new(),
-                    });
-                    plan_from(arr, per_thread, cta, next, acc, out, budget);
-                    acc.pop();
-                }
-            }
-            Some(n) => {
-                let Ok(n) = usize::try_from(n) else { continue };
-                let mut members = Vec::new();
-                chunks(
-                    arr,
-                    per_thread,
-                    cta,
-                    next,
-                    0,
-                    n,
-                    Some(needed),
-                    &mut members,
-                    acc,
-                    out,
-                    budget,
-                );
-            }
-        }
-        *next = saved;
-    }
-}
-
-/// Choose, thread by thread from `i`, a run of each thread's next arrivals
-/// (only the last may wait) so that `left` more arrivals of count `needed`
-/// complete the phase; then plan the phases after it.
-#[allow(clippy::too_many_arguments)]
-fn chunks(
-    arr: &[PlanArrival],
-    per_thread: &[(usize, Vec<usize>)],
-    cta: &CtaThreads,
-    next: &mut Vec<usize>,
-    i: usize,
-    left: usize,
-    needed: Option<Option<Value>>,
-    members: &mut Vec<usize>,
-    acc: &mut Vec<PlannedPhase>,
-    out: &mut Vec<Vec<PlannedPhase>>,
-    budget: &mut dyn FnMut() -> bool,
-) {
-    if left == 0 {
-        if members.is_empty() {
-            return;
-        }
-        let mut m = members.clone();
-        m.sort_unstable();
-        acc.push(PlannedPhase {
-            members: m,
-            complete: true,
-            exited: Vec::new(),
-            ub: None,
-            order: Vec::new(),
-        });
-        plan_from(arr, per_thread, cta, next, acc, out, budget);
-        acc.pop();
-        return;
-    }
-    if i == per_thread.len() {
-        return;
-    }
-    let start = next[i];
-    let list = &per_thread[i].1;
-    // Take k arrivals of thread i (k = 0 first).
-    chunks(
-        arr,
+    let mut planner = Planner {
+        arr: arrivals,
         per_thread,
         cta,
-        next,
-        i + 1,
-        left,
-        needed,
-        members,
-        acc,
-        out,
         budget,
-    );
-    let mut k = 0;
-    while k < left && start + k < list.len() {
-        let a = list[start + k];
-        let x = &arr[a];
-        if x.ub.is_some() || Some(x.needed) != needed || x.stuck {
-            break;
+        next: vec![0; per_thread.len()],
+        acc: Vec::new(),
+        out: Vec::new(),
+    };
+    planner.plan_from();
+    planner.out
+}
+
+/// The enumeration of [`isa_plans`]: what it reads, where it stands, and
+/// what it found.
+struct Planner<'a, 'c> {
+    /// The resource's arrivals.
+    arr: &'a [PlanArrival],
+    /// Per thread, its arrivals in program order.
+    per_thread: &'a [(usize, Vec<usize>)],
+    /// The CTA's threads and how their paths end.
+    cta: &'a CtaThreads<'c>,
+    /// Says when to stop.
+    budget: &'a mut dyn FnMut() -> bool,
+    /// Per thread, its first arrival not yet in a phase.
+    next: Vec<usize>,
+    /// The phases planned so far.
+    acc: Vec<PlannedPhase>,
+    /// The plans found.
+    out: Vec<Vec<PlannedPhase>>,
+}
+
+impl Planner<'_, '_> {
+    /// Plan the phases from `next` on, after `acc`.
+    fn plan_from(&mut self) {
+        if (self.budget)() {
+            return;
         }
-        members.push(a);
-        k += 1;
-        next[i] = start + k;
-        chunks(
-            arr,
-            per_thread,
-            cta,
-            next,
-            i + 1,
-            left - k,
-            needed,
-            members,
-            acc,
-            out,
-            budget,
-        );
-        if x.waits {
-            // A waiting arrival ends the thread's part of the phase.
-            break;
+        let (arr, per_thread, cta) = (self.arr, self.per_thread, self.cta);
+        if per_thread
+            .iter()
+            .zip(&self.next)
+            .all(|((_, l), &n)| n >= l.len())
+        {
+            self.out.push(self.acc.clone());
+            return;
+        }
+        // The phase that never completes: every remaining arrival joins it.
+        for ph in open_phase(arr, per_thread, cta, &self.next) {
+            self.acc.push(ph);
+            self.out.push(self.acc.clone());
+            self.acc.pop();
+        }
+        // A complete phase: its first arrival (in time) sets its count;
+        // every member agrees and none is undefined.
+        let mut kinds: Vec<Option<Value>> = Vec::new();
+        for ((_, l), &n) in per_thread.iter().zip(&self.next) {
+            if let Some(&f) = l.get(n) {
+                if arr[f].ub.is_none() && !kinds.contains(&arr[f].needed) {
+                    kinds.push(arr[f].needed);
+                }
+            }
+        }
+        for needed in kinds {
+            let saved = self.next.clone();
+            match needed {
+                None => self.countless_phase(),
+                Some(n) => {
+                    if let Ok(n) = usize::try_from(n) {
+                        let mut members = Vec::new();
+                        self.chunks(0, n, needed, &mut members);
+                    }
+                }
+            }
+            self.next = saved;
         }
     }
-    members.truncate(members.len() - k);
-    next[i] = start;
+
+    /// A complete count-less phase: every thread of the CTA with an arrival
+    /// left gives its next one; the others must exit.
+    fn countless_phase(&mut self) {
+        let (arr, per_thread, cta) = (self.arr, self.per_thread, self.cta);
+        let mut members = Vec::new();
+        for (i, (_, l)) in per_thread.iter().enumerate() {
+            if let Some(&a) = l.get(self.next[i]) {
+                let x = &arr[a];
+                if x.ub.is_some() || x.needed.is_some() || x.stuck || !x.waits {
+                    return;
+                }
+                members.push(a);
+                self.next[i] += 1;
+            }
+        }
+        let arrived: Vec<usize> = members.iter().map(|&a| arr[a].thread).collect();
+        let exited: Vec<usize> = cta
+            .threads
+            .iter()
+            .copied()
+            .filter(|u| !arrived.contains(u))
+            .collect();
+        // A thread that never exits and never arrives holds it up; a thread
+        // with arrivals left has given its next one.
+        let ok = exited.iter().all(|&u| {
+            (cta.finishes)(u)
+                && per_thread
+                    .iter()
+                    .zip(&self.next)
+                    .all(|((t, l), &n)| *t != u || n >= l.len())
+        });
+        if ok && !members.is_empty() {
+            self.acc.push(PlannedPhase {
+                members,
+                complete: true,
+                exited,
+                ub: None,
+                order: Vec::new(),
+            });
+            self.plan_from();
+            self.acc.pop();
+        }
+    }
+
+    /// Choose, thread by thread from `i`, a run of each thread's next
+    /// arrivals (only the last may wait) so that `left` more arrivals of
+    /// count `needed` complete the phase; then plan the phases after it.
+    fn chunks(&mut self, i: usize, left: usize, needed: Option<Value>, members: &mut Vec<usize>) {
+        if left == 0 {
+            if members.is_empty() {
+                return;
+            }
+            let mut m = members.clone();
+            m.sort_unstable();
+            self.acc.push(PlannedPhase {
+                members: m,
+                complete: true,
+                exited: Vec::new(),
+                ub: None,
+                order: Vec::new(),
+            });
+            self.plan_from();
+            self.acc.pop();
+            return;
+        }
+        if i == self.per_thread.len() {
+            return;
+        }
+        let (arr, list) = (self.arr, &self.per_thread[i].1);
+        let start = self.next[i];
+        // Take k arrivals of thread i (k = 0 first).
+        self.chunks(i + 1, left, needed, members);
+        let mut k = 0;
+        while k < left && start + k < list.len() {
+            let a = list[start + k];
+            let x = &arr[a];
+            if x.ub.is_some() || x.needed != needed || x.stuck {
+                break;
+            }
+            members.push(a);
+            k += 1;
+            self.next[i] = start + k;
+            self.chunks(i + 1, left - k, needed, members);
+            if x.waits {
+                // A waiting arrival ends the thread's part of the phase.
+                break;
+            }
+        }
+        members.truncate(members.len() - k);
+        self.next[i] = start;
+    }
 }
 
 /// Every remaining arrival in one phase that never completes, in each way
