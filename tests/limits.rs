@@ -475,6 +475,21 @@ fn explain_and_fix_honour_their_time_limit() {
     }
 }
 
+/// Found by the mutation campaign (seed of `.ci/run`'s deep run): 16
+/// threads, each reader in two nested spin loops around a `fence.sc`. The
+/// explanation's reads-from walk checked the clock once per 64 complete
+/// candidates, and every node checks every axiom on its prefix: `explain
+/// --timeout 0.5` ran for minutes. It now looks at the clock at every node.
+#[test]
+fn explain_looks_at_the_clock_at_every_node() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/explain-nested-spins-x16.litmus"
+    );
+    let (code, out, took) = ptxmc_within(&["explain", "--timeout", "0.5", path], guard_of(0.5));
+    assert_eq!(code, 4, "returned in {took:?}\n{out}");
+}
+
 /// Found by the mutation campaign: `explain` chose which arrivals complete
 /// a barrier phase by filtering every subset of the arrivals (2^n of them,
 /// unpolled), so `Bar-waits-for-spinner` repeated over 32 threads ran past

@@ -345,6 +345,13 @@ impl Walk<'_, '_, '_> {
     // reads-from, barrier, Fence-SC and coherence edges) is reported once, as
     // a prefix, and not extended.
     fn reads(&mut self, k: usize, visit: &mut dyn FnMut(&Candidate) -> bool) {
+        // Each node checks every axiom on the prefix (`prefix_violation`), so
+        // a look at the clock per node costs nothing beside it; nodes can be
+        // millions before a candidate is complete.
+        if self.limits.deadline.is_some_and(|d| Instant::now() > d) {
+            self.stop = Some(Stopped::Timeout);
+            return;
+        }
         let g = self.g;
         let Some(&r) = g.reads.get(k) else {
             return self.barriers(visit);
