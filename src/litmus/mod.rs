@@ -44,6 +44,18 @@ pub struct SourceMap {
     pub initialised: Vec<Vec<crate::ir::RegId>>,
 }
 
+impl SourceMap {
+    /// The span of instruction `pc` of thread `t` (empty for instructions
+    /// the source does not have, such as a lowering's).
+    pub fn instr(&self, t: usize, pc: usize) -> Span {
+        self.instrs
+            .get(t)
+            .and_then(|s| s.get(pc))
+            .copied()
+            .unwrap_or_default()
+    }
+}
+
 /// The input format of a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -85,13 +97,7 @@ impl LitmusTest {
     }
     /// `file:line:column` of instruction `pc` of thread `t`.
     pub fn position(&self, t: usize, pc: usize) -> String {
-        let at = self
-            .spans
-            .instrs
-            .get(t)
-            .and_then(|s| s.get(pc))
-            .map_or(0, |s| s.start)
-            .min(self.source.len());
+        let at = self.spans.instr(t, pc).start.min(self.source.len());
         let before = &self.source[..at];
         let line = before.matches('\n').count() + 1;
         let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;

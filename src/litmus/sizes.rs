@@ -34,14 +34,7 @@ pub fn check(
     spans: &SourceMap,
     place: &dyn Fn(Span) -> String,
 ) -> Result<(), Diagnostic> {
-    let span_of = |t: usize, pc: usize| {
-        spans
-            .instrs
-            .get(t)
-            .and_then(|s| s.get(pc))
-            .copied()
-            .unwrap_or_default()
-    };
+    let span_of = |t: usize, pc: usize| spans.instr(t, pc);
     let text = |t: usize, pc: usize| {
         format!(
             "{}'s `{}`",

@@ -67,14 +67,7 @@ fn needs_accounts(i: &Instr) -> bool {
 /// Reject what the lowering cannot express, pointing at the text.
 pub fn check(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
     for (t, th) in p.threads.iter().enumerate() {
-        let span = |pc: usize| {
-            spans
-                .instrs
-                .get(t)
-                .and_then(|s| s.get(pc))
-                .copied()
-                .unwrap_or_default()
-        };
+        let span = |pc: usize| spans.instr(t, pc);
         for (pc, i) in th.code.iter().enumerate() {
             match i {
                 Instr::AsyncCopy {

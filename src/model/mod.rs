@@ -55,12 +55,7 @@ impl Model {
                     operations; use --model ptx7.5";
         for (t, th) in p.threads.iter().enumerate() {
             for (pc, i) in th.code.iter().enumerate() {
-                let span = spans
-                    .instrs
-                    .get(t)
-                    .and_then(|s| s.get(pc))
-                    .copied()
-                    .unwrap_or_default();
+                let span = spans.instr(t, pc);
                 let bad = match i {
                     Instr::ProxyFence { kind } => Some(format!("`fence.proxy.{}`", kind.as_str())),
                     Instr::Fence {
@@ -128,12 +123,7 @@ impl Model {
                     }
                 );
                 if restricted_acquire {
-                    let span = spans
-                        .instrs
-                        .get(t)
-                        .and_then(|s| s.get(pc))
-                        .copied()
-                        .unwrap_or_default();
+                    let span = spans.instr(t, pc);
                     out.push(
                         Diagnostic::warning(
                             span,
