@@ -7,7 +7,7 @@
 
 use crate::ir::{BarrierKind, Value};
 use crate::model::barrier::{self, CtaThreads, PlanArrival, PlannedPhase, Reading};
-use crate::model::ub::{UbKind, Undefined};
+use crate::model::ub::Undefined;
 use crate::rel::Rel;
 
 use super::graph::Graph;
@@ -188,7 +188,13 @@ fn phases_as_choice(
             }
         }
         let at = |a: usize| (arr[a].thread, g.events[ev(a).arrive].pc);
-        if let Some(u) = phase_ub(arr, &ph.members, &at) {
+        let members = ph.members.iter().map(|&a| barrier::PhaseMember {
+            ub: arr[a].ub,
+            needed: arr[a].needed,
+            count: arr[a].count,
+            at: at(a),
+        });
+        if let Some(u) = barrier::phase_ub(members) {
             if ub.as_ref().is_none_or(|b| u < *b) {
                 ub = Some(u);
             }
@@ -217,42 +223,4 @@ fn phases_as_choice(
         instances,
         ub,
     }
-}
-
-/// The least undefined step of one phase: an arrival undefined in itself,
-/// or members that disagree on the count (then every member is named, in
-/// (thread, instruction) order). The machine names them the same way
-/// (`op::Machine::undefined`).
-pub fn phase_ub(
-    arr: &[PlanArrival],
-    members: &[usize],
-    at: &dyn Fn(usize) -> (usize, usize),
-) -> Option<Undefined> {
-    let mut best: Option<Undefined> = None;
-    let mut keep = |u: Undefined| {
-        if best.as_ref().is_none_or(|b| u < *b) {
-            best = Some(u);
-        }
-    };
-    for &a in members {
-        if let Some(why) = arr[a].ub {
-            keep(Undefined {
-                kind: UbKind::Barrier(why),
-                at: vec![at(a)],
-            });
-        }
-    }
-    let first = &arr[members[0]];
-    if members
-        .iter()
-        .any(|&a| arr[a].needed != first.needed || arr[a].count != first.count)
-    {
-        let mut all: Vec<(usize, usize)> = members.iter().map(|&a| at(a)).collect();
-        all.sort_unstable();
-        keep(Undefined {
-            kind: UbKind::Barrier(barrier::BarrierUb::CountsDisagree),
-            at: all,
-        });
-    }
-    best
 }

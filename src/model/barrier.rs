@@ -34,6 +34,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 use smallvec::{SmallVec, smallvec};
 
+use super::ub::{UbKind, Undefined};
 use crate::ir::{BarrierKind, Instr, Operand, Program, Value};
 
 /// How CTA barriers are read.
@@ -607,4 +608,52 @@ pub fn may_be_undefined(p: &Program) -> bool {
         }
     }
     false
+}
+
+/// One arrival of a phase, as [`phase_ub`] judges it.
+pub struct PhaseMember {
+    /// Undefined in itself, and why.
+    pub ub: Option<BarrierUb>,
+    /// Arrivals its phase needs.
+    pub needed: Option<Value>,
+    /// The count as compared between participants.
+    pub count: Option<Value>,
+    /// Where: (thread, instruction).
+    pub at: (usize, usize),
+}
+
+/// The least undefined step of one phase (members in arrival order, first
+/// first): an arrival undefined in itself, or members that disagree on the
+/// count (then every member is named, in (thread, instruction) order). Both
+/// engines name undefined phases through this one rule, so they report the
+/// same witness.
+pub fn phase_ub(members: impl Iterator<Item = PhaseMember>) -> Option<Undefined> {
+    let members: Vec<PhaseMember> = members.collect();
+    let first = members.first()?;
+    let mut best: Option<Undefined> = None;
+    let mut keep = |u: Undefined| {
+        if best.as_ref().is_none_or(|b| u < *b) {
+            best = Some(u);
+        }
+    };
+    for m in &members {
+        if let Some(why) = m.ub {
+            keep(Undefined {
+                kind: UbKind::Barrier(why),
+                at: vec![m.at],
+            });
+        }
+    }
+    if members
+        .iter()
+        .any(|m| m.needed != first.needed || m.count != first.count)
+    {
+        let mut all: Vec<(usize, usize)> = members.iter().map(|m| m.at).collect();
+        all.sort_unstable();
+        keep(Undefined {
+            kind: UbKind::Barrier(BarrierUb::CountsDisagree),
+            at: all,
+        });
+    }
+    best
 }

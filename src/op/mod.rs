@@ -735,40 +735,30 @@ impl<'p> Machine<'p> {
     /// (`model::barrier::BarrierUb`), and phases whose arrivals disagree on
     /// the count (ISA reading).
     pub fn undefined(&self, st: &State) -> Option<crate::model::ub::Undefined> {
-        use crate::model::barrier::BarrierUb;
-        use crate::model::ub::{UbKind, Undefined};
-        let at = |a: &state::Arrival| (a.thread, self.layout.slots[a.slot].pc);
-        let mut found: Option<Undefined> = None;
-        let mut keep = |u: Undefined| {
-            if found.as_ref().is_none_or(|f| u < *f) {
-                found = Some(u);
-            }
+        use crate::model::barrier::{self, PhaseMember, Reading};
+        let member = |a: &state::Arrival| PhaseMember {
+            ub: a.ub,
+            needed: a.needed,
+            count: a.count,
+            at: (a.thread, self.layout.slots[a.slot].pc),
         };
+        let mut found: Option<crate::model::ub::Undefined> = None;
         for (i, a) in st.arrivals.iter().enumerate() {
-            if let Some(ub) = a.ub {
-                keep(Undefined {
-                    kind: UbKind::Barrier(ub),
-                    at: vec![at(a)],
-                });
-            }
-            // Each phase once, at its first arrival: do its members agree?
             let same = |b: &&state::Arrival| b.cta == a.cta && b.id == a.id && b.phase == a.phase;
-            if self.barriers != crate::model::barrier::Reading::Isa
-                || st.arrivals[..i].iter().any(|b| same(&b))
-            {
+            // Each phase once, at its first arrival; under the Dat3M reading
+            // phases are per thread and only arrivals undefined in themselves
+            // count (none are).
+            let u = if self.barriers == Reading::Dat3m {
+                barrier::phase_ub(std::iter::once(member(a)))
+            } else if st.arrivals[..i].iter().any(|b| same(&b)) {
                 continue;
-            }
-            let members: Vec<&state::Arrival> = st.arrivals[i..].iter().filter(same).collect();
-            if members
-                .iter()
-                .any(|b| b.needed != a.needed || b.count != a.count)
-            {
-                let mut all: Vec<(usize, usize)> = members.iter().map(|b| at(b)).collect();
-                all.sort_unstable();
-                keep(Undefined {
-                    kind: UbKind::Barrier(BarrierUb::CountsDisagree),
-                    at: all,
-                });
+            } else {
+                barrier::phase_ub(st.arrivals[i..].iter().filter(same).map(member))
+            };
+            if let Some(u) = u {
+                if found.as_ref().is_none_or(|f| u < *f) {
+                    found = Some(u);
+                }
             }
         }
         found
