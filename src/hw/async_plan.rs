@@ -24,7 +24,8 @@
 
 use smallvec::SmallVec;
 
-use super::plan::{CtaRole, Reason};
+use super::refusal::Reason;
+use super::roles::CtaRole;
 use crate::ir::{
     AddrId, AsyncKind, AsyncSrc, Completion, Instr, LocId, LocKind, MbarOp, Operand, Program,
     ProxyFenceKind, Space, SpaceQual, ThreadId, UniProxy, Value, WaitPhase, mbar,

@@ -36,9 +36,12 @@ mod gen_shared;
 pub mod generate;
 pub mod histogram;
 pub mod plan;
+pub mod refusal;
+pub mod roles;
 pub mod sass;
 
-pub use plan::{Plan, Reason, Refusal};
+pub use plan::Plan;
+pub use refusal::{Reason, Refusal};
 
 /// The name of the device function that runs litmus thread `thread` of test
 /// `id` (e.g. `ptxmc_t0007_P1`); the SASS check finds a thread's machine code
