@@ -255,8 +255,14 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let columns = Columns::of(p);
     let budget = Budget::new(opts.limits).with_output_cost(opts.output_cost);
     let start = budget.start();
-    let check = opts.termination
-        && crate::model::hang::can_block(&crate::model::lower::lower(p, opts.loop_bound));
+    // Lowered once for every engine and phase: each of them lowers what it
+    // is given, which borrows an already lowered program (lowering keeps
+    // source threads' instructions in place, so pcs, registers and final
+    // states mean the same in both).
+    let source = p;
+    let lowered = crate::model::lower::lowered(source, opts.loop_bound);
+    let p: &Program = &lowered;
+    let check = opts.termination && crate::model::hang::can_block(p);
     let mut stats = EngineStats::default();
     let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
     let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);
@@ -323,8 +329,8 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     };
     // herd's `filter` applies to what is listed and judged, after the
     // engines were compared above on every state.
-    let (outcomes, filtered_out) = crate::outcome::apply_filter(p, &columns, outcomes);
-    let verdict = Verdict::of(p, &columns, &outcomes);
+    let (outcomes, filtered_out) = crate::outcome::apply_filter(source, &columns, outcomes);
+    let verdict = Verdict::of(source, &columns, &outcomes);
     RunResult {
         engine: opts.engine.label(),
         columns,

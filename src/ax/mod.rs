@@ -143,7 +143,7 @@ fn search_all(
     budget: &Budget,
     r: &mut AxResult,
 ) -> Result<(), AxLimit> {
-    let lowered = crate::model::lower::lower(p, opts.loop_bound);
+    let lowered = crate::model::lower::lowered(p, opts.loop_bound);
     let p = &lowered;
     let cols = Columns::of(p);
     let paths = unfold_all(p, opts, false, budget)?;

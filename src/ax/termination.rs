@@ -51,7 +51,7 @@ pub fn termination_within(
     budget: &Budget,
     nodes_before: u64,
 ) -> Result<AxTermination, AxLimit> {
-    let lowered = crate::model::lower::lower(p, opts.loop_bound);
+    let lowered = crate::model::lower::lowered(p, opts.loop_bound);
     let p = &lowered;
     let paths = super::unfold_all(p, opts, true, budget)?;
     let mut result = AxTermination {

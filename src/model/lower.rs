@@ -242,6 +242,19 @@ fn check_paths(p: &Program, t: ThreadId, span: &dyn Fn(usize) -> Span) -> Result
     Ok(())
 }
 
+/// [`lower`] without a copy when nothing needs lowering: a program that is
+/// already lowered (or never needed it) is borrowed. Lowering is idempotent
+/// (a lowered program has no instruction left that [`needs_lowering`]
+/// names), so a run lowers its program once and hands the result to every
+/// engine and phase, which call this again for free.
+pub fn lowered(p: &Program, bound: u32) -> std::borrow::Cow<'_, Program> {
+    if needs_lowering(p) {
+        std::borrow::Cow::Owned(lower(p, bound))
+    } else {
+        std::borrow::Cow::Borrowed(p)
+    }
+}
+
 /// The program the engines run (the program itself when nothing needs
 /// lowering), with one agent per execution of an asynchronous operation
 /// that a loop may run up to `bound` more times.

@@ -127,11 +127,7 @@ impl<'p> Machine<'p> {
         bound: u32,
         retry: bool,
     ) -> Result<Machine<'p>, TooManySlots> {
-        let program = if lower::needs_lowering(source) {
-            Cow::Owned(lower::lower(source, bound))
-        } else {
-            Cow::Borrowed(source)
-        };
+        let program = lower::lowered(source, bound);
         let p: &Program = &program;
         let layout = Layout::new(p, bound, retry)?;
         let mut back_index = Vec::new();
