@@ -19,6 +19,7 @@ mod coherence;
 pub mod hang;
 pub mod layout;
 pub mod reason;
+pub mod refusals;
 pub mod state;
 mod steps;
 pub mod trace;
