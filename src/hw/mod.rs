@@ -35,6 +35,7 @@ mod gen_shared;
 #[path = "gen.rs"]
 pub mod generate;
 pub mod histogram;
+pub mod kernels;
 pub mod plan;
 pub mod refusal;
 pub mod roles;

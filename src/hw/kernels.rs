@@ -1,0 +1,251 @@
+//! Kernels on the GPU: the launch of a corpus kernel written for the kernel
+//! runner (`ptxmc_kernel_hw.cu`), which launches the kernel's own PTX — the
+//! exact text the model checked, assembled by `ptxas` — many times and
+//! writes the histogram of its final buffers (`docs/hardware.md`, "Kernels
+//! on the GPU").
+//!
+//! Unlike the litmus harness ([`super::generate`]) nothing is rewritten: one
+//! launch is one run of the kernel, so a hang is a hang of the GPU launch,
+//! caught by the runner's watchdog (the histogram then says `"hangs": 1`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The kernel runner's source, copied into every output folder.
+pub const RUNNER: &str = include_str!("ptxmc_kernel_hw.cu");
+
+/// One parameter of the kernel, in the order of its `.param` list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunParam {
+    /// A pointer parameter bound to a buffer.
+    Buffer {
+        /// The buffer's name (histogram columns are `name[i]`).
+        name: String,
+        /// Bytes per element (1, 2, 4 or 8).
+        bytes: u32,
+        /// Whether elements are read back sign-extended.
+        signed: bool,
+        /// Initial contents, one value per element.
+        init: Vec<i64>,
+    },
+    /// A value parameter.
+    Scalar {
+        /// Its name.
+        name: String,
+        /// Its width in bytes.
+        bytes: u32,
+        /// Whether it is signed.
+        signed: bool,
+        /// Its value.
+        value: i64,
+    },
+}
+
+/// Everything the runner needs to launch one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelRun {
+    /// Harness id: names the spec, the cubin and the histogram (`k000`).
+    pub id: String,
+    /// The kernel's path as given to ptxmc (the histogram's `test`).
+    pub test: String,
+    /// The PTX file the model read (assembled into `<id>.cubin`).
+    pub ptx: PathBuf,
+    /// The mangled `.entry` name.
+    pub entry: String,
+    /// Grid dimensions in CTAs.
+    pub grid: [u32; 3],
+    /// Block dimensions in threads.
+    pub block: [u32; 3],
+    /// Cluster dimensions in CTAs, for a cluster launch.
+    pub cluster: Option<[u32; 3]>,
+    /// The kernel's parameters, in order.
+    pub params: Vec<RunParam>,
+}
+
+/// How the runner repeats each kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunnerOptions {
+    /// Launches per configuration (plain, then with stress warps beside).
+    pub launches: u64,
+    /// A launch not finished after this many milliseconds is a hang.
+    pub timeout_ms: u32,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        RunnerOptions {
+            launches: 20_000,
+            timeout_ms: 2_000,
+        }
+    }
+}
+
+/// The runner's spec file for `k` (the line format documented at the top of
+/// `ptxmc_kernel_hw.cu`).
+pub fn spec(k: &KernelRun, opts: &RunnerOptions) -> String {
+    let mut s = String::new();
+    let dims = |d: [u32; 3]| format!("{} {} {}", d[0], d[1], d[2]);
+    let _ = writeln!(s, "id {}", k.id);
+    let _ = writeln!(s, "test {}", k.test);
+    let _ = writeln!(s, "cubin {}.cubin", k.id);
+    let _ = writeln!(s, "entry {}", k.entry);
+    let _ = writeln!(s, "grid {}", dims(k.grid));
+    let _ = writeln!(s, "block {}", dims(k.block));
+    let _ = writeln!(s, "cluster {}", dims(k.cluster.unwrap_or([0; 3])));
+    for p in &k.params {
+        match p {
+            RunParam::Buffer {
+                name,
+                bytes,
+                signed,
+                init,
+            } => {
+                let _ = write!(s, "buffer {name} {bytes} {} {}", *signed as u8, init.len());
+                for v in init {
+                    let _ = write!(s, " {v}");
+                }
+                s.push('\n');
+            }
+            RunParam::Scalar {
+                name,
+                bytes,
+                signed,
+                value,
+            } => {
+                let _ = writeln!(s, "scalar {name} {bytes} {} {value}", *signed as u8);
+            }
+        }
+    }
+    let _ = writeln!(s, "launches {}", opts.launches);
+    let _ = writeln!(s, "timeout_ms {}", opts.timeout_ms);
+    s
+}
+
+/// `build.sh`: assemble every kernel's PTX with the `ptxas` of the nvcc that
+/// `$NVCC` (or the PATH) names — it must know the PTX's `.version`, so this
+/// step runs where the toolkit that emitted the PTX is (the GPU machine's may
+/// be older) — then, with `runner`, compile the runner with the nvcc there.
+pub fn build_script(kernels: &[KernelRun]) -> String {
+    let mut s = String::from(
+        "#!/usr/bin/env bash\n\
+         # Written by `ptxmc hw kernels`.\n\
+         #   ./build.sh cubins   assemble each kernel's PTX (needs an nvcc that knows its .version)\n\
+         #   ./build.sh runner   compile the runner (any nvcc with the driver API, C++17)\n\
+         set -euo pipefail\ncd \"$(dirname \"$0\")\"\n\
+         nvcc=\"${NVCC:-nvcc}\"\n\
+         case \"${1:-all}\" in\n  cubins|all)\n",
+    );
+    for k in kernels {
+        let _ = writeln!(
+            s,
+            "    \"$nvcc\" -cubin -arch=sm_90a {id}.ptx -o {id}.cubin",
+            id = k.id
+        );
+    }
+    s.push_str("    ;;&\n  runner|all)\n");
+    s.push_str(
+        "    \"$nvcc\" -O2 -std=c++17 -arch=sm_90 ptxmc_kernel_hw.cu -o ptxmc_kernel_hw -lcuda\n    ;;\nesac\n",
+    );
+    s
+}
+
+/// `run.sh`: each kernel in a process of its own (a hang kills the GPU
+/// context), histograms into `OUT` (default `results/`).
+pub fn run_script(kernels: &[KernelRun]) -> String {
+    let mut s = String::from(
+        "#!/usr/bin/env bash\n\
+         # Written by `ptxmc hw kernels`. Usage: ./run.sh [OUT]\n\
+         set -uo pipefail\ncd \"$(dirname \"$0\")\"\nout=\"${1:-results}\"\nmkdir -p \"$out\"\n",
+    );
+    for k in kernels {
+        let _ = writeln!(
+            s,
+            "./ptxmc_kernel_hw {id}.spec \"$out/{id}.json\"; rc=$?; [ $rc = 0 ] || [ $rc = 4 ] || echo \"{id}: runner failed ($rc)\" >&2",
+            id = k.id
+        );
+    }
+    s
+}
+
+/// Write the folder for `kernels` into `dir`: the runner, one spec and one
+/// copy of the PTX per kernel, `build.sh`, `run.sh`.
+pub fn write(dir: &Path, kernels: &[KernelRun], opts: &RunnerOptions) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("ptxmc_kernel_hw.cu"), RUNNER)?;
+    for k in kernels {
+        std::fs::write(dir.join(format!("{}.spec", k.id)), spec(k, opts))?;
+        std::fs::copy(&k.ptx, dir.join(format!("{}.ptx", k.id)))?;
+    }
+    for (name, text) in [
+        ("build.sh", build_script(kernels)),
+        ("run.sh", run_script(kernels)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mp() -> KernelRun {
+        KernelRun {
+            id: "k000".into(),
+            test: "kernels/mp_relaxed.cu".into(),
+            ptx: "kernels/mp_relaxed.ptx".into(),
+            entry: "_Z2mpPiS_S_".into(),
+            grid: [2, 1, 1],
+            block: [1, 1, 1],
+            cluster: None,
+            params: vec![
+                RunParam::Buffer {
+                    name: "data".into(),
+                    bytes: 4,
+                    signed: true,
+                    init: vec![0],
+                },
+                RunParam::Buffer {
+                    name: "out".into(),
+                    bytes: 4,
+                    signed: true,
+                    init: vec![-1, -1],
+                },
+                RunParam::Scalar {
+                    name: "n".into(),
+                    bytes: 8,
+                    signed: false,
+                    value: 3,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn the_spec_lists_the_launch_and_every_parameter_in_order() {
+        let s = spec(
+            &mp(),
+            &RunnerOptions {
+                launches: 10,
+                timeout_ms: 500,
+            },
+        );
+        assert_eq!(
+            s,
+            "id k000\ntest kernels/mp_relaxed.cu\ncubin k000.cubin\nentry _Z2mpPiS_S_\n\
+             grid 2 1 1\nblock 1 1 1\ncluster 0 0 0\nbuffer data 4 1 1 0\n\
+             buffer out 4 1 2 -1 -1\nscalar n 8 0 3\nlaunches 10\ntimeout_ms 500\n"
+        );
+    }
+
+    #[test]
+    fn run_script_keeps_going_after_a_hang() {
+        let s = run_script(&[mp()]);
+        assert!(s.contains(
+            "./ptxmc_kernel_hw k000.spec \"$out/k000.json\"; rc=$?; [ $rc = 0 ] || [ $rc = 4 ]"
+        ));
+    }
+}

@@ -1,0 +1,317 @@
+// ptxmc kernel runner: launches one compiled kernel of the corpus many times
+// and writes the histogram of its final buffers. Written by `ptxmc hw kernels`;
+// do not edit. Needs only the CUDA toolkit (runtime + driver API, C++17).
+// See docs/hardware.md ("Kernels on the GPU") in the ptxmc sources.
+//
+//   ptxmc_kernel_hw SPEC OUT.json
+//
+// SPEC is the line format `ptxmc hw kernels` writes (one directive a line):
+//   id ID                      harness id (file names)
+//   test PATH                  the kernel's path as given to ptxmc
+//   cubin FILE                 the kernel's PTX, assembled by ptxas (the
+//                              exact PTX the model checked)
+//   entry NAME                 the mangled `.entry` name
+//   grid X Y Z / block X Y Z / cluster X Y Z (0 0 0: no cluster launch)
+//   buffer NAME BYTES SIGNED LEN V0 V1 ...   a pointer parameter
+//   scalar NAME BYTES SIGNED V               a value parameter
+//   launches N                 launches per configuration
+//   timeout_ms T               a launch that has not finished after T ms is
+//                              a hang: the histogram so far is written with
+//                              "hangs": 1 and the process exits with status 4
+//                              (the GPU context cannot be recovered)
+// Parameters are passed in the order of the lines.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#define CU(x)                                                                      \
+  do {                                                                             \
+    CUresult e_ = (x);                                                             \
+    if (e_ != CUDA_SUCCESS) {                                                      \
+      const char* s_ = nullptr;                                                    \
+      cuGetErrorString(e_, &s_);                                                   \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_ ? s_ : "?"); \
+      exit(3);                                                                     \
+    }                                                                              \
+  } while (0)
+
+#define CUDART(x)                                                              \
+  do {                                                                         \
+    cudaError_t e_ = (x);                                                      \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,              \
+              cudaGetErrorString(e_));                                         \
+      exit(3);                                                                 \
+    }                                                                          \
+  } while (0)
+
+struct Param {
+  bool buffer;
+  std::string name;
+  unsigned bytes;
+  bool is_signed;
+  std::vector<long long> init;  // buffer contents, or the scalar's one value
+  CUdeviceptr dev = 0;
+  unsigned long long scalar = 0;  // the value parameter's bytes
+};
+
+struct Spec {
+  std::string id, test, cubin, entry;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
+  std::vector<Param> params;
+  unsigned long long launches = 1000;
+  unsigned timeout_ms = 2000;
+};
+
+static Spec read_spec(const char* path) {
+  std::ifstream in(path);
+  if (!in) {
+    fprintf(stderr, "%s: cannot read\n", path);
+    exit(2);
+  }
+  Spec s;
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    lineno++;
+    std::istringstream ls(line);
+    std::string key;
+    if (!(ls >> key) || key[0] == '#') continue;
+    bool ok = true;
+    if (key == "id") ok = bool(ls >> s.id);
+    else if (key == "test") ok = bool(ls >> s.test);
+    else if (key == "cubin") ok = bool(ls >> s.cubin);
+    else if (key == "entry") ok = bool(ls >> s.entry);
+    else if (key == "grid") ok = bool(ls >> s.grid[0] >> s.grid[1] >> s.grid[2]);
+    else if (key == "block") ok = bool(ls >> s.block[0] >> s.block[1] >> s.block[2]);
+    else if (key == "cluster") ok = bool(ls >> s.cluster[0] >> s.cluster[1] >> s.cluster[2]);
+    else if (key == "launches") ok = bool(ls >> s.launches);
+    else if (key == "timeout_ms") ok = bool(ls >> s.timeout_ms);
+    else if (key == "buffer" || key == "scalar") {
+      Param p;
+      p.buffer = key == "buffer";
+      int sign = 0;
+      size_t len = 1;
+      ok = bool(ls >> p.name >> p.bytes >> sign);
+      p.is_signed = sign != 0;
+      if (ok && p.buffer) ok = bool(ls >> len);
+      for (size_t i = 0; ok && i < len; i++) {
+        long long v;
+        ok = bool(ls >> v);
+        p.init.push_back(v);
+      }
+      ok = ok && (p.bytes == 1 || p.bytes == 2 || p.bytes == 4 || p.bytes == 8);
+      s.params.push_back(p);
+    } else ok = false;
+    if (!ok) {
+      fprintf(stderr, "%s:%d: cannot read '%s'\n", path, lineno, line.c_str());
+      exit(2);
+    }
+  }
+  return s;
+}
+
+// Extra warps that hammer scratch memory while the kernel runs (the stress
+// configuration), on a stream of their own.
+__global__ void ptxmc_stress(unsigned* scratch, unsigned n, unsigned iters) {
+  unsigned i = (blockIdx.x * blockDim.x + threadIdx.x) * 97u;
+  for (unsigned k = 0; k < iters; k++) {
+    unsigned j = (i + k * 1031u) % n;
+    scratch[j] = scratch[(j + 512u) % n] + 1u;
+  }
+}
+
+static long long decode(const unsigned char* p, unsigned bytes, bool is_signed) {
+  unsigned long long u = 0;
+  memcpy(&u, p, bytes);
+  if (is_signed && bytes < 8) {
+    unsigned shift = 64 - 8 * bytes;
+    return (long long)(u << shift) >> shift;
+  }
+  return (long long)u;
+}
+
+static void encode(unsigned char* p, unsigned bytes, long long v) {
+  unsigned long long u = (unsigned long long)v;
+  memcpy(p, &u, bytes);
+}
+
+struct Histogram {
+  std::map<std::vector<long long>, std::vector<unsigned long long>> counts;  // per config
+  unsigned long long runs[2] = {0, 0}, launches[2] = {0, 0};
+  unsigned hangs = 0;
+};
+
+static void write_json(const Spec& s, const Histogram& h, const char* out, double seconds) {
+  FILE* f = fopen(out, "w");
+  if (!f) {
+    perror(out);
+    exit(3);
+  }
+  int dev = 0, drv = 0, rt = 0;
+  cudaDeviceProp prop;
+  CUDART(cudaGetDevice(&dev));
+  CUDART(cudaGetDeviceProperties(&prop, dev));
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  fprintf(f, "{\n  \"schema\": \"ptxmc-hw-histogram/1\",\n");
+  fprintf(f, "  \"id\": \"%s\", \"test\": \"%s\", \"name\": \"%s\",\n", s.id.c_str(), s.test.c_str(),
+          s.entry.c_str());
+  fprintf(f,
+          "  \"device\": {\"name\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, \"driver\": %d, "
+          "\"runtime\": %d},\n",
+          prop.name, prop.major, prop.minor, prop.multiProcessorCount, drv, rt);
+  fprintf(f, "  \"instances_per_launch\": 1, \"seconds\": %.3f,\n", seconds);
+  fprintf(f, "  \"runs\": %llu, \"timeouts\": %u, \"hangs\": %u,\n", h.runs[0] + h.runs[1], h.hangs,
+          h.hangs);
+  const char* names[2] = {"plain", "stress"};
+  fprintf(f, "  \"configs\": [");
+  for (int c = 0; c < 2; c++)
+    fprintf(f,
+            "%s{\"name\": \"%s\", \"barrier_start\": false, \"stress\": %s, \"launches\": %llu, "
+            "\"runs\": %llu, \"timeouts\": 0}",
+            c ? ", " : "", names[c], c ? "true" : "false", h.launches[c], h.runs[c]);
+  fprintf(f, "],\n  \"columns\": [");
+  bool first = true;
+  for (const Param& p : s.params) {
+    if (!p.buffer) continue;
+    for (size_t i = 0; i < p.init.size(); i++) {
+      fprintf(f, "%s\"%s[%zu]\"", first ? "" : ", ", p.name.c_str(), i);
+      first = false;
+    }
+  }
+  fprintf(f, "],\n  \"outcomes\": [");
+  first = true;
+  for (const auto& [values, by] : h.counts) {
+    unsigned long long total = 0;
+    for (auto c : by) total += c;
+    fprintf(f, "%s\n    {\"values\": [", first ? "" : ",");
+    for (size_t i = 0; i < values.size(); i++) fprintf(f, "%s%lld", i ? ", " : "", values[i]);
+    fprintf(f, "], \"count\": %llu, \"by_config\": [%llu, %llu]}", total, by[0], by[1]);
+    first = false;
+  }
+  fprintf(f, "\n  ]\n}\n");
+  fclose(f);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s SPEC OUT.json\n", argv[0]);
+    return 2;
+  }
+  Spec s = read_spec(argv[1]);
+  CUDART(cudaFree(0));  // the runtime's primary context, which the driver calls share
+  CUmodule module;
+  CUfunction fn;
+  CU(cuModuleLoad(&module, s.cubin.c_str()));
+  CU(cuModuleGetFunction(&fn, module, s.entry.c_str()));
+  if (s.cluster[0]) CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+
+  std::vector<void*> args;
+  std::vector<std::vector<unsigned char>> host;
+  for (Param& p : s.params) {
+    if (p.buffer) {
+      std::vector<unsigned char> bytes(p.init.size() * p.bytes);
+      for (size_t i = 0; i < p.init.size(); i++) encode(&bytes[i * p.bytes], p.bytes, p.init[i]);
+      CU(cuMemAlloc(&p.dev, bytes.size() ? bytes.size() : 1));
+      host.push_back(bytes);
+    } else {
+      encode((unsigned char*)&p.scalar, p.bytes, p.init[0]);
+      host.emplace_back();
+    }
+  }
+  for (Param& p : s.params) args.push_back(p.buffer ? (void*)&p.dev : (void*)&p.scalar);
+
+  CUstream stream, side;
+  CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CU(cuStreamCreate(&side, CU_STREAM_NON_BLOCKING));
+  const unsigned scratch_words = 1u << 20;
+  unsigned* scratch;
+  CUDART(cudaMalloc(&scratch, scratch_words * sizeof(unsigned)));
+
+  CUlaunchAttribute attr[1];
+  CUlaunchConfig cfg = {};
+  cfg.gridDimX = s.grid[0];
+  cfg.gridDimY = s.grid[1];
+  cfg.gridDimZ = s.grid[2];
+  cfg.blockDimX = s.block[0];
+  cfg.blockDimY = s.block[1];
+  cfg.blockDimZ = s.block[2];
+  cfg.hStream = stream;
+  if (s.cluster[0]) {
+    attr[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr[0].value.clusterDim.x = s.cluster[0];
+    attr[0].value.clusterDim.y = s.cluster[1];
+    attr[0].value.clusterDim.z = s.cluster[2];
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+
+  Histogram h;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<long long> values;
+  for (int c = 0; c < 2; c++) {
+    for (unsigned long long n = 0; n < s.launches; n++) {
+      for (size_t i = 0; i < s.params.size(); i++)
+        if (s.params[i].buffer && !host[i].empty())
+          CU(cuMemcpyHtoDAsync(s.params[i].dev, host[i].data(), host[i].size(), stream));
+      if (c == 1) {
+        ptxmc_stress<<<264, 128, 0, (cudaStream_t)side>>>(scratch, scratch_words, 256);
+      }
+      CU(cuLaunchKernelEx(&cfg, fn, args.data(), nullptr));
+      std::vector<std::vector<unsigned char>> back(s.params.size());
+      for (size_t i = 0; i < s.params.size(); i++)
+        if (s.params[i].buffer && !host[i].empty()) {
+          back[i].resize(host[i].size());
+          CU(cuMemcpyDtoHAsync(back[i].data(), s.params[i].dev, back[i].size(), stream));
+        }
+      // The watchdog: a launch that does not finish in time is a hang.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.timeout_ms);
+      CUresult q;
+      while ((q = cuStreamQuery(stream)) == CUDA_ERROR_NOT_READY) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          h.hangs = 1;
+          h.launches[c]++;
+          double secs =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          write_json(s, h, argv[2], secs);
+          printf("%s %s: hang after %llu runs\n", s.id.c_str(), s.test.c_str(),
+                 h.runs[0] + h.runs[1]);
+          fflush(stdout);
+          _exit(4);
+        }
+        usleep(20);
+      }
+      CU(q);
+      h.launches[c]++;
+      h.runs[c]++;
+      values.clear();
+      for (size_t i = 0; i < s.params.size(); i++) {
+        const Param& p = s.params[i];
+        if (!p.buffer) continue;
+        for (size_t k = 0; k < p.init.size(); k++)
+          values.push_back(decode(&back[i][k * p.bytes], p.bytes, p.is_signed));
+      }
+      auto& by = h.counts[values];
+      if (by.empty()) by.assign(2, 0);
+      by[c]++;
+    }
+    CU(cuStreamSynchronize(side));
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  write_json(s, h, argv[2], secs);
+  printf("%s %s: %llu runs, %zu outcomes, %.1f s\n", s.id.c_str(), s.test.c_str(),
+         h.runs[0] + h.runs[1], h.counts.size(), secs);
+  return 0;
+}
