@@ -160,7 +160,7 @@ pub fn run_script(kernels: &[KernelRun]) -> String {
     for k in kernels {
         let _ = writeln!(
             s,
-            "./ptxmc_kernel_hw {id}.spec \"$out/{id}.json\"; rc=$?; [ $rc = 0 ] || [ $rc = 4 ] || echo \"{id}: runner failed ($rc)\" >&2",
+            "./ptxmc_kernel_hw {id}.spec \"$out/{id}.json\"; rc=$?; [ $rc = 0 ] || [ $rc = 4 ] || [ $rc = 5 ] || echo \"{id}: runner failed ($rc)\" >&2",
             id = k.id
         );
     }
@@ -242,10 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn run_script_keeps_going_after_a_hang() {
+    fn run_script_keeps_going_after_a_hang_or_a_fault() {
         let s = run_script(&[mp()]);
         assert!(s.contains(
-            "./ptxmc_kernel_hw k000.spec \"$out/k000.json\"; rc=$?; [ $rc = 0 ] || [ $rc = 4 ]"
+            "./ptxmc_kernel_hw k000.spec \"$out/k000.json\"; rc=$?; \
+             [ $rc = 0 ] || [ $rc = 4 ] || [ $rc = 5 ] || echo \"k000: runner failed ($rc)\" >&2\n"
         ));
     }
 }

@@ -18,7 +18,9 @@
 //   timeout_ms T               a launch that has not finished after T ms is
 //                              a hang: the histogram so far is written with
 //                              "hangs": 1 and the process exits with status 4
-//                              (the GPU context cannot be recovered)
+//                              (the GPU context cannot be recovered); a launch
+//                              that fails on the GPU is written as "fault"
+//                              with the driver's message, and status 5
 // Parameters are passed in the order of the lines.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -151,6 +153,7 @@ struct Histogram {
   std::map<std::vector<long long>, std::vector<unsigned long long>> counts;  // per config
   unsigned long long runs[2] = {0, 0}, launches[2] = {0, 0};
   unsigned hangs = 0;
+  std::string fault;  // the error of a launch that failed, if one did
 };
 
 static void write_json(const Spec& s, const Histogram& h, const char* out, double seconds) {
@@ -175,6 +178,7 @@ static void write_json(const Spec& s, const Histogram& h, const char* out, doubl
   fprintf(f, "  \"instances_per_launch\": 1, \"seconds\": %.3f,\n", seconds);
   fprintf(f, "  \"runs\": %llu, \"timeouts\": %u, \"hangs\": %u,\n", h.runs[0] + h.runs[1], h.hangs,
           h.hangs);
+  if (!h.fault.empty()) fprintf(f, "  \"fault\": \"%s\",\n", h.fault.c_str());
   const char* names[2] = {"plain", "stress"};
   fprintf(f, "  \"configs\": [");
   for (int c = 0; c < 2; c++)
@@ -218,17 +222,23 @@ int main(int argc, char** argv) {
   CU(cuModuleGetFunction(&fn, module, s.entry.c_str()));
   if (s.cluster[0]) CU(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
 
+  // Host copies live in page-locked memory: a copy from pageable memory
+  // would block the host until the kernel ends, and a hang would then stop
+  // the watchdog too.
   std::vector<void*> args;
-  std::vector<std::vector<unsigned char>> host;
-  for (Param& p : s.params) {
+  std::vector<unsigned char*> host(s.params.size(), nullptr), back(s.params.size(), nullptr);
+  std::vector<size_t> size(s.params.size(), 0);
+  for (size_t i = 0; i < s.params.size(); i++) {
+    Param& p = s.params[i];
     if (p.buffer) {
-      std::vector<unsigned char> bytes(p.init.size() * p.bytes);
-      for (size_t i = 0; i < p.init.size(); i++) encode(&bytes[i * p.bytes], p.bytes, p.init[i]);
-      CU(cuMemAlloc(&p.dev, bytes.size() ? bytes.size() : 1));
-      host.push_back(bytes);
+      size[i] = p.init.size() * p.bytes;
+      size_t n = size[i] ? size[i] : 1;
+      CU(cuMemAllocHost((void**)&host[i], n));
+      CU(cuMemAllocHost((void**)&back[i], n));
+      for (size_t k = 0; k < p.init.size(); k++) encode(&host[i][k * p.bytes], p.bytes, p.init[k]);
+      CU(cuMemAlloc(&p.dev, n));
     } else {
       encode((unsigned char*)&p.scalar, p.bytes, p.init[0]);
-      host.emplace_back();
     }
   }
   for (Param& p : s.params) args.push_back(p.buffer ? (void*)&p.dev : (void*)&p.scalar);
@@ -264,18 +274,15 @@ int main(int argc, char** argv) {
   for (int c = 0; c < 2; c++) {
     for (unsigned long long n = 0; n < s.launches; n++) {
       for (size_t i = 0; i < s.params.size(); i++)
-        if (s.params[i].buffer && !host[i].empty())
-          CU(cuMemcpyHtoDAsync(s.params[i].dev, host[i].data(), host[i].size(), stream));
+        if (s.params[i].buffer && size[i])
+          CU(cuMemcpyHtoDAsync(s.params[i].dev, host[i], size[i], stream));
       if (c == 1) {
         ptxmc_stress<<<264, 128, 0, (cudaStream_t)side>>>(scratch, scratch_words, 256);
       }
       CU(cuLaunchKernelEx(&cfg, fn, args.data(), nullptr));
-      std::vector<std::vector<unsigned char>> back(s.params.size());
       for (size_t i = 0; i < s.params.size(); i++)
-        if (s.params[i].buffer && !host[i].empty()) {
-          back[i].resize(host[i].size());
-          CU(cuMemcpyDtoHAsync(back[i].data(), s.params[i].dev, back[i].size(), stream));
-        }
+        if (s.params[i].buffer && size[i])
+          CU(cuMemcpyDtoHAsync(back[i], s.params[i].dev, size[i], stream));
       // The watchdog: a launch that does not finish in time is a hang.
       auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(s.timeout_ms);
       CUresult q;
@@ -293,7 +300,22 @@ int main(int argc, char** argv) {
         }
         usleep(20);
       }
-      CU(q);
+      if (q != CUDA_SUCCESS) {
+        // The launch failed on the GPU (a trap, an illegal instruction or
+        // address, an mbarrier error): recorded as a fault, which only a
+        // program with undefined behaviour may show.
+        const char* why = nullptr;
+        cuGetErrorString(q, &why);
+        h.fault = why ? why : "unknown error";
+        h.launches[c]++;
+        double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        write_json(s, h, argv[2], secs);
+        printf("%s %s: fault after %llu runs: %s\n", s.id.c_str(), s.test.c_str(),
+               h.runs[0] + h.runs[1], h.fault.c_str());
+        fflush(stdout);
+        _exit(5);
+      }
       h.launches[c]++;
       h.runs[c]++;
       values.clear();
@@ -301,7 +323,7 @@ int main(int argc, char** argv) {
         const Param& p = s.params[i];
         if (!p.buffer) continue;
         for (size_t k = 0; k < p.init.size(); k++)
-          values.push_back(decode(&back[i][k * p.bytes], p.bytes, p.is_signed));
+          values.push_back(decode(back[i] + k * p.bytes, p.bytes, p.is_signed));
       }
       auto& by = h.counts[values];
       if (by.empty()) by.assign(2, 0);
