@@ -649,6 +649,61 @@ fn undefined_behaviour_is_reported_with_positions_and_exit_6() {
     assert!(!out.contains("Undefined"));
 }
 
+/// A second arrival in a phase whose pending count is already 0 (the
+/// producer's `arrive.expect_tx` left the phase open for the copy's bytes):
+/// undefined in both engines, named at the arrival, with the barrier's state
+/// shown as undefined in the hang; with an expected count of 2 the same
+/// program is defined and terminates.
+#[test]
+fn mbarrier_over_arrival_is_undefined_in_both_engines() {
+    let f = "litmus/ub/Mbar-over-arrival.litmus";
+    let want = "Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — \
+         P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` \
+         (litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: an arrive-on operation \
+         \"decrement[s]\" the pending arrival count \"by count\"; 9.7.13.15.2: the valid range of \
+         the pending arrival count is 0 to 2^20 - 1, so an arrival beyond the phase's pending \
+         count is outside the ISA's definition";
+    for engine in ["op", "ax", "both"] {
+        let (code, out, _) = ptxmc(&["run", "--engine", engine, f]);
+        assert_eq!(code, 6, "{engine}: {out}");
+        assert!(out.lines().any(|l| l == want), "{engine}: {out}");
+        assert!(
+            out.contains("(bar=[phase 0, undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase])"),
+            "{engine}: {out}"
+        );
+    }
+    let (code, out, _) = ptxmc(&["run", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let u = &v[0]["undefined"];
+    assert_eq!(u["kind"], "mbarrier");
+    assert_eq!(u["at"][0]["thread"], "P0");
+    assert_eq!(
+        u["at"][0]["position"],
+        "litmus/ub/Mbar-over-arrival.litmus:12:2"
+    );
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--engine",
+        "both",
+        "litmus/ub/Mbar-two-arrivals-expected.litmus",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("Undefined"), "{out}");
+    // tx-count beyond 2^20 - 1: named at the expect-tx.
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--engine",
+        "both",
+        "litmus/ub/Mbar-tx-out-of-range.litmus",
+    ]);
+    assert_eq!(code, 6, "{out}");
+    assert!(
+        out.contains("Undefined: an mbarrier's tx-count leaves its valid range — P0 `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], 1048576` (litmus/ub/Mbar-tx-out-of-range.litmus:10:2); PTX ISA 9.7.13.15.2"),
+        "{out}"
+    );
+}
+
 /// A count-less `bar.sync` that a thread of the CTA never reaches hangs
 /// under the ISA reading (the H100 hangs too) and terminates under Dat3M's.
 #[test]

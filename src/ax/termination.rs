@@ -65,8 +65,7 @@ pub fn termination_within(
     }
     let cols = Columns::of(p);
     let mut sink = Outcomes::new();
-    let hunt = opts.barriers == crate::model::barrier::Reading::Isa
-        && crate::model::barrier::may_be_undefined(p);
+    let hunt = crate::model::barrier::may_be_undefined(p, opts.barriers);
     let inits = p.locations.len();
     let mut combos = super::combos::Combos::new(p, &paths);
     loop {
