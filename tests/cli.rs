@@ -153,11 +153,108 @@ fn check_passes_the_project_library() {
         "litmus/expected.csv",
         "--liveness",
         "litmus/liveness-expected.csv",
+        "--undefined",
+        "litmus/ub-expected.csv",
         "--root",
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "270 passed, 0 failed\n");
+    assert_eq!(out, "273 passed, 0 failed\n");
+}
+
+/// A row whose program can reach undefined behaviour fails with the
+/// undefined step named (exit status 6), whatever the row says about the
+/// outcome or termination, unless `--undefined` expects it; an expected
+/// undefined step that never comes fails the row too.
+#[test]
+fn check_fails_a_row_whose_program_can_reach_undefined_behaviour() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-check-ub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // The verdicts `run` gives: the condition never holds in either.
+    let csv = write(
+        "expected.csv",
+        "litmus/ub/Mbar-over-arrival.litmus,0\nlitmus/ub/Mbar-two-arrivals-expected.litmus,0\n",
+    );
+    let hang = write("liveness.csv", "litmus/ub/Mbar-over-arrival.litmus,0\n");
+    let line = "Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — \
+                P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` \
+                (./litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: an arrive-on \
+                operation \"decrement[s]\" the pending arrival count \"by count\"; 9.7.13.15.2: the \
+                valid range of the pending arrival count is 0 to 2^20 - 1, so an arrival beyond the \
+                phase's pending count is outside the ISA's definition";
+    let fail = format!(
+        "FAIL litmus/ub/Mbar-over-arrival.litmus: {line} (undefined behaviour is expected only by \
+         a `path,1` row of the `--undefined` CSV)\n1 passed, 1 failed\n"
+    );
+    // Even with its hang expected by the liveness CSV.
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--expected",
+        &csv,
+        "--liveness",
+        &hang,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(out, fail);
+    // A termination row that expects the hang fails the same way.
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--property",
+        "termination",
+        "--expected",
+        &hang,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        out,
+        fail.replace("1 passed, 1 failed", "0 passed, 1 failed")
+    );
+    // Expected by `--undefined`: the row passes (its hang is expected too).
+    let ub = write(
+        "ub.csv",
+        "litmus/ub/Mbar-over-arrival.litmus,1\nlitmus/ub/Mbar-two-arrivals-expected.litmus,1\n",
+    );
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--expected",
+        &csv,
+        "--liveness",
+        &hang,
+        "--undefined",
+        &ub,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "FAIL litmus/ub/Mbar-two-arrivals-expected.litmus: expected undefined behaviour (--undefined), found none\n\
+         1 passed, 1 failed\n"
+    );
+    // `--undefined` belongs to the other properties.
+    let (code, _, err) = ptxmc(&[
+        "check",
+        "--property",
+        "undefined",
+        "--expected",
+        &ub,
+        "--undefined",
+        &ub,
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: expected `--undefined` with `--property outcome` or `termination`, found `--property undefined` (its CSV is the undefined-behaviour one)\n"
+    );
 }
 
 #[test]
@@ -456,11 +553,13 @@ fn check_termination_passes_the_liveness_library() {
         "termination",
         "--expected",
         "litmus/liveness-expected.csv",
+        "--undefined",
+        "litmus/ub-expected.csv",
         "--root",
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "53 passed, 0 failed\n");
+    assert_eq!(out, "56 passed, 0 failed\n");
 }
 
 #[test]

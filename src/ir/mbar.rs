@@ -35,6 +35,9 @@ const TX_LIMIT: i64 = (1 << 20) - 1;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MbarUb {
+    /// An arrive-on, expect-tx or complete-tx on a location that holds no
+    /// initialised mbarrier object (its state before `mbarrier.init`).
+    Uninitialised,
     /// An arrive-on with a count above the pending arrivals of the phase
     /// (the pending count would go below zero).
     OverArrival,
@@ -44,11 +47,16 @@ pub enum MbarUb {
 }
 
 impl MbarUb {
-    const ALL: [MbarUb; 2] = [MbarUb::OverArrival, MbarUb::TxOutOfRange];
+    const ALL: [MbarUb; 3] = [
+        MbarUb::Uninitialised,
+        MbarUb::OverArrival,
+        MbarUb::TxOutOfRange,
+    ];
 
     /// What happened, in a sentence fragment.
     pub fn what(self) -> &'static str {
         match self {
+            MbarUb::Uninitialised => "an mbarrier operation on an uninitialised mbarrier object",
             MbarUb::OverArrival => {
                 "an mbarrier arrive-on exceeds the pending arrival count of its phase"
             }
@@ -59,6 +67,11 @@ impl MbarUb {
     /// The ISA's sentences that make it undefined.
     pub fn isa(self) -> &'static str {
         match self {
+            MbarUb::Uninitialised => {
+                "PTX ISA, mbarrier.inval: \"Performing any mbarrier operation except mbarrier.init \
+                 on a memory location that does not contain a valid mbarrier object, results in \
+                 undefined behaviour\""
+            }
             MbarUb::OverArrival => {
                 "PTX ISA 9.7.13.15.7: an arrive-on operation \"decrement[s]\" the pending arrival \
                  count \"by count\"; 9.7.13.15.2: the valid range of the pending arrival count is \
@@ -81,6 +94,20 @@ impl MbarUb {
 /// An undefined state: the phase it was in, and why.
 fn poison(phase: i64, why: MbarUb) -> Value {
     -1 - ((phase << 2) | why.code())
+}
+
+/// The undefined state an operation on `v` leads to before it looks at
+/// the counts: `v` itself if undefined already, an uninitialised-object
+/// state if `v` is no mbarrier object yet (every valid state expects at
+/// least one arrival; a declared mbarrier without a count starts at 0).
+fn invalid(v: Value) -> Option<Value> {
+    if v < 0 {
+        Some(v)
+    } else if expected(v) == 0 {
+        Some(poison(phase(v), MbarUb::Uninitialised))
+    } else {
+        None
+    }
 }
 
 /// Why state `v` is undefined, if it is.
@@ -124,8 +151,8 @@ pub fn init(count: Value) -> Value {
 /// increment of `cp.async.mbarrier.arrive` without `.noinc`). Undefined
 /// when the pending count would go below zero.
 pub fn arrive(v: Value, count: Value) -> Value {
-    if v < 0 {
-        return v;
+    if let Some(u) = invalid(v) {
+        return u;
     }
     let (phase, expected, pending, tx) = fields(v);
     match pending.checked_sub(count) {
@@ -137,8 +164,8 @@ pub fn arrive(v: Value, count: Value) -> Value {
 /// Expect `bytes` more transaction bytes in the current phase. Undefined
 /// when the tx-count would leave its range.
 pub fn expect_tx(v: Value, bytes: Value) -> Value {
-    if v < 0 {
-        return v;
+    if let Some(u) = invalid(v) {
+        return u;
     }
     let (phase, expected, pending, tx) = fields(v);
     match tx.checked_add(bytes) {
@@ -150,8 +177,8 @@ pub fn expect_tx(v: Value, bytes: Value) -> Value {
 /// `bytes` transaction bytes have arrived. Undefined when the tx-count
 /// would leave its range.
 pub fn complete_tx(v: Value, bytes: Value) -> Value {
-    if v < 0 {
-        return v;
+    if let Some(u) = invalid(v) {
+        return u;
     }
     let (phase, expected, pending, tx) = fields(v);
     match tx.checked_sub(bytes) {
@@ -297,5 +324,9 @@ mod tests {
         );
         assert_eq!(ub(expect_tx(init(1), i64::MAX)), Some(MbarUb::TxOutOfRange));
         assert_eq!(tx(complete_tx(init(1), (1 << 20) - 1)), -((1 << 20) - 1));
+        // Before mbarrier.init (a declared mbarrier without a count is 0).
+        for u in [arrive(0, 1), expect_tx(0, 4), complete_tx(0, 4)] {
+            assert_eq!((phase(u), ub(u)), (0, Some(MbarUb::Uninitialised)));
+        }
     }
 }
