@@ -998,3 +998,161 @@ fn trace_and_step_say_when_termination_was_not_checked() {
         "{out}"
     );
 }
+
+/// The undefined step of `litmus/ub/Bar-counts-disagree.litmus`, as `run`
+/// words it.
+const COUNTS_DISAGREE: &str = "Undefined: participants of one barrier phase disagree on the count — \
+    P0 `bar.cta.sync 1, 64` (litmus/ub/Bar-counts-disagree.litmus:9:2), \
+    P1 `bar.cta.sync 1, 96` (litmus/ub/Bar-counts-disagree.litmus:8:28); \
+    PTX ISA 9.7.13.1: the threads of one barrier phase must give the same thread count \
+    (\"operand b specifies the number of threads participating in the barrier\"); \
+    with different counts the phase's completion is not defined";
+
+/// `explain`, `fix`, `trace` and `step` each state the undefined behaviour
+/// of a program that can reach it, in `run`'s words and before its hang,
+/// and exit with `run`'s status 6; `fix` proposes nothing.
+#[test]
+fn every_command_states_undefined_behaviour() {
+    let f = "litmus/ub/Bar-counts-disagree.litmus";
+    let (code, out, err) = ptxmc(&["explain", f]);
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        out.starts_with(&format!(
+            "Explain Bar-counts-disagree: the program can reach undefined behaviour\n\
+             {COUNTS_DISAGREE}\n\
+             A run to it: ptxmc trace {f} --undefined\n\
+             Explain Bar-counts-disagree: the program can hang\n"
+        )),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["explain", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["undefined"]["kind"], "barrier");
+
+    let (code, out, err) = ptxmc(&["fix", f]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "Fix Bar-counts-disagree: the program can reach undefined behaviour\n\
+             {COUNTS_DISAGREE}\n\
+             A run to it: ptxmc trace {f} --undefined\n\
+             ptxmc fix does not fix undefined behaviour: it searches changes (fences, stronger \
+             semantics, wider scopes) that forbid an outcome, not ones that make every execution \
+             defined.\n"
+        )
+    );
+    let (code, out, _) = ptxmc(&["fix", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fixes"], serde_json::json!([]));
+    assert_eq!(v["undefined"]["at"][1]["thread"], "P1");
+
+    // A run to an outcome: the undefined step is said after it, then the hang.
+    let (code, out, err) = ptxmc(&["trace", f]);
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        out.contains(&format!(
+            "{COUNTS_DISAGREE}\n\
+             This program can reach undefined behaviour: `ptxmc trace {f} --undefined` shows a run to it.\n\
+             Hang: deadlock — "
+        )),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["undefined"]["kind"], "barrier");
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["step", f])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"g undefined\nq\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(6), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{COUNTS_DISAGREE}\nThis program can reach undefined behaviour: `g undefined` walks to it.\nHang: deadlock — "
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "> g undefined\nTook 3 steps to undefined behaviour.\n{COUNTS_DISAGREE}\n"
+        )),
+        "{out}"
+    );
+
+    // A defined program: none of them says a word about it.
+    let ok = "litmus/ub/Mbar-two-arrivals-expected.litmus";
+    for cmd in ["explain", "trace"] {
+        let (code, out, _) = ptxmc(&[cmd, ok]);
+        assert_eq!(code, if cmd == "trace" { 1 } else { 0 }, "{cmd}: {out}");
+        assert!(!out.contains("Undefined"), "{cmd}: {out}");
+    }
+}
+
+/// `trace --undefined`: a shortest machine run whose last step is the
+/// undefined one, then the step in `run`'s words and the replay list (exit
+/// 6); exit 1 when no run reaches undefined behaviour.
+#[test]
+fn trace_undefined_shows_a_shortest_run_to_the_undefined_step() {
+    let f = "litmus/ub/Bar-counts-disagree.litmus";
+    let (code, out, err) = ptxmc(&["trace", f, "--undefined"]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "Trace Bar-counts-disagree: a shortest run of the machine to undefined behaviour\n  \
+             1. P0 st.relaxed.cta x, 1  retires: the store is performed (its value is a version at the L2 coherence point)\n       \
+             new version in memory: x=1 (P0 `st.relaxed.cta x, 1`)\n       \
+             coherence x: 0 < 1\n  \
+             2. P0 bar.cta.sync 1, 64   arrives at the barrier and waits for the other participants\n  \
+             3. P1 bar.cta.sync 1, 96   arrives at the barrier and waits for the other participants\n\
+             {COUNTS_DISAGREE}\n\
+             Replay: ptxmc trace {f} --follow 0,0,0\n"
+        )
+    );
+    // The replayed run ends at the same step.
+    let (code, out, _) = ptxmc(&["trace", f, "--follow", "0,0,0"]);
+    assert_eq!(code, 6);
+    assert!(out.contains("  3. P1 bar.cta.sync 1, 96"), "{out}");
+    // An mbarrier: the last step retires the second arrival.
+    let m = "litmus/ub/Mbar-over-arrival.litmus";
+    let (code, out, _) = ptxmc(&["trace", m, "--undefined"]);
+    assert_eq!(code, 6);
+    assert!(
+        out.contains(
+            "  4. P0 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]                              retires: its read and write are one atomic step\n\
+             Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` (litmus/ub/Mbar-over-arrival.litmus:12:2); "
+        ),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", m, "--undefined", "--format", "json"]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["undefined"]["kind"], "mbarrier");
+    assert_eq!(v["choices"].as_array().unwrap().len(), 4);
+    // None reachable: exit 1, said.
+    let ok = "litmus/ub/Mbar-two-arrivals-expected.litmus";
+    let (code, out, _) = ptxmc(&["trace", ok, "--undefined"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "No run of the machine reaches undefined behaviour: every execution of Mbar-two-arrivals-expected is defined (within the loop bound).\n"
+    );
+    let (code, _, err) = ptxmc(&["trace", ok, "--undefined", "--hang"]);
+    assert_eq!(code, 2, "{err}");
+}
