@@ -116,6 +116,9 @@ pub fn run(args: &FixArgs) -> Exit {
         Exit::Incomplete
     } else if report.fixes.iter().any(|f| !f.verified) {
         Exit::Disagreement
+    } else if report.fixes.iter().any(|f| f.undefined.is_some()) {
+        // A proposal that leaves undefined behaviour reachable said so.
+        Exit::Undefined
     } else {
         Exit::Success
     }
