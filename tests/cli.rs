@@ -183,10 +183,10 @@ fn check_fails_a_row_whose_program_can_reach_undefined_behaviour() {
     let hang = write("liveness.csv", "litmus/ub/Mbar-over-arrival.litmus,0\n");
     let line = "Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — \
                 P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` \
-                (./litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: an arrive-on \
-                operation \"decrement[s]\" the pending arrival count \"by count\"; 9.7.13.15.2: the \
-                valid range of the pending arrival count is 0 to 2^20 - 1, so an arrival beyond the \
-                phase's pending count is outside the ISA's definition";
+                (./litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: in an arrive-on \
+                operation \"the pending arrival count is decremented by count\"; 9.7.13.15.2: \
+                \"The valid range of each of the counts\" gives the pending arrival count the \
+                minimum value 0";
     let fail = format!(
         "FAIL litmus/ub/Mbar-over-arrival.litmus: {line} (undefined behaviour is expected only by \
          a `path,1` row of the `--undefined` CSV)\n1 passed, 1 failed\n"
@@ -767,10 +767,9 @@ fn mbarrier_over_arrival_is_undefined_in_both_engines() {
     let f = "litmus/ub/Mbar-over-arrival.litmus";
     let want = "Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — \
          P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` \
-         (litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: an arrive-on operation \
-         \"decrement[s]\" the pending arrival count \"by count\"; 9.7.13.15.2: the valid range of \
-         the pending arrival count is 0 to 2^20 - 1, so an arrival beyond the phase's pending \
-         count is outside the ISA's definition";
+         (litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: in an arrive-on operation \
+         \"the pending arrival count is decremented by count\"; 9.7.13.15.2: \"The valid range of \
+         each of the counts\" gives the pending arrival count the minimum value 0";
     for engine in ["op", "ax", "both"] {
         let (code, out, _) = ptxmc(&["run", "--engine", engine, f]);
         assert_eq!(code, 6, "{engine}: {out}");
@@ -807,7 +806,7 @@ fn mbarrier_over_arrival_is_undefined_in_both_engines() {
     ]);
     assert_eq!(code, 6, "{out}");
     assert!(
-        out.contains("Undefined: an mbarrier's tx-count leaves its valid range — P0 `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], 1048576` (litmus/ub/Mbar-tx-out-of-range.litmus:10:2); PTX ISA 9.7.13.15.2"),
+        out.contains("Undefined: an mbarrier's tx-count leaves its valid range — P0 `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], 1048576` (litmus/ub/Mbar-tx-out-of-range.litmus:10:2); PTX ISA 9.7.13.15.5: expect-tx \"increases the tx-count of an mbarrier object by the value specified by expectCount\", and in complete-tx \"tx-count is decremented by completeCount\"; 9.7.13.15.2: \"The valid range of each of the counts\" gives the tx-count the range -(2^20 - 1) to 2^20 - 1\n"),
         "{out}"
     );
 }

@@ -73,15 +73,15 @@ impl MbarUb {
                  undefined behaviour\""
             }
             MbarUb::OverArrival => {
-                "PTX ISA 9.7.13.15.7: an arrive-on operation \"decrement[s]\" the pending arrival \
-                 count \"by count\"; 9.7.13.15.2: the valid range of the pending arrival count is \
-                 0 to 2^20 - 1, so an arrival beyond the phase's pending count is outside the \
-                 ISA's definition"
+                "PTX ISA 9.7.13.15.7: in an arrive-on operation \"the pending arrival count is \
+                 decremented by count\"; 9.7.13.15.2: \"The valid range of each of the counts\" \
+                 gives the pending arrival count the minimum value 0"
             }
             MbarUb::TxOutOfRange => {
-                "PTX ISA 9.7.13.15.2: the valid range of the tx-count is -(2^20 - 1) to \
-                 2^20 - 1; 9.7.13.15.5: expect-tx \"increases\" and complete-tx \"decrement[s]\" \
-                 it, so a change beyond that range is outside the ISA's definition"
+                "PTX ISA 9.7.13.15.5: expect-tx \"increases the tx-count of an mbarrier object by \
+                 the value specified by expectCount\", and in complete-tx \"tx-count is \
+                 decremented by completeCount\"; 9.7.13.15.2: \"The valid range of each of the \
+                 counts\" gives the tx-count the range -(2^20 - 1) to 2^20 - 1"
             }
         }
     }
