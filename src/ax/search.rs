@@ -157,7 +157,8 @@ pub struct Search<'a, 'p> {
     /// every consistent execution (`model::ub::mbarrier_step`).
     mbar_rmws: Vec<(usize, usize)>,
     /// In a search that stops at its first execution (stuck paths): go on
-    /// until one reaches an undefined step (the program may reach one).
+    /// through every execution, for the least undefined step (the program
+    /// may reach one).
     pub hunt_undefined: bool,
     /// The barrier instances of the witness execution.
     witness_instances: Vec<Instance>,
@@ -432,8 +433,7 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn stop(&self) -> bool {
-        self.stopped.is_some()
-            || (self.found && !self.record && !(self.hunt_undefined && self.undefined.is_none()))
+        self.stopped.is_some() || (self.found && !self.record && !self.hunt_undefined)
     }
 
     // ---- step 1: reads-from ----------------------------------------------
