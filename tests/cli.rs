@@ -153,11 +153,108 @@ fn check_passes_the_project_library() {
         "litmus/expected.csv",
         "--liveness",
         "litmus/liveness-expected.csv",
+        "--undefined",
+        "litmus/ub-expected.csv",
         "--root",
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "270 passed, 0 failed\n");
+    assert_eq!(out, "273 passed, 0 failed\n");
+}
+
+/// A row whose program can reach undefined behaviour fails with the
+/// undefined step named (exit status 6), whatever the row says about the
+/// outcome or termination, unless `--undefined` expects it; an expected
+/// undefined step that never comes fails the row too.
+#[test]
+fn check_fails_a_row_whose_program_can_reach_undefined_behaviour() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-check-ub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // The verdicts `run` gives: the condition never holds in either.
+    let csv = write(
+        "expected.csv",
+        "litmus/ub/Mbar-over-arrival.litmus,0\nlitmus/ub/Mbar-two-arrivals-expected.litmus,0\n",
+    );
+    let hang = write("liveness.csv", "litmus/ub/Mbar-over-arrival.litmus,0\n");
+    let line = "Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — \
+                P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` \
+                (./litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: in an arrive-on \
+                operation \"the pending arrival count is decremented by count\"; 9.7.13.15.2: \
+                \"The valid range of each of the counts\" gives the pending arrival count the \
+                minimum value 0";
+    let fail = format!(
+        "FAIL litmus/ub/Mbar-over-arrival.litmus: {line} (undefined behaviour is expected only by \
+         a `path,1` row of the `--undefined` CSV)\n1 passed, 1 failed\n"
+    );
+    // Even with its hang expected by the liveness CSV.
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--expected",
+        &csv,
+        "--liveness",
+        &hang,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(out, fail);
+    // A termination row that expects the hang fails the same way.
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--property",
+        "termination",
+        "--expected",
+        &hang,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        out,
+        fail.replace("1 passed, 1 failed", "0 passed, 1 failed")
+    );
+    // Expected by `--undefined`: the row passes (its hang is expected too).
+    let ub = write(
+        "ub.csv",
+        "litmus/ub/Mbar-over-arrival.litmus,1\nlitmus/ub/Mbar-two-arrivals-expected.litmus,1\n",
+    );
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--expected",
+        &csv,
+        "--liveness",
+        &hang,
+        "--undefined",
+        &ub,
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        out,
+        "FAIL litmus/ub/Mbar-two-arrivals-expected.litmus: expected undefined behaviour (--undefined), found none\n\
+         1 passed, 1 failed\n"
+    );
+    // `--undefined` belongs to the other properties.
+    let (code, _, err) = ptxmc(&[
+        "check",
+        "--property",
+        "undefined",
+        "--expected",
+        &ub,
+        "--undefined",
+        &ub,
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: expected `--undefined` with `--property outcome` or `termination`, found `--property undefined` (its CSV is the undefined-behaviour one)\n"
+    );
 }
 
 #[test]
@@ -241,12 +338,18 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
     let dir = std::env::temp_dir().join(format!("ptxmc-agree-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut hanging = 0;
-    // (The tests of `litmus/ub/` hang too, but exit 6: undefined behaviour
-    // is the more serious verdict; `tests/suites.rs` checks them.)
+    // (The tests that can reach undefined behaviour hang too, but exit 6:
+    // it is the more serious verdict; `tests/suites.rs` and
+    // `every_command_states_undefined_behaviour` check them.)
+    let undefined = std::fs::read_to_string("litmus/ub-expected.csv").unwrap();
+    let undefined: Vec<&str> = undefined
+        .lines()
+        .filter_map(|l| l.strip_suffix(",1"))
+        .collect();
     for path in rows
         .lines()
         .filter_map(|l| l.strip_suffix(",0"))
-        .filter(|p| !p.starts_with("litmus/ub/"))
+        .filter(|p| !undefined.contains(p))
     {
         hanging += 1;
         let (holds, hang) = run_verdict(path);
@@ -318,7 +421,7 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
             "step {path}: {out}"
         );
     }
-    assert_eq!(hanging, 29);
+    assert_eq!(hanging, 28);
 }
 
 #[test]
@@ -408,8 +511,11 @@ fn run_exits_5_when_a_test_can_hang() {
         "{out}"
     );
     // A directory with hanging and terminating tests: still 5.
-    let (code, _, _) = ptxmc(&["run", "litmus/liveness"]);
+    let (code, _, _) = ptxmc(&["run", "litmus/barriers"]);
     assert_eq!(code, 5);
+    // With one that can reach undefined behaviour too: 6, the more serious.
+    let (code, _, _) = ptxmc(&["run", "litmus/liveness"]);
+    assert_eq!(code, 6);
     // Without the check, the same test passes silently.
     let (code, out, _) = ptxmc(&[
         "run",
@@ -456,11 +562,13 @@ fn check_termination_passes_the_liveness_library() {
         "termination",
         "--expected",
         "litmus/liveness-expected.csv",
+        "--undefined",
+        "litmus/ub-expected.csv",
         "--root",
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "53 passed, 0 failed\n");
+    assert_eq!(out, "56 passed, 0 failed\n");
 }
 
 #[test]
@@ -649,6 +757,60 @@ fn undefined_behaviour_is_reported_with_positions_and_exit_6() {
     assert!(!out.contains("Undefined"));
 }
 
+/// A second arrival in a phase whose pending count is already 0 (the
+/// producer's `arrive.expect_tx` left the phase open for the copy's bytes):
+/// undefined in both engines, named at the arrival, with the barrier's state
+/// shown as undefined in the hang; with an expected count of 2 the same
+/// program is defined and terminates.
+#[test]
+fn mbarrier_over_arrival_is_undefined_in_both_engines() {
+    let f = "litmus/ub/Mbar-over-arrival.litmus";
+    let want = "Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — \
+         P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` \
+         (litmus/ub/Mbar-over-arrival.litmus:12:2); PTX ISA 9.7.13.15.7: in an arrive-on operation \
+         \"the pending arrival count is decremented by count\"; 9.7.13.15.2: \"The valid range of \
+         each of the counts\" gives the pending arrival count the minimum value 0";
+    for engine in ["op", "ax", "both"] {
+        let (code, out, _) = ptxmc(&["run", "--engine", engine, f]);
+        assert_eq!(code, 6, "{engine}: {out}");
+        assert!(out.lines().any(|l| l == want), "{engine}: {out}");
+        assert!(
+            out.contains("(bar=[phase 0, undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase])"),
+            "{engine}: {out}"
+        );
+    }
+    let (code, out, _) = ptxmc(&["run", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let u = &v[0]["undefined"];
+    assert_eq!(u["kind"], "mbarrier");
+    assert_eq!(u["at"][0]["thread"], "P0");
+    assert_eq!(
+        u["at"][0]["position"],
+        "litmus/ub/Mbar-over-arrival.litmus:12:2"
+    );
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--engine",
+        "both",
+        "litmus/ub/Mbar-two-arrivals-expected.litmus",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("Undefined"), "{out}");
+    // tx-count beyond 2^20 - 1: named at the expect-tx.
+    let (code, out, _) = ptxmc(&[
+        "run",
+        "--engine",
+        "both",
+        "litmus/ub/Mbar-tx-out-of-range.litmus",
+    ]);
+    assert_eq!(code, 6, "{out}");
+    assert!(
+        out.contains("Undefined: an mbarrier's tx-count leaves its valid range — P0 `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], 1048576` (litmus/ub/Mbar-tx-out-of-range.litmus:10:2); PTX ISA 9.7.13.15.5: expect-tx \"increases the tx-count of an mbarrier object by the value specified by expectCount\", and in complete-tx \"tx-count is decremented by completeCount\"; 9.7.13.15.2: \"The valid range of each of the counts\" gives the tx-count the range -(2^20 - 1) to 2^20 - 1\n"),
+        "{out}"
+    );
+}
+
 /// A count-less `bar.sync` that a thread of the CTA never reaches hangs
 /// under the ISA reading (the H100 hangs too) and terminates under Dat3M's.
 #[test]
@@ -823,7 +985,7 @@ fn trace_and_step_say_when_termination_was_not_checked() {
             "step",
             "--timeout",
             "0",
-            "litmus/liveness/Pipeline-2stage-2round-wrong-parity.litmus",
+            "litmus/liveness/Pipeline-2stage-2round.litmus",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::process::Stdio::piped())
@@ -843,4 +1005,162 @@ fn trace_and_step_say_when_termination_was_not_checked() {
         ),
         "{out}"
     );
+}
+
+/// The undefined step of `litmus/ub/Bar-counts-disagree.litmus`, as `run`
+/// words it.
+const COUNTS_DISAGREE: &str = "Undefined: participants of one barrier phase disagree on the count — \
+    P0 `bar.cta.sync 1, 64` (litmus/ub/Bar-counts-disagree.litmus:9:2), \
+    P1 `bar.cta.sync 1, 96` (litmus/ub/Bar-counts-disagree.litmus:8:28); \
+    PTX ISA 9.7.13.1: the threads of one barrier phase must give the same thread count \
+    (\"operand b specifies the number of threads participating in the barrier\"); \
+    with different counts the phase's completion is not defined";
+
+/// `explain`, `fix`, `trace` and `step` each state the undefined behaviour
+/// of a program that can reach it, in `run`'s words and before its hang,
+/// and exit with `run`'s status 6; `fix` proposes nothing.
+#[test]
+fn every_command_states_undefined_behaviour() {
+    let f = "litmus/ub/Bar-counts-disagree.litmus";
+    let (code, out, err) = ptxmc(&["explain", f]);
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        out.starts_with(&format!(
+            "Explain Bar-counts-disagree: the program can reach undefined behaviour\n\
+             {COUNTS_DISAGREE}\n\
+             A run to it: ptxmc trace {f} --undefined\n\
+             Explain Bar-counts-disagree: the program can hang\n"
+        )),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["explain", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["undefined"]["kind"], "barrier");
+
+    let (code, out, err) = ptxmc(&["fix", f]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "Fix Bar-counts-disagree: the program can reach undefined behaviour\n\
+             {COUNTS_DISAGREE}\n\
+             A run to it: ptxmc trace {f} --undefined\n\
+             ptxmc fix does not fix undefined behaviour: it searches changes (fences, stronger \
+             semantics, wider scopes) that forbid an outcome, not ones that make every execution \
+             defined.\n"
+        )
+    );
+    let (code, out, _) = ptxmc(&["fix", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fixes"], serde_json::json!([]));
+    assert_eq!(v["undefined"]["at"][1]["thread"], "P1");
+
+    // A run to an outcome: the undefined step is said after it, then the hang.
+    let (code, out, err) = ptxmc(&["trace", f]);
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        out.contains(&format!(
+            "{COUNTS_DISAGREE}\n\
+             This program can reach undefined behaviour: `ptxmc trace {f} --undefined` shows a run to it.\n\
+             Hang: deadlock — "
+        )),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["undefined"]["kind"], "barrier");
+
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["step", f])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"g undefined\nq\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(6), "{out}");
+    assert!(
+        out.contains(&format!(
+            "{COUNTS_DISAGREE}\nThis program can reach undefined behaviour: `g undefined` walks to it.\nHang: deadlock — "
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "> g undefined\nTook 3 steps to undefined behaviour.\n{COUNTS_DISAGREE}\n"
+        )),
+        "{out}"
+    );
+
+    // A defined program: none of them says a word about it.
+    let ok = "litmus/ub/Mbar-two-arrivals-expected.litmus";
+    for cmd in ["explain", "trace"] {
+        let (code, out, _) = ptxmc(&[cmd, ok]);
+        assert_eq!(code, if cmd == "trace" { 1 } else { 0 }, "{cmd}: {out}");
+        assert!(!out.contains("Undefined"), "{cmd}: {out}");
+    }
+}
+
+/// `trace --undefined`: a shortest machine run whose last step is the
+/// undefined one, then the step in `run`'s words and the replay list (exit
+/// 6); exit 1 when no run reaches undefined behaviour.
+#[test]
+fn trace_undefined_shows_a_shortest_run_to_the_undefined_step() {
+    let f = "litmus/ub/Bar-counts-disagree.litmus";
+    let (code, out, err) = ptxmc(&["trace", f, "--undefined"]);
+    assert_eq!(code, 6, "{err}");
+    assert_eq!(
+        out,
+        format!(
+            "Trace Bar-counts-disagree: a shortest run of the machine to undefined behaviour\n  \
+             1. P0 st.relaxed.cta x, 1  retires: the store is performed (its value is a version at the L2 coherence point)\n       \
+             new version in memory: x=1 (P0 `st.relaxed.cta x, 1`)\n       \
+             coherence x: 0 < 1\n  \
+             2. P0 bar.cta.sync 1, 64   arrives at the barrier and waits for the other participants\n  \
+             3. P1 bar.cta.sync 1, 96   arrives at the barrier and waits for the other participants\n\
+             {COUNTS_DISAGREE}\n\
+             Replay: ptxmc trace {f} --follow 0,0,0\n"
+        )
+    );
+    // The replayed run ends at the same step.
+    let (code, out, _) = ptxmc(&["trace", f, "--follow", "0,0,0"]);
+    assert_eq!(code, 6);
+    assert!(out.contains("  3. P1 bar.cta.sync 1, 96"), "{out}");
+    // An mbarrier: the last step retires the second arrival.
+    let m = "litmus/ub/Mbar-over-arrival.litmus";
+    let (code, out, _) = ptxmc(&["trace", m, "--undefined"]);
+    assert_eq!(code, 6);
+    assert!(
+        out.contains(
+            "  4. P0 mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]                              retires: its read and write are one atomic step\n\
+             Undefined: an mbarrier arrive-on exceeds the pending arrival count of its phase — P0 `mbarrier.arrive.release.cta.shared::cta.b64 _, [bar]` (litmus/ub/Mbar-over-arrival.litmus:12:2); "
+        ),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", m, "--undefined", "--format", "json"]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["undefined"]["kind"], "mbarrier");
+    assert_eq!(v["choices"].as_array().unwrap().len(), 4);
+    // None reachable: exit 1, said.
+    let ok = "litmus/ub/Mbar-two-arrivals-expected.litmus";
+    let (code, out, _) = ptxmc(&["trace", ok, "--undefined"]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "No run of the machine reaches undefined behaviour: every execution of Mbar-two-arrivals-expected is defined (within the loop bound).\n"
+    );
+    let (code, _, err) = ptxmc(&["trace", ok, "--undefined", "--hang"]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -229,7 +229,7 @@ fn explain_file(path: &str) -> Explanation {
 
 fn explain_prop(t: &LitmusTest, want: &ptxmc::ir::Prop) -> Explanation {
     ptxmc::explain::explain_outcome(
-        &t.program,
+        t,
         &t.display_path(),
         want,
         &Limits::default(),

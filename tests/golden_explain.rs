@@ -12,7 +12,7 @@ fn explain(rel: &str) -> ptxmc::explain::Explanation {
     let t = litmus::parse_file(&path).unwrap().remove(0);
     let want = t.program.condition.target();
     ptxmc::explain::explain_outcome(
-        &t.program,
+        &t,
         rel,
         &want,
         &Limits::default(),

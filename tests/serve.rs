@@ -184,15 +184,26 @@ fn step_and_explain_work_on_every_library_test() {
             x["text"].as_str().unwrap().starts_with("Explain "),
             "{file}"
         );
-        // A program that can hang: the explanation says so first, in run's words.
+        // A program that can reach undefined behaviour: the explanation says
+        // so first; then a program that can hang says so, in run's words.
+        let name = run["name"].as_str().unwrap();
+        assert_eq!(x["undefined"], run["undefined"], "{file}: {x}");
+        let mut text = x["text"].as_str().unwrap();
+        if !run["undefined"].is_null() {
+            let head = format!(
+                "Explain {name}: the program can reach undefined behaviour\nUndefined: {} — ",
+                run["undefined"]["what"].as_str().unwrap()
+            );
+            assert!(text.starts_with(&head), "{file}: {x}");
+            text = text.split_once("--undefined\n").unwrap().1;
+        }
         let hangs = run["termination"]["hangs"] == true;
         assert_eq!(x["termination"]["verdict"] == "hangs", hangs, "{file}: {x}");
         if hangs {
-            let name = run["name"].as_str().unwrap();
             let why = run["termination"]["why"].as_str().unwrap();
             let kind = run["termination"]["kind"].as_str().unwrap();
             assert!(
-                x["text"].as_str().unwrap().starts_with(&format!(
+                text.starts_with(&format!(
                     "Explain {name}: the program can hang\nHang: {kind} — {why}\n"
                 )),
                 "{file}: {x}"
@@ -619,6 +630,63 @@ fn api_step_says_up_front_whether_the_program_can_hang() {
         &json!({"test": text, "file": mp}),
     );
     assert_eq!(s["termination"], json!({"verdict": "terminates"}));
+}
+
+/// `POST /api/step` says at the start of a session whether the program can
+/// reach undefined behaviour, in `run`'s words; `"goal": "undefined"` takes
+/// the run to the undefined step, which the state then names.
+#[test]
+fn api_step_says_up_front_whether_the_program_can_reach_undefined_behaviour() {
+    let server = Server::start(&[]);
+    let ub = "litmus/ub/Mbar-over-arrival.litmus";
+    let text = std::fs::read_to_string(root().join(ub)).unwrap();
+    let (status, s) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": ub}),
+    );
+    assert_eq!(status, 200, "{s}");
+    let (_, run) = post(&server.base, "/api/run", &json!({"test": text, "file": ub}));
+    assert_eq!(s["undefined"], run[0]["undefined"]);
+    assert_eq!(s["undefined"]["kind"], "mbarrier");
+    assert_eq!(s["undefined_here"], Value::Null);
+    let (status, g) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": ub, "goal": "undefined"}),
+    );
+    assert_eq!(status, 200, "{g}");
+    assert_eq!(g["goto"]["reached"], true, "{g}");
+    assert_eq!(g["goto"]["steps_taken"], 4, "{g}");
+    assert_eq!(g["undefined_here"], run[0]["undefined"], "{g}");
+    assert!(
+        g["goto"]["message"].as_str().unwrap().starts_with(
+            "Took 4 steps to undefined behaviour.\nUndefined: an mbarrier arrive-on exceeds"
+        ),
+        "{g}"
+    );
+    let ok = "litmus/ub/Mbar-two-arrivals-expected.litmus";
+    let text = std::fs::read_to_string(root().join(ok)).unwrap();
+    let (_, s) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": ok}),
+    );
+    assert_eq!(s["undefined"], Value::Null);
+    let (_, g) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": ok, "goal": "undefined"}),
+    );
+    assert_eq!(g["goto"]["reached"], false, "{g}");
+    assert_eq!(
+        g["goto"]["message"],
+        "No run of the machine reaches undefined behaviour: every execution of Mbar-two-arrivals-expected is defined (within the loop bound)."
+    );
+    // The page says it in red, above the hang, in both views.
+    let (_, _, js) = get(&server.base, "/app.js");
+    assert!(js.contains(r#"el("div", { class: "verdict bad", id: "undefined" },"#));
+    assert!(js.contains(r#"el("div", { class: "over hang", id: "can-be-undefined" },"#));
 }
 
 /// The page and its assets are served from the binary; the library lists

@@ -237,7 +237,16 @@ fn project_undefined_behaviour_verdicts_with_each_engine() {
     let text = std::fs::read_to_string(root().join("litmus/ub-expected.csv")).unwrap();
     let files =
         litmus::collect_files(&[root().join("litmus/barriers"), root().join("litmus/ub")]).unwrap();
-    assert_eq!(text.lines().count(), files.len(), "every test has a row");
+    // Every barrier and undefined-behaviour test has a row; so do the other
+    // library tests with mbarriers that reach (or just avoid) undefined
+    // behaviour.
+    for f in &files {
+        let rel = f.strip_prefix(root()).unwrap().to_str().unwrap();
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("{rel},"))),
+            "{rel} has a row"
+        );
+    }
     for engine in [EngineChoice::Op, EngineChoice::Ax] {
         let opts = RunOptions {
             engine,

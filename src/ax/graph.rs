@@ -472,6 +472,13 @@ impl<'p> Graph<'p> {
         self.write_value_in(rf, w, visiting)
     }
 
+    /// The value write `w` writes, given reads-from `rf` (`None` while a
+    /// read it depends on is unbound).
+    pub fn write_value(&self, rf: &[Option<usize>], w: usize) -> Option<Value> {
+        let mut visiting: Set = 0;
+        self.write_value_in(rf, w, &mut visiting)
+    }
+
     fn write_value_in(&self, rf: &[Option<usize>], w: usize, visiting: &mut Set) -> Option<Value> {
         if *visiting & bit(w) != 0 {
             return None; // a value cycle: thin air, rejected by No-Thin-Air

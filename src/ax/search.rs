@@ -153,8 +153,12 @@ pub struct Search<'a, 'p> {
     bar_ub: Option<Undefined>,
     /// The least undefined step of a consistent execution found.
     pub undefined: Option<Undefined>,
+    /// mbarrier read-modify-writes as (read half, write half), judged at
+    /// every consistent execution (`model::ub::mbarrier_step`).
+    mbar_rmws: Vec<(usize, usize)>,
     /// In a search that stops at its first execution (stuck paths): go on
-    /// until one reaches an undefined step (the program may reach one).
+    /// through every execution, for the least undefined step (the program
+    /// may reach one).
     pub hunt_undefined: bool,
     /// The barrier instances of the witness execution.
     witness_instances: Vec<Instance>,
@@ -334,6 +338,15 @@ impl<'a, 'p> Search<'a, 'p> {
                     .fold(0, |m, w| m | bit(w))
             })
             .collect();
+        let mbar_rmws = g
+            .rmw
+            .pairs()
+            .filter(|&(_, w)| {
+                let e = &g.events[w];
+                e.thread
+                    .is_some_and(|t| crate::model::ub::is_mbarrier_rmw(g.program, t, e.pc))
+            })
+            .collect();
         let po_loc_inv = g.po_loc.inverse();
         let reads_po_loc_before = (0..n).map(|r| po_loc_inv.row(r) & read_set).collect();
         Search {
@@ -370,6 +383,7 @@ impl<'a, 'p> Search<'a, 'p> {
             bar_instances: Vec::new(),
             bar_ub: None,
             undefined: None,
+            mbar_rmws,
             hunt_undefined: false,
             witness_instances: Vec::new(),
             witness: None,
@@ -419,8 +433,7 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     fn stop(&self) -> bool {
-        self.stopped.is_some()
-            || (self.found && !self.record && !(self.hunt_undefined && self.undefined.is_none()))
+        self.stopped.is_some() || (self.found && !self.record && !self.hunt_undefined)
     }
 
     // ---- step 1: reads-from ----------------------------------------------
@@ -1287,6 +1300,21 @@ impl<'a, 'p> Search<'a, 'p> {
         if let Some(u) = &self.bar_ub {
             if self.undefined.as_ref().is_none_or(|b| u < b) {
                 self.undefined = Some(u.clone());
+            }
+        }
+        for &(r, w) in &self.mbar_rmws {
+            let e = &self.g.events[w];
+            let (Some(t), Some(old), Some(new)) = (
+                e.thread,
+                self.g.read_value(&self.rf, r),
+                self.g.write_value(&self.rf, w),
+            ) else {
+                continue;
+            };
+            if let Some(u) = crate::model::ub::mbarrier_step(self.g.program, t, e.pc, old, new) {
+                if self.undefined.as_ref().is_none_or(|b| u < *b) {
+                    self.undefined = Some(u);
+                }
             }
         }
         if g_has_stuck(self.g) && self.witness.is_none() {

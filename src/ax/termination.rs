@@ -65,8 +65,7 @@ pub fn termination_within(
     }
     let cols = Columns::of(p);
     let mut sink = Outcomes::new();
-    let hunt = opts.barriers == crate::model::barrier::Reading::Isa
-        && crate::model::barrier::may_be_undefined(p);
+    let hunt = crate::model::barrier::may_be_undefined(p, opts.barriers);
     let inits = p.locations.len();
     let mut combos = super::combos::Combos::new(p, &paths);
     loop {
@@ -105,10 +104,15 @@ pub fn termination_within(
                     if result.hang.is_none() {
                         result.hang = Some(describe(&s, &g, &combo, &rf));
                     }
-                    result.undefined = result.undefined.take().or(s.undefined.take());
+                    if let Some(u) = s.undefined.take() {
+                        if result.undefined.as_ref().is_none_or(|b| u < *b) {
+                            result.undefined = Some(u);
+                        }
+                    }
                     // A program that may reach an undefined step is searched
-                    // on until a stuck execution reaches one, or to the end.
-                    if !hunt || result.undefined.is_some() {
+                    // to the end, for the least undefined step of its stuck
+                    // executions (the machine reports the least of all).
+                    if !hunt {
                         return Ok(result);
                     }
                 }

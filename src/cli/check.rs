@@ -2,7 +2,10 @@
 //! `path,1|0` format: 1 = the test's condition holds under the model; with
 //! `--property termination`, 1 = every execution terminates). Termination
 //! is checked on outcome rows too: a program that can hang fails its row
-//! unless `--liveness` expects the hang.
+//! unless `--liveness` expects the hang. Likewise undefined behaviour: a
+//! program that can reach an undefined step fails its outcome or termination
+//! row unless `--undefined` expects it (or the CSV is about it,
+//! `--property undefined`).
 
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -47,6 +50,13 @@ pub struct CheckArgs {
     /// the program terminates.
     #[arg(long, value_name = "FILE.csv", conflicts_with = "no_termination")]
     pub liveness: Option<PathBuf>,
+    /// With `--property outcome` or `termination`: an undefined-behaviour
+    /// CSV (`path,1|0`, as with `--property undefined`) whose `path,1` rows
+    /// are the programs expected to reach undefined behaviour. A program
+    /// that can reach it fails its row unless this CSV expects it; a row it
+    /// expects fails if no execution reaches undefined behaviour.
+    #[arg(long, value_name = "FILE.csv")]
+    pub undefined: Option<PathBuf>,
     /// Check only the K-th of N deterministic parts of the rows (1 <= K <= N),
     /// chosen by the row's path as `ptxmc gen --shard K/N` chooses tests.
     #[arg(long, value_name = "K/N")]
@@ -87,25 +97,25 @@ pub fn run(args: &CheckArgs) -> Exit {
         );
         return Exit::BadInput;
     }
+    if args.undefined.is_some() && args.property == Property::Undefined {
+        eprintln!(
+            "error: expected `--undefined` with `--property outcome` or `termination`, found `--property undefined` (its CSV is the undefined-behaviour one)"
+        );
+        return Exit::BadInput;
+    }
     // Per outcome row: whether the liveness CSV expects the program to
     // terminate (`Some(true)`), to hang (`Some(false)`), or says nothing.
-    let mut liveness: std::collections::HashMap<String, bool> = Default::default();
-    if let Some(file) = &args.liveness {
-        let text = match std::fs::read_to_string(file) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!(
-                    "error: expected a readable CSV, found an I/O error: {e}\n --> {}",
-                    file.display()
-                );
-                return Exit::BadInput;
-            }
-        };
-        match read_rows(&text, file) {
-            Ok(r) => liveness.extend(r),
-            Err(e) => return e,
-        }
-    }
+    let liveness = match side_rows(args.liveness.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    // Per row: whether the undefined-behaviour CSV expects the program to
+    // reach an undefined step (`Some(true)`), not to (`Some(false)`), or
+    // says nothing.
+    let undefined = match side_rows(args.undefined.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
     let mut opts = args.engine.options(rows.len());
     // A verdict per test is printed, not the outcomes: the least reserve.
     opts.output_cost = crate::limits::OutputCost::HERD;
@@ -126,9 +136,10 @@ pub fn run(args: &CheckArgs) -> Exit {
         .zip(loaded.par_iter())
         .map(|((path, want), tests)| {
             let tests = tests.as_ref().map_err(|e| *e)?;
+            let ub = undefined.get(path).copied();
             Ok(match args.property {
-                Property::Outcome => judge(tests, *want, liveness.get(path).copied(), &opts),
-                Property::Termination => judge_termination(tests, *want, &opts),
+                Property::Outcome => judge(tests, *want, liveness.get(path).copied(), ub, &opts),
+                Property::Termination => judge_termination(tests, *want, ub, &opts),
                 Property::Undefined => judge_undefined(tests, *want, &opts),
             })
         })
@@ -159,6 +170,55 @@ pub fn run(args: &CheckArgs) -> Exit {
     super::common::deny_warnings(args.deny_warnings, exit)
 }
 
+/// The rows of a side CSV (`--liveness`, `--undefined`) by path; none
+/// without one.
+fn side_rows(
+    file: Option<&std::path::Path>,
+) -> Result<std::collections::HashMap<String, bool>, Exit> {
+    let Some(file) = file else {
+        return Ok(Default::default());
+    };
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!(
+                "error: expected a readable CSV, found an I/O error: {e}\n --> {}",
+                file.display()
+            );
+            return Err(Exit::BadInput);
+        }
+    };
+    Ok(read_rows(&text, file)?.into_iter().collect())
+}
+
+/// Undefined behaviour on a row about something else (outcome or
+/// termination): a program that can reach an undefined step never passes,
+/// unless the `--undefined` CSV expects exactly that (`expected`:
+/// `Some(true)`); a row it expects fails if none is reached. `None` if the
+/// row may go on to be judged.
+fn undefined_row(
+    t: &LitmusTest,
+    r: &engine::RunResult,
+    expected: Option<bool>,
+) -> Option<(bool, String, Exit)> {
+    match (&r.undefined, expected) {
+        (Some(_), Some(true)) | (None, None | Some(false)) => None,
+        (Some(u), _) => Some((
+            false,
+            format!(
+                "{} (undefined behaviour is expected only by a `path,1` row of the `--undefined` CSV)",
+                crate::report::ub::line(&crate::report::ub::of(t, u))
+            ),
+            Exit::Undefined,
+        )),
+        (None, Some(true)) => Some((
+            false,
+            "expected undefined behaviour (--undefined), found none".into(),
+            Exit::CheckFailed,
+        )),
+    }
+}
+
 /// The rows `path,1|0` of a CSV, in order; a malformed row is reported
 /// with its position.
 fn read_rows(text: &str, file: &std::path::Path) -> Result<Vec<(String, bool)>, Exit> {
@@ -187,10 +247,19 @@ fn read_rows(text: &str, file: &std::path::Path) -> Result<Vec<(String, bool)>, 
 
 /// Whether every test of a file terminates (`want`) or can hang (`!want`);
 /// if not, why.
-fn judge_termination(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
+/// `undefined`: what the `--undefined` CSV expects ([`undefined_row`]).
+fn judge_termination(
+    tests: &[LitmusTest],
+    want: bool,
+    undefined: Option<bool>,
+    opts: &RunOptions,
+) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
         if let Some(failed) = unsettled(&r) {
+            return failed;
+        }
+        if let Some(failed) = undefined_row(t, &r, undefined) {
             return failed;
         }
         let why = crate::report::hang::why(&t.program, &r.termination);
@@ -274,16 +343,22 @@ fn disagreement(d: &engine::Disagreement) -> String {
 
 /// Whether every test of a file gets the expected verdict; if not, why.
 /// `terminates`: what the liveness CSV expects (`Some(false)`: a hang),
-/// if it has a row for the file.
+/// if it has a row for the file; `undefined`: what the `--undefined` CSV
+/// expects ([`undefined_row`]).
 fn judge(
     tests: &[LitmusTest],
     want: bool,
     terminates: Option<bool>,
+    undefined: Option<bool>,
     opts: &RunOptions,
 ) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
         if let Some(failed) = unsettled(&r) {
+            return failed;
+        }
+        // Undefined behaviour first: it is the more serious verdict.
+        if let Some(failed) = undefined_row(t, &r, undefined) {
             return failed;
         }
         // A program that can hang never passes as correct, unless a

@@ -316,17 +316,18 @@ pub fn target_outcome(t: &LitmusTest, text: Option<&str>) -> Result<(Prop, Strin
     }
 }
 
-/// The program's termination as `ptxmc run` decides it (both engines), for
-/// the one-test commands (`trace`, `step`), which must never let a program
-/// that can hang look correct. `timeout`: at most this many seconds (a
-/// question that runs out says termination was not checked).
+/// The program's termination as `ptxmc run` decides it (both engines), and
+/// the undefined step it finds, worded, for the one-test commands (`trace`,
+/// `step`), which must never let a program that can hang or reach undefined
+/// behaviour look correct. `timeout`: at most this many seconds (a question
+/// that runs out says termination was not checked).
 pub fn termination(
     t: &LitmusTest,
     loop_bound: u32,
     max_states: u64,
     timeout: Option<f64>,
     barriers: Reading,
-) -> TerminationNote {
+) -> (TerminationNote, Option<crate::report::ub::UbReport>) {
     let limits = crate::explain::enumerate::Limits {
         loop_bound,
         barriers,
@@ -335,7 +336,21 @@ pub fn termination(
             .and_then(|d| std::time::Instant::now().checked_add(d)),
         ..crate::explain::enumerate::Limits::default()
     };
-    TerminationNote::of(&t.program, &limits, max_states)
+    let (note, ub) = TerminationNote::with_undefined(&t.program, &limits, max_states);
+    (note, ub.map(|u| crate::report::ub::of(t, &u)))
+}
+
+/// The lines a one-test command prints about undefined behaviour: the
+/// undefined step in `run`'s words with `hint`, what shows a run to it;
+/// nothing when no execution reaches one.
+pub fn undefined_lines(ub: Option<&crate::report::ub::UbReport>, hint: &str) -> String {
+    match ub {
+        Some(u) => format!(
+            "{}\nThis program can reach undefined behaviour: {hint}.\n",
+            crate::report::ub::line(u)
+        ),
+        None => String::new(),
+    }
 }
 
 /// The lines a one-test command prints about termination: a hang in

@@ -62,7 +62,6 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Err(e) => return e,
     };
     let t = &t;
-    let p = &t.program;
     let want = match target_outcome(t, args.outcome.as_deref()) {
         Ok((w, _)) => w,
         Err(e) => return e,
@@ -80,7 +79,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
         groups: args.groups,
         ..Caps::default()
     };
-    let x = explain_outcome(p, &t.display_path(), &want, &limits, caps, args.max_states);
+    let x = explain_outcome(t, &t.display_path(), &want, &limits, caps, args.max_states);
     if let Err(e) = print(&x, args) {
         eprintln!("error: cannot write the pictures: {e}");
         return Exit::BadInput;
@@ -89,6 +88,9 @@ pub fn run(args: &ExplainArgs) -> Exit {
         Exit::Disagreement
     } else if x.incomplete() {
         Exit::Incomplete
+    } else if x.undefined.is_some() {
+        // As `ptxmc run`: undefined behaviour is the more serious verdict.
+        Exit::Undefined
     } else if x.termination.hangs() {
         // As `ptxmc run`: a program that can hang is never a success.
         Exit::Hang

@@ -1,6 +1,7 @@
 //! `ptxmc fix`: the cheapest changes that make an allowed outcome forbidden,
 //! or (`--weaken`) the synchronisation a forbidden outcome does not need.
 
+use crate::report::ub::UbReport;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -70,8 +71,15 @@ pub fn run(args: &FixArgs) -> Exit {
         barriers: args.test.barriers,
         ..crate::explain::enumerate::Limits::default()
     };
-    if let note @ TerminationNote::Hangs { .. } = TerminationNote::of(p, &limits, HANG_CHECK_STATES)
-    {
+    // Undefined behaviour likewise, first: adding fences or strengthening
+    // accesses only removes executions, so it cannot make an undefined
+    // program defined in general, and a "fix" for an outcome of a program
+    // that can reach undefined behaviour would leave it reachable.
+    let (note, undefined) = TerminationNote::with_undefined(p, &limits, HANG_CHECK_STATES);
+    if let Some(u) = undefined {
+        return refuse_undefined(args, t, &crate::report::ub::of(t, &u));
+    }
+    if let note @ TerminationNote::Hangs { .. } = note {
         return refuse_hang(args, t, &note);
     }
     let opts = FixOptions {
@@ -108,6 +116,9 @@ pub fn run(args: &FixArgs) -> Exit {
         Exit::Incomplete
     } else if report.fixes.iter().any(|f| !f.verified) {
         Exit::Disagreement
+    } else if report.fixes.iter().any(|f| f.undefined.is_some()) {
+        // A proposal that leaves undefined behaviour reachable said so.
+        Exit::Undefined
     } else {
         Exit::Success
     }
@@ -144,6 +155,34 @@ fn refuse_hang(args: &FixArgs, t: &crate::litmus::LitmusTest, note: &Termination
         ),
     }
     Exit::Hang
+}
+
+/// What `fix` says about a program that can reach undefined behaviour: the
+/// undefined step, and that its search does not remove one. Exit status 6,
+/// as `run`.
+fn refuse_undefined(args: &FixArgs, t: &crate::litmus::LitmusTest, ub: &UbReport) -> Exit {
+    let p = &t.program;
+    let cannot = "ptxmc fix does not fix undefined behaviour: it searches changes (fences, stronger semantics, wider scopes) that forbid an outcome, not ones that make every execution defined";
+    match args.format {
+        FixFormat::Text => {
+            println!("Fix {}: the program can reach undefined behaviour", p.name);
+            println!("{}", crate::report::ub::line(ub));
+            println!("A run to it: ptxmc trace {} --undefined", t.display_path());
+            println!("{cannot}.");
+        }
+        FixFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "name": p.name,
+                "file": t.display_path(),
+                "undefined": ub,
+                "fixes": [],
+                "why": cannot,
+            }))
+            .unwrap_or_default()
+        ),
+    }
+    Exit::Undefined
 }
 
 fn emit(dir: &std::path::Path, name: &str, r: &FixReport, weaken: bool) -> std::io::Result<()> {

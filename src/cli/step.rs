@@ -53,6 +53,7 @@ Commands:
   o       the final states still reachable from here
   g COND  go to an outcome by the shortest path, e.g. g 1:r0=1 /\\ 1:r1=0
   g hang  go into a hang (a deadlock, or a loop that spins forever)
+  g undefined  go to undefined behaviour (the step that makes the run undefined)
   f       the run so far and the `ptxmc trace --follow` command that replays it
   e [COND]  explain an outcome (default: this run's final state, or the test's condition)
   p       print the state again          h   this help
@@ -103,7 +104,7 @@ pub fn run(args: &StepArgs) -> Exit {
     let _ = write!(out, "{}", show(&session));
     // Said once, up front, as `run` says it: a session on a program that can
     // hang ends with `run`'s exit status for hangs.
-    let note = super::common::termination(
+    let (note, ub) = super::common::termination(
         t,
         args.test.loop_bound,
         args.max_states,
@@ -112,7 +113,8 @@ pub fn run(args: &StepArgs) -> Exit {
     );
     let _ = write!(
         out,
-        "{}",
+        "{}{}",
+        super::common::undefined_lines(ub.as_ref(), "`g undefined` walks to it"),
         super::common::hang_lines(&note, "`g hang` walks into it")
     );
     if session.stopped().is_some() {
@@ -140,7 +142,9 @@ pub fn run(args: &StepArgs) -> Exit {
         }
         let _ = out.flush();
     }
-    if note.hangs() {
+    if ub.is_some() {
+        Exit::Undefined
+    } else if note.hangs() {
         Exit::Hang
     } else {
         Exit::Success
@@ -207,6 +211,20 @@ fn command(s: &mut Session, t: &LitmusTest, file: &str, line: &str, args: &StepA
                 _ => said,
             }
         }
+        "g" if rest == "undefined" => {
+            let answer = s.go_to_undefined();
+            if let GoTo::Path(p) = &answer {
+                let _ = s.replay(p);
+            }
+            let ub = s
+                .undefined()
+                .map(|u| crate::report::ub::line(&crate::report::ub::of(t, &u)));
+            let said = text::go_to_undefined(s, &answer, ub.as_deref());
+            match answer {
+                GoTo::Path(p) if !p.is_empty() => format!("{said}{}", show(s)),
+                _ => said,
+            }
+        }
         "g" => match outcome(t, rest) {
             Err(e) => e,
             Ok(want) => {
@@ -260,7 +278,7 @@ fn explain(s: &Session, t: &LitmusTest, file: &str, rest: &str, args: &StepArgs)
             .ok()
             .and_then(|d| std::time::Instant::now().checked_add(d)),
     };
-    let x = explain_outcome(p, file, &want, &limits, Caps::default(), args.max_states);
+    let x = explain_outcome(t, file, &want, &limits, Caps::default(), args.max_states);
     crate::report::explain::text(&x)
 }
 

@@ -3,7 +3,7 @@
 use clap::{Args, ValueEnum};
 
 use super::Exit;
-use super::common::{TestArgs, hang_lines, target_outcome, termination, worst};
+use super::common::{TestArgs, hang_lines, target_outcome, termination, undefined_lines, worst};
 use crate::limits::{Budget, Limits};
 use crate::op::Machine;
 use crate::op::trace::TraceError;
@@ -35,6 +35,11 @@ pub struct TraceArgs {
     /// thread waits for (exit status 1 if the program cannot hang).
     #[arg(long, conflicts_with_all = ["outcome", "follow"])]
     pub hang: bool,
+    /// Show a shortest run to undefined behaviour instead: the steps up to
+    /// and including the undefined one, named with the ISA's sentence (exit
+    /// status 6; 1 if no run reaches undefined behaviour).
+    #[arg(long, conflicts_with_all = ["outcome", "follow", "hang", "every_step"])]
+    pub undefined: bool,
     /// Replay these successor choices instead (as printed after a trace), e.g. `0,2,1`.
     #[arg(long, value_delimiter = ',', num_args = 0..)]
     pub follow: Option<Vec<usize>>,
@@ -86,9 +91,13 @@ pub fn run(args: &TraceArgs) -> Exit {
     if args.hang {
         return hang(args, m, t, &limits);
     }
+    if args.undefined {
+        return undefined(args, &mut session, t);
+    }
     // A run to an outcome of a program that can hang must not read as the
     // whole story: the hang is said after it, and the exit status is `run`'s.
-    let note = termination(
+    // Likewise undefined behaviour, said before the hang.
+    let (note, ub) = termination(
         t,
         args.test.loop_bound,
         args.max_states,
@@ -99,18 +108,36 @@ pub fn run(args: &TraceArgs) -> Exit {
         "`ptxmc trace {} --hang` shows a run into it",
         t.display_path()
     );
+    let ub_hint = format!(
+        "`ptxmc trace {} --undefined` shows a run to it",
+        t.display_path()
+    );
+    let notes = format!(
+        "{}{}",
+        undefined_lines(ub.as_ref(), &ub_hint),
+        hang_lines(&note, &hint)
+    );
     let with_note = |mut v: serde_json::Value| {
         if let Some(o) = v.as_object_mut() {
             o.insert(
                 "termination".into(),
                 serde_json::to_value(&note).unwrap_or_default(),
             );
+            o.insert(
+                "undefined".into(),
+                serde_json::to_value(&ub).unwrap_or_default(),
+            );
         }
         serde_json::to_string_pretty(&v).unwrap_or_default()
     };
     let hang_exit = |e: Exit| {
-        if note.hangs() {
+        let e = if note.hangs() {
             worst(e, Exit::Hang)
+        } else {
+            e
+        };
+        if ub.is_some() {
+            worst(e, Exit::Undefined)
         } else {
             e
         }
@@ -120,7 +147,7 @@ pub fn run(args: &TraceArgs) -> Exit {
             TraceFormat::Text => print!(
                 "{}{}",
                 trace::no_run_text(goal, &why, &args.test.file),
-                hang_lines(&note, &hint)
+                notes
             ),
             TraceFormat::Json => println!(
                 "{}",
@@ -179,7 +206,7 @@ pub fn run(args: &TraceArgs) -> Exit {
                 text.truncate(text.trim_end().len());
                 text.push_str(" --every-step\n");
             }
-            print!("{text}{}", hang_lines(&note, &hint))
+            print!("{text}{notes}")
         }
         TraceFormat::Json => println!(
             "{}",
@@ -269,6 +296,71 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest, limits: &L
         ),
     }
     Exit::Hang
+}
+
+/// `ptxmc trace --undefined`.
+fn undefined(args: &TraceArgs, session: &mut Session, t: &crate::litmus::LitmusTest) -> Exit {
+    let p = &t.program;
+    let none = |why: String, exit: Exit| -> Exit {
+        match args.format {
+            TraceFormat::Text => println!("{why}"),
+            TraceFormat::Json => println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "name": p.name,
+                    "file": t.display_path(),
+                    "undefined": serde_json::Value::Null,
+                    "why": why,
+                }))
+                .unwrap_or_default()
+            ),
+        }
+        exit
+    };
+    let choices = match session.go_to_undefined() {
+        GoTo::Path(c) => c,
+        GoTo::Unreachable { .. } => {
+            return none(
+                format!(
+                    "No run of the machine reaches undefined behaviour: every execution of {} is defined (within the loop bound).",
+                    p.name
+                ),
+                Exit::CheckFailed,
+            );
+        }
+        GoTo::Incomplete(e) => {
+            return none(
+                format!("Incomplete: no undefined step found before {e}."),
+                Exit::Incomplete,
+            );
+        }
+    };
+    if let Err(e) = session.replay(&choices) {
+        unreachable!("a found run replays: {e:?}");
+    }
+    let u = session
+        .undefined()
+        .expect("the run found ends at an undefined step");
+    let ub = crate::report::ub::of(t, &u);
+    let run = session.trace();
+    match args.format {
+        TraceFormat::Text => print!(
+            "{}",
+            crate::report::trace::undefined_text(&p.name, &run, &ub, &args.test.file)
+        ),
+        TraceFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "name": p.name,
+                "file": t.display_path(),
+                "undefined": ub,
+                "steps": run.steps,
+                "choices": run.choices,
+            }))
+            .unwrap_or_default()
+        ),
+    }
+    Exit::Undefined
 }
 
 /// The limits of a single-test command's searches: `max_states`, the

@@ -38,6 +38,8 @@ pub struct Explanation {
     pub op: Option<OpExplanation>,
     /// Whether the program can hang, decided as `ptxmc run` decides it.
     pub termination: TerminationNote,
+    /// The undefined step `ptxmc run` finds, worded (`null` when none).
+    pub undefined: Option<crate::report::ub::UbReport>,
 }
 
 /// The program's termination, as `ptxmc run` reports it (both engines'
@@ -70,6 +72,17 @@ impl TerminationNote {
     /// The termination of `p` as `ptxmc run` decides it, under the
     /// explanation's loop bound, deadline and state limit.
     pub fn of(p: &Program, limits: &Limits, max_states: u64) -> TerminationNote {
+        TerminationNote::with_undefined(p, limits, max_states).0
+    }
+
+    /// [`TerminationNote::of`], with the least undefined step `ptxmc run`
+    /// finds in the same run (`None`: no execution reaches one, or the run
+    /// stopped at a limit before finding one).
+    pub fn with_undefined(
+        p: &Program,
+        limits: &Limits,
+        max_states: u64,
+    ) -> (TerminationNote, Option<crate::model::ub::Undefined>) {
         let timeout = limits
             .deadline
             .map(|d| d.saturating_duration_since(std::time::Instant::now()));
@@ -87,15 +100,16 @@ impl TerminationNote {
         let r = crate::engine::run(p, &opts);
         if let Some(d) = r.disagreement.as_ref().and_then(|d| d.termination) {
             let word = |h: bool| if h { "hangs" } else { "terminates" };
-            return TerminationNote::NotChecked {
+            let note = TerminationNote::NotChecked {
                 why: format!(
                     "the engines disagree (operational: {}, axiomatic: {})",
                     word(d.0),
                     word(d.1)
                 ),
             };
+            return (note, r.undefined);
         }
-        match &r.termination {
+        let note = match &r.termination {
             crate::engine::Termination::Hangs(h) => TerminationNote::Hangs {
                 kind: h.kind().as_str(),
                 why: crate::report::hang::sentence(p, h),
@@ -105,7 +119,8 @@ impl TerminationNote {
             t @ crate::engine::Termination::NotChecked(_) => TerminationNote::NotChecked {
                 why: crate::report::hang::why(p, t),
             },
-        }
+        };
+        (note, r.undefined)
     }
     /// Whether a hang was found.
     pub fn hangs(&self) -> bool {
@@ -133,15 +148,16 @@ impl Explanation {
     }
 }
 
-/// Both explanations of `want` for `p` (from `file`).
+/// Both explanations of `want` for test `t` (from `file`).
 pub fn explain_outcome(
-    p: &Program,
+    t: &crate::litmus::LitmusTest,
     file: &str,
     want: &Prop,
     limits: &Limits,
     caps: Caps,
     max_states: u64,
 ) -> Explanation {
+    let p = &t.program;
     let ax = axiomatic::explain(p, want, limits, caps);
     let allowed = match ax.verdict {
         AxVerdict::Allowed { .. } => Some(true),
@@ -160,13 +176,14 @@ pub fn explain_outcome(
             limits.deadline,
         ))
     });
-    let termination = TerminationNote::of(p, limits, max_states);
+    let (termination, undefined) = TerminationNote::with_undefined(p, limits, max_states);
     Explanation {
         name: p.name.clone(),
         file: file.to_string(),
         ax,
         op,
         termination,
+        undefined: undefined.map(|u| crate::report::ub::of(t, &u)),
     }
 }
 

@@ -72,6 +72,10 @@ pub struct Fix {
     pub cost: u32,
     /// Both engines agree on the verdict the search wanted.
     pub verified: bool,
+    /// The changed program can reach undefined behaviour (what the
+    /// verification run found; `null` when it cannot): a weakening can make
+    /// a defined program undefined, and such a proposal says so.
+    pub undefined: Option<crate::model::ub::Undefined>,
     /// The changed test.
     #[serde(skip)]
     pub program: Program,
@@ -156,6 +160,18 @@ fn verified(
     barriers: Reading,
     timeout: Option<Duration>,
 ) -> Result<Option<bool>, ()> {
+    verified_and_undefined(p, want, loop_bound, barriers, timeout).map(|(v, _)| v)
+}
+
+/// [`verified`], with the undefined step the same run finds in `p`.
+#[allow(clippy::type_complexity)]
+fn verified_and_undefined(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    barriers: Reading,
+    timeout: Option<Duration>,
+) -> Result<(Option<bool>, Option<crate::model::ub::Undefined>), ()> {
     let r = engine::run(
         p,
         &RunOptions {
@@ -173,14 +189,14 @@ fn verified(
         return Err(());
     }
     if r.disagreement.is_some() || r.incomplete.is_some() {
-        return Ok(None);
+        return Ok((None, r.undefined));
     }
     let cols = Columns::of(p);
-    Ok(Some(
-        r.outcomes
-            .iter()
-            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
-    ))
+    let allowed = r
+        .outcomes
+        .iter()
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    Ok((Some(allowed), r.undefined))
 }
 
 /// The cheapest minimal sets of changes (at most `opts.bound`) after which
@@ -330,13 +346,14 @@ fn search_within(
         .map(|v| {
             let q = sites::apply(p, &sites, &v);
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            let ok = match verified(&q, want, opts.loop_bound, opts.barriers, left) {
-                Ok(v) => v == Some(false),
-                Err(()) => {
-                    report.incomplete = true;
-                    false
-                }
-            };
+            let (ok, undefined) =
+                match verified_and_undefined(&q, want, opts.loop_bound, opts.barriers, left) {
+                    Ok((v, u)) => (v == Some(false), u),
+                    Err(()) => {
+                        report.incomplete = true;
+                        (false, None)
+                    }
+                };
             let changes: Vec<Change> = v
                 .iter()
                 .map(|&(s, k)| Change {
@@ -350,6 +367,7 @@ fn search_within(
                 changes,
                 cost: total,
                 verified: ok,
+                undefined,
                 program: q,
             }
         })
@@ -431,11 +449,18 @@ fn combinations(n: usize, k: usize) -> Vec<Vec<usize>> {
 }
 
 /// The verdict word for a report line.
-pub fn verdict_word(f: &Fix) -> &'static str {
-    if f.verified {
+pub fn verdict_word(f: &Fix) -> String {
+    let word = if f.verified {
         "verified by both engines"
     } else {
         "NOT verified: the engines disagree or did not finish"
+    };
+    match &f.undefined {
+        Some(u) => format!(
+            "{word}; but the changed program can reach undefined behaviour: {}",
+            u.kind.what()
+        ),
+        None => word.to_string(),
     }
 }
 

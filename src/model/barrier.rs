@@ -571,11 +571,26 @@ fn poison_orders(
     }
 }
 
-/// Whether some execution of `p` might reach an undefined barrier arrival
-/// (ISA reading), judged from the text alone: a barrier named or counted by
-/// a register, an arrival undefined in itself, or two barriers of one CTA
-/// with the same name and different counts. `false` means none can.
-pub fn may_be_undefined(p: &Program) -> bool {
+/// Whether some execution of `p` (lowered) might reach an undefined step
+/// under `reading`, judged from the text alone: a CTA barrier (ISA reading) named or counted
+/// by a register, an arrival undefined in itself, or two barriers of one
+/// CTA with the same name and different counts; or an mbarrier
+/// read-modify-write on a declared mbarrier (whether it goes beyond a count's
+/// range depends on the order of operations; the hidden barriers of
+/// `barrier.cluster`, whose arrivals alternate with waits, are left out).
+/// `false` means none can.
+pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
+    let mbarrier_rmw = p.threads.iter().flat_map(|t| &t.code).any(|i| {
+        matches!(i, Instr::Rmw { op, access, .. }
+            if op.is_mbarrier()
+                && p.locations[p.addresses[access.addr].loc].kind != crate::ir::LocKind::Synthetic)
+    });
+    if mbarrier_rmw {
+        return true;
+    }
+    if reading == Reading::Dat3m {
+        return false;
+    }
     type Key = (u32, u32, SmallVec<[Value; 2]>);
     let mut seen: Vec<(Key, Option<Value>, Option<Value>)> = Vec::new();
     for th in p.threads.iter().filter(|t| t.agent.is_none()) {

@@ -71,11 +71,5 @@ pub fn value_text(p: &Program, loc: usize, v: Value) -> String {
     if p.locations[loc].kind == LocKind::Data {
         return v.to_string();
     }
-    format!(
-        "[phase {}, {} of {} arrivals pending, tx {}]",
-        mbar::phase(v),
-        mbar::pending(v),
-        mbar::expected(v),
-        mbar::tx(v)
-    )
+    mbar::describe(v)
 }

@@ -12,7 +12,8 @@
 use serde::Serialize;
 
 use super::barrier::BarrierUb;
-use crate::ir::ThreadId;
+use crate::ir::mbar::{self, MbarUb};
+use crate::ir::{Instr, Program, ThreadId, Value};
 
 /// What kind of undefined behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -20,6 +21,9 @@ use crate::ir::ThreadId;
 pub enum UbKind {
     /// A CTA barrier (`bar`, `barrier{.cta}`).
     Barrier(BarrierUb),
+    /// An mbarrier operation takes a count of the mbarrier object out of
+    /// its valid range (`ir::mbar`).
+    Mbarrier(MbarUb),
 }
 
 impl UbKind {
@@ -27,6 +31,7 @@ impl UbKind {
     pub fn what(self) -> &'static str {
         match self {
             UbKind::Barrier(b) => b.what(),
+            UbKind::Mbarrier(m) => m.what(),
         }
     }
 
@@ -34,6 +39,7 @@ impl UbKind {
     pub fn isa(self) -> &'static str {
         match self {
             UbKind::Barrier(b) => b.isa(),
+            UbKind::Mbarrier(m) => m.isa(),
         }
     }
 }
@@ -47,4 +53,44 @@ pub struct Undefined {
     /// The instructions involved, as (thread, instruction index of the
     /// program as written), in the order they happened.
     pub at: Vec<(ThreadId, usize)>,
+}
+
+/// Whether instruction `pc` of thread `t` of the lowered program `p` is an
+/// mbarrier read-modify-write (arrive-on, expect-tx, complete-tx: what
+/// [`mbarrier_step`] judges).
+pub fn is_mbarrier_rmw(p: &Program, t: ThreadId, pc: usize) -> bool {
+    matches!(p.threads[t].code.get(pc), Some(Instr::Rmw { op, .. }) if op.is_mbarrier())
+}
+
+/// The undefined step of one mbarrier read-modify-write of the lowered
+/// program `p` (thread `t`, instruction `pc`) that read state `old` and
+/// wrote state `new`: the write is undefined and the read was not. Both
+/// engines judge every mbarrier RMW of an execution through this one rule;
+/// the step is named at the instruction as written (an agent's at the
+/// instruction that issued it).
+pub fn mbarrier_step(
+    p: &Program,
+    t: ThreadId,
+    pc: usize,
+    old: Value,
+    new: Value,
+) -> Option<Undefined> {
+    if mbar::ub(old).is_some() {
+        return None;
+    }
+    let why = mbar::ub(new)?;
+    Some(Undefined {
+        kind: UbKind::Mbarrier(why),
+        at: vec![as_written(p, t, pc)],
+    })
+}
+
+/// Where instruction `pc` of thread `t` of the lowered program `p` comes
+/// from in the program as written: an agent's instructions all come from
+/// the one that issued it.
+pub fn as_written(p: &Program, t: ThreadId, pc: usize) -> (ThreadId, usize) {
+    match &p.threads[t].agent {
+        Some(a) => (a.issuer, a.spawn_pc),
+        None => (t, pc),
+    }
 }

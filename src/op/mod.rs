@@ -107,6 +107,9 @@ pub struct Machine<'p> {
     /// one virtual address, no RMW, and every two of them (initial version
     /// included) morally strong ([`Machine::maxima`]).
     total_loc: Vec<bool>,
+    /// The slots of mbarrier read-modify-writes (arrive-on, expect-tx,
+    /// complete-tx), whose states [`Machine::undefined`] judges.
+    mbar_rmws: Set,
     /// Set by [`Machine::within`]'s watchdog when the run's budget is
     /// exhausted: the long loops of one step (binds with forwarding chains,
     /// coherence orientations and completions, a final state's outcomes)
@@ -210,6 +213,15 @@ impl<'p> Machine<'p> {
                 })
             })
             .collect();
+        let mbar_rmws = (0..layout.slots.len())
+            .filter(|&s| {
+                let info = &layout.slots[s];
+                info.kind == layout::SlotKind::Rmw
+                    && info
+                        .thread
+                        .is_some_and(|t| crate::model::ub::is_mbarrier_rmw(p, t, info.pc))
+            })
+            .fold(0, |acc, s| acc | bit(s));
         let cta_threads: Vec<Vec<usize>> = (0..layout.ctas.len())
             .map(|c| {
                 (0..p.threads.len())
@@ -248,6 +260,7 @@ impl<'p> Machine<'p> {
             po_va_after,
             maxima_memo: Default::default(),
             total_loc,
+            mbar_rmws,
             interrupted: Default::default(),
         })
     }
@@ -729,8 +742,9 @@ impl<'p> Machine<'p> {
     /// The undefined behaviour a state has reached, if any: the least
     /// (thread, instruction) order, so the report does not depend on the
     /// order of exploration. Barrier arrivals that are undefined themselves
-    /// (`model::barrier::BarrierUb`), and phases whose arrivals disagree on
-    /// the count (ISA reading).
+    /// (`model::barrier::BarrierUb`), phases whose arrivals disagree on
+    /// the count (ISA reading), and retired mbarrier read-modify-writes
+    /// that made the barrier's state undefined (`model::ub::mbarrier_step`).
     pub fn undefined(&self, st: &State) -> Option<crate::model::ub::Undefined> {
         use crate::model::barrier::{self, PhaseMember, Reading};
         let member = |a: &state::Arrival| PhaseMember {
@@ -752,6 +766,22 @@ impl<'p> Machine<'p> {
             } else {
                 barrier::phase_ub(st.arrivals[i..].iter().filter(same).map(member))
             };
+            if let Some(u) = u {
+                if found.as_ref().is_none_or(|f| u < *f) {
+                    found = Some(u);
+                }
+            }
+        }
+        for v in members(self.mbar_rmws & st.retired) {
+            let info = &self.layout.slots[v];
+            let t = info.thread.expect("an RMW has a thread");
+            let u = crate::model::ub::mbarrier_step(
+                &self.program,
+                t,
+                info.pc,
+                self.read_value(st, v),
+                st.value[v],
+            );
             if let Some(u) = u {
                 if found.as_ref().is_none_or(|f| u < *f) {
                     found = Some(u);

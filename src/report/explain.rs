@@ -15,6 +15,18 @@ pub fn text(x: &Explanation) -> String {
         AxVerdict::Forbidden { .. } => "forbidden",
         AxVerdict::Incomplete { .. } => "not decided (incomplete)",
     };
+    // Undefined behaviour before anything: the program has no meaning in
+    // the executions that reach it, whatever the outcome's verdict below.
+    if let Some(u) = &x.undefined {
+        writeln!(
+            out,
+            "Explain {}: the program can reach undefined behaviour",
+            x.name
+        )
+        .unwrap();
+        writeln!(out, "{}", super::ub::line(u)).unwrap();
+        writeln!(out, "A run to it: ptxmc trace {} --undefined", x.file).unwrap();
+    }
     match &x.termination {
         // A hang first: the program never ends in some execution, and the
         // outcome's verdict below speaks only of those that end.

@@ -60,13 +60,7 @@ impl Names {
         if self.lowered.locations[l].kind == LocKind::Data {
             v.to_string()
         } else {
-            format!(
-                "[phase {}, {} of {} arrivals pending, tx {}]",
-                mbar::phase(v),
-                mbar::pending(v),
-                mbar::expected(v),
-                mbar::tx(v)
-            )
+            mbar::describe(v)
         }
     }
 }

@@ -117,6 +117,29 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
     out
 }
 
+/// A run to undefined behaviour (`ptxmc trace --undefined`): the steps,
+/// the last of which is the undefined one, then the undefined step in
+/// `run`'s words with the ISA's sentence, and the replay list.
+pub fn undefined_text(name: &str, trace: &Trace, ub: &super::ub::UbReport, file: &Path) -> String {
+    let mut out = String::new();
+    writeln!(
+        out,
+        "Trace {name}: a shortest run of the machine to undefined behaviour"
+    )
+    .unwrap();
+    steps(&mut out, &trace.steps);
+    writeln!(out, "{}", super::ub::line(ub)).unwrap();
+    let list: Vec<String> = trace.choices.iter().map(usize::to_string).collect();
+    writeln!(
+        out,
+        "Replay: ptxmc trace {} --follow {}",
+        file.display(),
+        list.join(",")
+    )
+    .unwrap();
+    out
+}
+
 /// Why `trace` shows no run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NoRun {

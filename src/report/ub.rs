@@ -9,7 +9,7 @@ use crate::model::ub::Undefined;
 /// An undefined step, as the reports show it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UbReport {
-    /// The kind (`barrier`).
+    /// The kind (`barrier`, `mbarrier`).
     pub kind: &'static str,
     /// What happened.
     pub what: &'static str,
@@ -34,6 +34,7 @@ pub struct UbSite {
 pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
     let kind = match u.kind {
         crate::model::ub::UbKind::Barrier(_) => "barrier",
+        crate::model::ub::UbKind::Mbarrier(_) => "mbarrier",
     };
     UbReport {
         kind,

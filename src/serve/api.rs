@@ -336,7 +336,7 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
         barriers: Default::default(),
     };
     let x = explain_outcome(
-        &t.program,
+        t,
         &p.file,
         &want,
         &limits,
@@ -353,6 +353,7 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
         "allowed": x.allowed(),
         "incomplete": x.incomplete(),
         "termination": x.termination,
+        "undefined": x.undefined,
         "text": crate::report::explain::text(&x),
         "pictures": pics,
     }))
@@ -391,6 +392,9 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
             let answer = s.go_to_hang();
             let message = step::text::go_to_hang(&s, &answer);
             (answer, message)
+        } else if goal == "undefined" {
+            // Worded below, once the run has taken the path.
+            (s.go_to_undefined(), String::new())
         } else {
             let want = match outcome(t, goal) {
                 Ok(w) => w,
@@ -409,6 +413,14 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
             // Found from this very state, so every choice exists.
             let _ = s.replay(path);
         }
+        let message = if goal == "undefined" {
+            let line = s
+                .undefined()
+                .map(|u| crate::report::ub::line(&crate::report::ub::of(t, &u)));
+            step::text::go_to_undefined(&s, &answer, line.as_deref())
+        } else {
+            message
+        };
         goto = json!({
             "goal": goal,
             "reached": reached,
@@ -444,20 +456,24 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
     // Whether the program can hang, as `run` says, when a session starts
     // (no history): the Step view says it up front. Not on every click: it
     // costs a run of the engines and does not depend on the history.
-    let termination = if req.history.is_empty() && req.goal.is_none() {
+    // Undefined behaviour likewise, from the same run.
+    let (termination, undefined) = if req.history.is_empty() && req.goal.is_none() {
         let limits = ExplainLimits {
             loop_bound: p.loop_bound,
             deadline: Some(p.deadline),
             ..ExplainLimits::default()
         };
-        serde_json::to_value(crate::explain::TerminationNote::of(
+        let (note, ub) = crate::explain::TerminationNote::with_undefined(
             &t.program,
             &limits,
             p.limits.max_states.unwrap_or(u64::MAX),
-        ))
-        .unwrap_or_default()
+        );
+        (
+            serde_json::to_value(note).unwrap_or_default(),
+            serde_json::to_value(ub.map(|u| crate::report::ub::of(t, &u))).unwrap_or_default(),
+        )
     } else {
-        Value::Null
+        (Value::Null, Value::Null)
     };
     Answer::ok(json!({
         "name": t.program.name,
@@ -478,6 +494,8 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         "reachable": reachable,
         "goto": goto,
         "termination": termination,
+        "undefined": undefined,
+        "undefined_here": s.undefined().map(|u| crate::report::ub::of(t, &u)),
     }))
 }
 

@@ -396,6 +396,28 @@ impl<'p> Session<'p> {
         }
     }
 
+    /// The undefined step the current run has taken, if any
+    /// ([`crate::op::Machine::undefined`]).
+    pub fn undefined(&self) -> Option<crate::model::ub::Undefined> {
+        self.machine.undefined(self.current())
+    }
+
+    /// A shortest extension of the current run that ends at an undefined
+    /// step (the run's last step is the one that makes it undefined); or
+    /// since which step no run from here reaches one (`since: None`: no run
+    /// of the test does, within the loop bound).
+    pub fn go_to_undefined(&self) -> GoTo {
+        let budget = Budget::new(self.options.limits);
+        let undefined = |st: &State| self.machine.undefined(st).is_some();
+        let reaches = |k: usize| -> Result<bool, Exceeded> {
+            self.shortest_from(&self.states[k], &undefined, &budget)
+                .map(|p| p.is_some())
+        };
+        self.machine.within(&budget, || {
+            self.first_out_of_reach(|st| self.shortest_from(st, &undefined, &budget), reaches)
+        })
+    }
+
     /// A shortest extension of the current run into a hang; or since which
     /// step no run from here can hang (`since: None`: no run of the test
     /// hangs, within the loop bound).

@@ -223,6 +223,34 @@ pub fn go_to_hang(s: &Session, answer: &GoTo) -> String {
     }
 }
 
+/// The answer to `g undefined`: the steps taken, then the undefined step in
+/// `run`'s words (`ub`, the line of the run's undefined step once there).
+pub fn go_to_undefined(s: &Session, answer: &GoTo, ub: Option<&str>) -> String {
+    let ub = ub.map(|l| format!("{l}\n")).unwrap_or_default();
+    match answer {
+        GoTo::Path(p) if p.is_empty() => {
+            format!("Already there: this run has reached undefined behaviour.\n{ub}")
+        }
+        GoTo::Path(p) => format!(
+            "Took {} step{} to undefined behaviour.\n{ub}",
+            p.len(),
+            if p.len() == 1 { "" } else { "s" }
+        ),
+        GoTo::Unreachable { since: None } => format!(
+            "No run of the machine reaches undefined behaviour: every execution of {} is defined (within the loop bound).\n",
+            s.machine().program.name
+        ),
+        GoTo::Unreachable { since: Some(k) } => {
+            let step = &s.steps()[k - 1];
+            format!(
+                "No run from here reaches undefined behaviour; one could until step {k} ({} `{}` {}).\n",
+                step.thread, step.instruction, step.action
+            )
+        }
+        GoTo::Incomplete(e) => format!("Incomplete: {e} before the search could tell.\n"),
+    }
+}
+
 /// The run so far, one line a step, and the command that replays it.
 pub fn follow(s: &Session, file: &str) -> String {
     let mut out = String::new();

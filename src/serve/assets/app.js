@@ -186,6 +186,12 @@ function conditionTest(text) {
   } catch (e) { return null; }
 }
 
+// An undefined step as `ptxmc run` words it (report::ub::line, without the prefix).
+function undefinedText(u) {
+  const sites = u.at.map((s) => `${s.thread} \`${s.instr}\` (${s.position})`).join(", ");
+  return `${u.what} — ${sites}; ${u.isa}`;
+}
+
 function renderRun(reports) {
   const out = $("run-result");
   out.replaceChildren();
@@ -195,6 +201,12 @@ function renderRun(reports) {
     const cls = !r.agree ? "bad" : !r.complete ? "warn" : "neutral";
     const term = r.termination;
     out.append(el("h2", { class: "test-name" }, r.name, el("span", {}, r.file)));
+    if (r.undefined) {
+      // Undefined behaviour before anything: such a program never reads as correct.
+      out.append(el("div", { class: "verdict bad", id: "undefined" },
+        el("b", {}, "This program can reach undefined behaviour: "), words(undefinedText(r.undefined)), " ",
+        el("button", { onclick: () => { showTab("step"); ui.history = []; ui.redo = []; step({ goal: "undefined" }); } }, "Step to it")));
+    }
     if (term && term.hangs) {
       // The hang first: a program that can hang never reads as correct.
       out.append(el("div", { class: "verdict bad", id: "hang" },
@@ -376,7 +388,7 @@ function renderStep(d) {
       onclick: () => { ui.history.push(t.index); ui.redo = []; step(); },
     }, el("b", {}, `${t.index}`), t.step.thread, " ", el("code", {}, t.step.instruction), " ", words(t.step.action)));
   }
-  if (d.history.length === 0) ui.termination = d.termination;
+  if (d.history.length === 0) { ui.termination = d.termination; ui.undefined = d.undefined; }
   if (d.hang) {
     tr.prepend(el("div", { class: "over hang", id: "hang-here" }, `Hang (${d.hang.kind}): `, words(d.hang.why)));
   } else if (ui.termination && ui.termination.verdict === "hangs") {
@@ -384,6 +396,13 @@ function renderStep(d) {
     const h = ui.termination;
     tr.prepend(el("div", { class: "over hang", id: "can-hang" }, `This program can hang (${h.kind}): `, words(h.why), " ",
       el("button", { onclick: () => step({ goal: "hang" }) }, "Go to the hang")));
+  }
+  // Undefined behaviour above the hang, in red too: reached by this run, or reachable.
+  if (d.undefined_here) {
+    tr.prepend(el("div", { class: "over hang", id: "undefined-here" }, "Undefined: ", words(undefinedText(d.undefined_here))));
+  } else if (ui.undefined) {
+    tr.prepend(el("div", { class: "over hang", id: "can-be-undefined" }, "This program can reach undefined behaviour: ", words(undefinedText(ui.undefined)), " ",
+      el("button", { onclick: () => step({ goal: "undefined" }) }, "Go to it")));
   }
   if (!d.transitions.length) {
     const text = d.final_states ? `Final state: ${d.final_states.join("  or  ")}`
