@@ -1164,3 +1164,50 @@ fn trace_undefined_shows_a_shortest_run_to_the_undefined_step() {
     let (code, _, err) = ptxmc(&["trace", ok, "--undefined", "--hang"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// `fix --weaken` says of each proposal whose changed program can reach
+/// undefined behaviour that it can (exit 6): here dropping the message
+/// passing lets P1 read the stale thread count 48.
+#[test]
+fn fix_weaken_names_proposals_that_reach_undefined_behaviour() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-weaken-ub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("MP-count.litmus");
+    std::fs::write(
+        &f,
+        "PTX MP-count\n\
+         {\nc=48;\nf=0;\n}\n \
+         P0@cta 0,cluster 0,gpu 0 | P1@cta 0,cluster 0,gpu 0 ;\n \
+         st.relaxed.gpu c, 64 | ld.acquire.gpu r0, f ;\n \
+         st.release.gpu f, 1 | bne r0, 1, END ;\n \
+         | ld.relaxed.gpu r1, c ;\n \
+         | bar.cta.arrive 1, r1 ;\n \
+         | END: ;\n\
+         exists (P1:r0 == 2)\n",
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    // As written, no execution is undefined.
+    let (code, out, _) = ptxmc(&["run", f]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, err) = ptxmc(&["fix", "--weaken", f]);
+    assert_eq!(code, 6, "{err}");
+    assert!(
+        out.contains(
+            "  12. [saves 4] P1 `ld.acquire.gpu r0, f` → `ld.weak r0, f`  (verified by both engines; \
+             but the changed program can reach undefined behaviour: the thread count is not a \
+             multiple of the warp size (32))\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  15. [saves 2] P1 `ld.relaxed.gpu r1, c` → `ld.weak r1, c`  (verified by both engines)\n"),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["fix", "--weaken", "--format", "json", f]);
+    assert_eq!(code, 6);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let fixes = v["fixes"].as_array().unwrap();
+    assert_eq!(fixes[11]["undefined"]["why"], "count_not_warp_multiple");
+    assert!(fixes[14]["undefined"].is_null());
+}
