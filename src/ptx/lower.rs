@@ -127,7 +127,8 @@ struct BufferInfo {
     len: u64,
     /// Address of element i: `first_addr + i`.
     first_addr: usize,
-    ty: crate::ir::DataType,
+    /// The element type's launch spelling (`int32`).
+    ty: &'static str,
 }
 
 struct VarInfo {
@@ -428,7 +429,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                     elem_bytes: b.elem.bytes(),
                     len: b.len,
                     first_addr: first,
-                    ty: b.elem.ty,
+                    ty: b.elem.name,
                 });
             }
             Binding::Scalar(s) => {
