@@ -964,6 +964,24 @@ impl<'a> ThreadLower<'a> {
                 }
             }
         }
+        // A jump to the end as the last instruction does nothing: drop it
+        // (what jumped to it now reaches the end).
+        while let Some(Instr::Branch { cond: None, target }) = self.code.last() {
+            let len = self.code.len();
+            if *target != len {
+                break;
+            }
+            self.code.pop();
+            self.spans.pop();
+            self.lines.pop();
+            for i in &mut self.code {
+                if let Instr::Branch { target, .. } = i {
+                    if *target == len {
+                        *target = len - 1;
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
