@@ -283,3 +283,105 @@ fn ptxmc_kernel_runs_with_flags_and_exits_as_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("pip install nvidia-cuda-nvcc"), "{stderr}");
 }
+
+/// Run `src` under `flags` with both engines; the verdict.
+fn verdict(src: &str, flags: &str) -> bool {
+    let t = with_flags(src, flags).unwrap();
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.disagreement.is_none(), "engines disagree");
+    assert!(r.incomplete.is_none(), "incomplete");
+    r.verdict.holds
+}
+
+const DYNAMIC: &str = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry d(.param .u64 d_param_0)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [d_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.u32 %r1, [%rd2];
+	add.s32 %r2, %r1, 1;
+	st.global.u32 [%rd2+4], %r2;
+	setp.lt.u32 %p1, %r1, 5;
+	selp.u32 %r3, 0, 0, %p1;
+	@%p1 bra $SMALL;
+	st.global.u32 [%rd2+8], 2;
+	ret;
+$SMALL:
+	st.global.u32 [%rd2+8], 1;
+	ret;
+}
+"#;
+
+#[test]
+fn dynamic_32_bit_arithmetic_wraps_and_unsigned_comparisons_are_unsigned() {
+    let src = DYNAMIC.replace("\tselp.u32 %r3, 0, 0, %p1;\n", "");
+    // 2147483647 + 1 wraps to -2147483648 at 32 bits.
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[3]={2147483647} --forall 'x[1] == -2147483648'"
+    ));
+    // -1 is 0xffffffff: not below 5 unsigned.
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[3]={-1} --forall 'x[1] == 0 && x[2] == 2'"
+    ));
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[3]={4} --forall 'x[1] == 5 && x[2] == 1'"
+    ));
+    // A uint32 initial value of the full width is the same bit pattern.
+    assert!(verdict(
+        &src,
+        "--buffer x:uint32[3]={4294967295} --forall 'x[2] == 2'"
+    ));
+}
+
+#[test]
+fn selp_on_a_loaded_predicate_is_refused_by_name() {
+    let e = with_flags(DYNAMIC, "--buffer x:int32[3]").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:16:22: expected what ptxmc models (docs/kernels.md), found `selp` on a predicate computed from a loaded value"
+    );
+}
+
+#[test]
+fn a_counter_in_a_loop_controlled_by_a_loaded_value_is_widened_to_a_register() {
+    let src = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry w(.param .u64 w_param_0)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [w_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, 0;
+$L:
+	ld.volatile.global.u32 %r2, [%rd2];
+	add.s32 %r1, %r1, 1;
+	setp.eq.s32 %p1, %r2, 0;
+	@%p1 bra $L;
+	st.global.u32 [%rd2+4], %r1;
+	ret;
+}
+"#;
+    let t = with_flags(src, "--buffer x:int32[2]={1} --forall 'x[1] == 1'").unwrap();
+    assert!(t.program.has_loops(), "the loop stays a loop");
+    assert!(t.program.threads[0].code.len() < 60, "bounded code");
+    assert!(verdict(src, "--buffer x:int32[2]={1} --forall 'x[1] == 1'"));
+}

@@ -462,7 +462,7 @@ mod tests {
         let (q, text, span) = l.condition.unwrap();
         assert_eq!(q, Quantifier::Forall);
         assert_eq!(text, "out[0] == 1 || out[0] == 2");
-        assert_eq!(span.start, 86);
+        assert_eq!(span.start, 81);
     }
 
     #[test]

@@ -44,9 +44,10 @@ use crate::litmus::{Diagnostic, SourceMap, Span};
 pub const MAX_VISITS: usize = 256;
 /// The most IR instructions one thread's specialised code may have.
 pub const MAX_CODE: usize = 20_000;
-/// Visits of an instruction after which registers that changed between
-/// visits through a run-time branch are widened to IR registers.
-const WIDEN_AT: usize = 4;
+/// Visits of an instruction after which registers that changed since an
+/// earlier visit, with a run-time branch on the way, are widened to IR
+/// registers.
+const WIDEN_AT: usize = 1;
 
 /// Sign-extend the low `bits` bits of `v`.
 pub fn sext(v: Value, bits: u32) -> Value {
@@ -814,10 +815,12 @@ struct ThreadLower<'a> {
     own: HashMap<u32, usize>,
     memo: HashMap<(usize, Vec<Val>), usize>,
     /// Per instruction: the live values it was lowered with so far.
-    seen: HashMap<usize, Vec<Vec<Val>>>,
-    /// Pending paths: (pc, env, IR branch to patch, path went through a run-time branch).
-    work: Vec<(usize, Vec<Val>, usize, bool)>,
+    seen: HashMap<usize, Vec<(Vec<Val>, u32)>>,
+    /// Pending paths: (pc, env, IR branch to patch, run-time branches the path went through).
+    work: Vec<(usize, Vec<Val>, usize, u32)>,
     temps: usize,
+    /// The instruction being lowered (for liveness in [`Self::before_write`]).
+    pc: usize,
 }
 
 type Env = Vec<Val>;
@@ -839,6 +842,7 @@ impl<'a> ThreadLower<'a> {
             seen: HashMap::new(),
             work: Vec::new(),
             temps: 0,
+            pc: 0,
         }
     }
 
@@ -897,8 +901,18 @@ impl<'a> ThreadLower<'a> {
         keep: Option<u32>,
         at: &PInstr,
     ) -> Result<(), Diagnostic> {
+        let live = self.live[self.pc.min(self.live.len() - 1)].clone();
         for k in 0..env.len() {
             if Some(k as u32) == keep {
+                continue;
+            }
+            if !live[k] {
+                // Dead here: forget a value that would go stale.
+                if matches!(&env[k], Val::Dyn(y) if *y == x)
+                    || matches!(&env[k], Val::Pred(_, a, b) if *a == Operand::Reg(x) || *b == Operand::Reg(x))
+                {
+                    env[k] = Val::Undef;
+                }
                 continue;
             }
             let refers = match &env[k] {
@@ -945,10 +959,10 @@ impl<'a> ThreadLower<'a> {
 
     fn run(&mut self) -> Result<(), Error> {
         let env = vec![Val::Undef; self.f.regs.len()];
-        self.work.push((0, env, END, false));
-        while let Some((pc, env, patch, dynamic)) = self.work.pop() {
+        self.work.push((0, env, END, 0));
+        while let Some((pc, env, patch, dyn_count)) = self.work.pop() {
             let start = self.code.len();
-            let at = self.path(pc, env, dynamic).map_err(ptx)?;
+            let at = self.path(pc, env, dyn_count).map_err(ptx)?;
             let target = at.unwrap_or(start);
             if patch != END {
                 if let Instr::Branch { target: t, .. } = &mut self.code[patch] {
@@ -992,7 +1006,7 @@ impl<'a> ThreadLower<'a> {
         &mut self,
         mut pc: usize,
         mut env: Env,
-        mut dynamic: bool,
+        mut dyn_count: u32,
     ) -> Result<Option<usize>, Diagnostic> {
         let mut first = true;
         loop {
@@ -1003,6 +1017,7 @@ impl<'a> ThreadLower<'a> {
                 }
                 return Ok(None);
             }
+            self.pc = pc;
             // Join points: memoise (pc, live values).
             let key = self.key(pc, &env);
             if let Some(&idx) = self.memo.get(&(pc, key.clone())) {
@@ -1027,18 +1042,21 @@ impl<'a> ThreadLower<'a> {
                     "a loop with a bounded trip count, or one controlled by a value loaded from memory",
                 ));
             }
-            if dynamic && seen.len() >= WIDEN_AT {
+            if seen.len() >= WIDEN_AT && seen.iter().any(|(_, c)| *c < dyn_count) {
                 let widened = self.widen(pc, &mut env, first)?;
                 if widened {
                     first = false;
                     continue;
                 }
             }
-            self.seen.get_mut(&pc).expect("just made").push(key.clone());
+            self.seen
+                .get_mut(&pc)
+                .expect("just made")
+                .push((key.clone(), dyn_count));
             self.memo.insert((pc, key), self.code.len());
             first = false;
             let i = &self.f.body[pc];
-            match self.step(pc, i, &mut env, &mut dynamic)? {
+            match self.step(pc, i, &mut env, &mut dyn_count)? {
                 Next::Go(n) => pc = n,
                 Next::End => {
                     self.emit(
@@ -1065,7 +1083,7 @@ impl<'a> ThreadLower<'a> {
             if !live[r] {
                 continue;
             }
-            let differs = seen.iter().any(|s| s[r] != env[r]);
+            let differs = seen.iter().any(|(s, _)| s[r] != env[r]);
             if !differs {
                 continue;
             }
@@ -1156,7 +1174,7 @@ impl ThreadLower<'_> {
         pc: usize,
         i: &PInstr,
         env: &mut Env,
-        dynamic: &mut bool,
+        dyn_count: &mut u32,
     ) -> Result<Next, Diagnostic> {
         let parts: Vec<&str> = i.mnemonic.split('.').collect();
         let op = parts[0];
@@ -1186,8 +1204,8 @@ impl ThreadLower<'_> {
                             },
                             i,
                         )?;
-                        *dynamic = true;
-                        self.work.push((t, env.clone(), idx, true));
+                        *dyn_count += 1;
+                        self.work.push((t, env.clone(), idx, *dyn_count));
                         return Ok(Next::Go(pc + 1));
                     }
                     // Skip the instruction when the guard fails.
@@ -1199,7 +1217,7 @@ impl ThreadLower<'_> {
                         },
                         i,
                     )?);
-                    *dynamic = true;
+                    *dyn_count += 1;
                 }
                 Val::Undef => {
                     return Err(Diagnostic::expected(
