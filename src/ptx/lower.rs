@@ -1479,10 +1479,8 @@ impl ThreadLower<'_> {
                     .filter(|p| type_bits(p).is_some() || is_float(p))
                     .collect();
                 if tys.len() != 2
-                    || parts
-                        .iter()
-                        .any(|p| p.starts_with("rn") || p.starts_with("rz") || p.starts_with("sat"))
-                        && tys.iter().any(|t| is_float(t))
+                    || tys.iter().any(|t| is_float(t))
+                    || parts.iter().any(|p| p.starts_with("sat"))
                 {
                     return Err(refuse(
                         i.mn_span,
@@ -1531,6 +1529,13 @@ impl ThreadLower<'_> {
             "add" | "sub" | "mul" | "and" | "or" | "xor" | "mad" | "shl" | "shr" | "div"
             | "rem" | "min" | "max" => {
                 let wide = parts.contains(&"wide");
+                if wide && bits >= 64 {
+                    return Err(refuse(
+                        i.mn_span,
+                        format!("`{}`", i.mnemonic),
+                        "`.wide` takes 16- or 32-bit operands",
+                    ));
+                }
                 let hi = parts.contains(&"hi");
                 if parts.iter().any(|p| matches!(*p, "cc" | "sat"))
                     || (op == "addc" || op == "subc")
