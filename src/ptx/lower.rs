@@ -78,10 +78,10 @@ pub enum Source {
 }
 
 /// A lowering error: where, and what.
-pub type Error = (Source, Diagnostic);
+pub type Error = Box<(Source, Diagnostic)>;
 
 fn ptx(d: Diagnostic) -> Error {
-    (Source::Ptx, d)
+    Box::new((Source::Ptx, d))
 }
 
 /// The lowered kernel.
@@ -321,22 +321,22 @@ pub fn select<'m>(m: &'m Module, launch: &Launch) -> Result<&'m Function, Error>
                 .collect();
             match found.as_slice() {
                 [f] => Ok(f),
-                [] => Err((
+                [] => Err(Box::new((
                     Source::Launch,
                     Diagnostic::expected(
                         *span,
                         format!("a kernel of the module: {}", list()),
                         format!("`{name}`"),
                     ),
-                )),
-                _ => Err((
+                ))),
+                _ => Err(Box::new((
                     Source::Launch,
                     Diagnostic::expected(
                         *span,
                         "the mangled name of one kernel",
                         format!("`{name}`, which names several: {}", list()),
                     ),
-                )),
+                ))),
             }
         }
         None => match entries.as_slice() {
@@ -346,14 +346,14 @@ pub fn select<'m>(m: &'m Module, launch: &Launch) -> Result<&'m Function, Error>
                 "a module with a kernel (`.entry`)",
                 "none",
             ))),
-            _ => Err((
+            _ => Err(Box::new((
                 Source::Launch,
                 Diagnostic::expected(
                     Span::default(),
                     "`--entry NAME` naming one kernel",
                     format!("several kernels: {}", list()),
                 ),
-            )),
+            ))),
         },
     }
 }
@@ -363,7 +363,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     let f = select(m, launch)?;
     let whole = Span::new(0, launch_len);
     if launch.params.len() != f.params.len() {
-        return Err((
+        return Err(Box::new((
             Source::Launch,
             Diagnostic::expected(
                 whole,
@@ -375,7 +375,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                 ),
                 format!("{}", launch.params.len()),
             ),
-        ));
+        )));
     }
     let multi_cta = launch.ctas() > 1;
     let mut ctx = Ctx {
@@ -396,16 +396,16 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
             Binding::Scalar(s) => (&s.name, s.span),
         };
         if seen_names.insert(name, span).is_some() {
-            return Err((
+            return Err(Box::new((
                 Source::Launch,
                 Diagnostic::expected(span, "a name not bound before", format!("`{name}` again")),
-            ));
+            )));
         }
         let pbytes = param_bytes(&p.ty);
         match b {
             Binding::Buffer(b) => {
                 if pbytes != 8 || p.len.is_some() {
-                    return Err((
+                    return Err(Box::new((
                         Source::Launch,
                         Diagnostic::expected(
                             b.span,
@@ -413,7 +413,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                             "`--buffer`",
                         )
                         .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
-                    ));
+                    )));
                 }
                 let first = ctx.addresses.len();
                 for i in 0..b.len {
@@ -435,7 +435,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
             }
             Binding::Scalar(s) => {
                 if p.len.is_some() || pbytes == 0 {
-                    return Err((
+                    return Err(Box::new((
                         Source::Launch,
                         unsupported(
                             s.span,
@@ -443,7 +443,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                             "a scalar parameter",
                         )
                         .with_note("struct and array parameters are not modelled"),
-                    ));
+                    )));
                 }
                 ctx.params
                     .push((p.name.clone(), Val::Known(s.value), pbytes));
@@ -475,14 +475,14 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     let [cx, cy, cz] = launch.cluster;
     for (k, &c) in launch.cluster.iter().enumerate() {
         if launch.grid[k] % c != 0 {
-            return Err((
+            return Err(Box::new((
                 Source::Launch,
                 Diagnostic::expected(
                     whole,
                     "a grid whose every dimension is a multiple of the cluster's",
                     format!("grid {:?} and cluster {:?}", launch.grid, launch.cluster),
                 ),
-            ));
+            )));
         }
     }
     for z in 0..gz {
@@ -743,7 +743,7 @@ fn liveness(f: &Function) -> Vec<Vec<bool>> {
                     | "cp"
                     | "mbarrier"
                     | "call"
-            ) || (op == "mbarrier" && false);
+            );
             if defines && i.guard.is_none() {
                 if let Some(d) = i.operands.first() {
                     for r in regs_in(d) {
@@ -1343,6 +1343,7 @@ impl ThreadLower<'_> {
     }
 
     /// Emit IR for a dynamic `a op b` at `bits` into `r`'s own register.
+    #[allow(clippy::too_many_arguments)]
     fn dyn_arith(
         &mut self,
         env: &mut Env,
@@ -2088,7 +2089,7 @@ impl ThreadLower<'_> {
         let bytes = parts.iter().rev().find_map(|p| {
             type_bits(p)
                 .map(|(b, _)| u64::from(b.max(8) / 8))
-                .or_else(|| match *p {
+                .or(match *p {
                     "f32" => Some(4),
                     "f64" => Some(8),
                     "f16" | "bf16" => Some(2),

@@ -57,9 +57,12 @@ impl LaunchText {
 pub fn load_source(path: &str, text: &str, launch: &LaunchText) -> Result<LitmusTest, LitmusError> {
     let module = parser::parse(text).map_err(|d| LitmusError::new(path, text, d))?;
     let l = launch::parse(launch.text()).map_err(|d| launch.error(d))?;
-    let lowered = lower::lower(&module, &l, launch.text().len()).map_err(|(src, d)| match src {
-        lower::Source::Ptx => LitmusError::new(path, text, d),
-        lower::Source::Launch => launch.error(d),
+    let lowered = lower::lower(&module, &l, launch.text().len()).map_err(|e| {
+        let (src, d) = *e;
+        match src {
+            lower::Source::Ptx => LitmusError::new(path, text, d),
+            lower::Source::Launch => launch.error(d),
+        }
     })?;
     let mut program = lowered.program;
     let mut spans = lowered.spans;
