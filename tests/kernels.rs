@@ -385,3 +385,110 @@ $L:
     assert!(t.program.threads[0].code.len() < 60, "bounded code");
     assert!(verdict(src, "--buffer x:int32[2]={1} --forall 'x[1] == 1'"));
 }
+
+const TWO_KERNELS: &str = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry uses_floats(.param .u64 p)
+{
+	.reg .f32 %f<3>;
+	tex.1d.v4.f32.s32 {%f1, %f2, %f1, %f2}, [tex, {%f1}];
+	add.rn.ftz.f32 %f2, %f1, 0f3F800000;
+	ret;
+}
+.visible .entry store_one(.param .u64 q)
+{
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [q];
+	cvta.to.global.u64 %rd2, %rd1;
+	st.global.u32 [%rd2], 1;
+	ret;
+}
+"#;
+
+#[test]
+fn a_module_reads_whole_and_only_the_checked_kernel_must_be_modelled() {
+    // The other kernel's texture fetch and float arithmetic do not matter.
+    assert!(verdict(
+        TWO_KERNELS,
+        "--entry store_one --buffer x:int32[1] --forall 'x[0] == 1'"
+    ));
+    let e = with_flags(TWO_KERNELS, "--buffer x:int32[1]").unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:1: expected `--entry NAME` naming one kernel, found several kernels: `uses_floats`, `store_one`"
+    );
+    let e = with_flags(TWO_KERNELS, "--entry uses_floats --buffer x:int32[1]").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:8:2: expected what ptxmc models (docs/kernels.md), found `tex.1d.v4.f32.s32`"
+    );
+}
+
+/// A small deterministic generator for the mutation campaign.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn mutated_corpus_modules_and_launches_never_panic() {
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut outcomes = [0usize; 2];
+    for name in [
+        "mp_acqrel",
+        "cas_lock",
+        "grid_barrier",
+        "shared_exchange",
+        "ticket_lock",
+    ] {
+        let text = std::fs::read_to_string(root().join(format!("kernels/{name}.ptx"))).unwrap();
+        let cu = std::fs::read_to_string(root().join(format!("kernels/{name}.cu"))).unwrap();
+        let (at, launch) = ptx::launch::from_cuda_comment(&cu).unwrap();
+        let _ = at;
+        let lines: Vec<&str> = text.lines().collect();
+        for _ in 0..300 {
+            let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+            let k = (xorshift(&mut rng) % l.len() as u64) as usize;
+            match xorshift(&mut rng) % 6 {
+                0 => {
+                    l.remove(k);
+                }
+                1 => {
+                    let dup = l[k].clone();
+                    l.insert(k, dup);
+                }
+                2 => {
+                    // Change a digit.
+                    let b: Vec<char> = l[k].chars().collect();
+                    if let Some(p) = b.iter().position(|c| c.is_ascii_digit()) {
+                        let mut b = b.clone();
+                        b[p] = char::from(b'0' + (xorshift(&mut rng) % 10) as u8);
+                        l[k] = b.into_iter().collect();
+                    }
+                }
+                3 => l[k] = l[k].replace("%r", "%rd").replace("u32", "u64"),
+                4 => l[k] = l[k].replace("global", "shared"),
+                _ => l[k] = l[k].replace(",", ", 4294967296,"),
+            }
+            let m = l.join("\n");
+            let lt = if xorshift(&mut rng) % 4 == 0 {
+                launch
+                    .replace("[1]", "[0]")
+                    .replace("--grid 2", "--grid 99999")
+            } else {
+                launch.to_string()
+            };
+            let r = ptx::load_source("m.ptx", &m, &LaunchText::whole("l", &lt));
+            outcomes[r.is_ok() as usize] += 1;
+            if let Ok(t) = r {
+                t.program.validate().unwrap();
+            }
+        }
+    }
+    // The campaign reaches both outcomes.
+    assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
+}

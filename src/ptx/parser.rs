@@ -672,6 +672,22 @@ impl<'s> Parser<'_, 's> {
                         self.expect(Tok::Int, "a register, a name or an address inside `[...]`")?;
                     offset = self.int_of(n)? as i64;
                 }
+                // Texture and surface operands: `[tex, {coords}]`, kept as a
+                // list in the base (their instructions are refused by name).
+                if self.at(Tok::Comma) {
+                    let first = base.take().map_or(Opnd::Imm(offset, t.span), |b| *b);
+                    let mut items = vec![first];
+                    while self.eat(Tok::Comma).is_some() {
+                        items.push(self.operand(f, blocks)?);
+                    }
+                    let close = self.expect(Tok::RBrack, "`,` or `]`")?;
+                    let span = t.span.to(close.span);
+                    return Ok(Opnd::Addr {
+                        base: Some(Box::new(Opnd::List(items, span))),
+                        offset: 0,
+                        span,
+                    });
+                }
                 let close = self.expect(Tok::RBrack, "`]`")?;
                 Opnd::Addr {
                     base,
