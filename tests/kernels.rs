@@ -47,7 +47,7 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
         assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
         rows += 1;
     }
-    assert_eq!(rows, 18);
+    assert_eq!(rows, 20);
 }
 
 #[test]
@@ -349,12 +349,19 @@ fn dynamic_32_bit_arithmetic_wraps_and_unsigned_comparisons_are_unsigned() {
 }
 
 #[test]
-fn selp_on_a_loaded_predicate_is_refused_by_name() {
-    let e = with_flags(DYNAMIC, "--buffer x:int32[3]").unwrap_err();
-    assert_eq!(
-        e,
-        "k.ptx:16:22: expected what ptxmc models (docs/kernels.md), found `selp` on a predicate computed from a loaded value"
+fn selp_on_a_loaded_predicate_is_decided_at_run_time() {
+    let src = DYNAMIC.replace(
+        "selp.u32 %r3, 0, 0, %p1;",
+        "selp.u32 %r3, 7, 9, %p1;\n\tst.global.u32 [%rd2+12], %r3;",
     );
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[4]={4} --forall 'x[3] == 7'"
+    ));
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[4]={-1} --forall 'x[3] == 9'"
+    ));
 }
 
 #[test]

@@ -184,9 +184,46 @@ impl Ctx {
         off: i64,
         size: u64,
         span: Span,
+        mbarrier: bool,
+    ) -> Result<usize, Diagnostic> {
+        let a = self.cell_of(region, off, size, span, mbarrier)?;
+        let kind = self.locations[self.addresses[a].loc].kind;
+        if mbarrier != (kind == LocKind::Mbarrier) {
+            return Err(Diagnostic::expected(
+                span,
+                if mbarrier {
+                    "an mbarrier object (a shared variable only mbarrier instructions use)"
+                } else {
+                    "data (an address no mbarrier instruction uses)"
+                },
+                format!("`{}`", self.addresses[a].name),
+            )
+            .with_label(if mbarrier {
+                "this address holds data"
+            } else {
+                "this address holds an mbarrier"
+            }));
+        }
+        Ok(a)
+    }
+
+    fn cell_of(
+        &mut self,
+        region: Region,
+        off: i64,
+        size: u64,
+        span: Span,
+        mbarrier: bool,
     ) -> Result<usize, Diagnostic> {
         match region {
             Region::Buffer(b) => {
+                if mbarrier {
+                    return Err(Diagnostic::expected(
+                        span,
+                        "an mbarrier object in shared memory",
+                        format!("an element of buffer `{}` (global)", self.buffers[b].name),
+                    ));
+                }
                 let info = &self.buffers[b];
                 let total = info.len * info.elem_bytes;
                 if off < 0 || off as u64 >= total {
@@ -285,6 +322,12 @@ impl Ctx {
                     Space::Global
                 };
                 let a = self.add_location(name, init, space);
+                if mbarrier {
+                    // An mbarrier starts uninitialised (`mbarrier.init` sets it).
+                    let loc = self.addresses[a].loc;
+                    self.locations[loc].kind = LocKind::Mbarrier;
+                    self.locations[loc].init = 0;
+                }
                 self.cells.insert((region, off), (a, size));
                 Ok(a)
             }
@@ -743,7 +786,12 @@ fn liveness(f: &Function) -> Vec<Vec<bool>> {
                     | "cp"
                     | "mbarrier"
                     | "call"
-            );
+            ) || (op == "mbarrier"
+                && matches!(
+                    i.mnemonic.split('.').nth(1),
+                    Some("arrive" | "arrive_drop" | "test_wait" | "try_wait")
+                )
+                && matches!(i.operands.first(), Some(Opnd::Reg(..))));
             if defines && i.guard.is_none() {
                 if let Some(d) = i.operands.first() {
                     for r in regs_in(d) {
@@ -1219,6 +1267,39 @@ impl ThreadLower<'_> {
                     )?);
                     *dyn_count += 1;
                 }
+                Val::Dyn(x) => {
+                    // A predicate an instruction wrote (`mbarrier.try_wait`): 0 or 1.
+                    let (c, a, b) = (BranchCmp::Ne, Operand::Reg(x), Operand::Imm(0));
+                    if op == "bra" {
+                        let c = if neg { negate(c) } else { c };
+                        let Some(t) = i.target else {
+                            return Err(refuse(
+                                i.span,
+                                "an indirect branch",
+                                "branches go to labels",
+                            ));
+                        };
+                        let idx = self.emit(
+                            Instr::Branch {
+                                cond: Some((c, a, b)),
+                                target: END,
+                            },
+                            i,
+                        )?;
+                        *dyn_count += 1;
+                        self.work.push((t, env.clone(), idx, *dyn_count));
+                        return Ok(Next::Go(pc + 1));
+                    }
+                    let c = if neg { c } else { negate(c) };
+                    skip_patch = Some(self.emit(
+                        Instr::Branch {
+                            cond: Some((c, a, b)),
+                            target: END,
+                        },
+                        i,
+                    )?);
+                    *dyn_count += 1;
+                }
                 Val::Undef => {
                     return Err(Diagnostic::expected(
                         gspan,
@@ -1630,12 +1711,60 @@ impl ThreadLower<'_> {
                         let v = self.value(&ops[if k != 0 { 1 } else { 2 }], env, bits)?;
                         self.set(env, d, v);
                     }
-                    _ => {
-                        return Err(refuse(
-                            ops[3].span(),
-                            "`selp` on a predicate computed from a loaded value",
-                            "such predicates may only guard branches and instructions",
-                        ));
+                    Val::Dyn(x)
+                        if matches!(
+                            (
+                                self.value(&ops[1], env, bits)?,
+                                self.value(&ops[2], env, bits)?
+                            ),
+                            (Val::Known(1), Val::Known(0))
+                        ) =>
+                    {
+                        // `selp d, 1, 0, p` of a predicate an instruction wrote
+                        // (0 or 1, `mbarrier.try_wait`): `d` is `p` (no code, so a
+                        // wait loop stays a spin loop).
+                        self.set(env, d, Val::Dyn(x));
+                    }
+                    Val::Pred(..) | Val::Dyn(_) => {
+                        // Decided at run time: `d = false value; if cond: d = true value`.
+                        let (c, a, b) = match c {
+                            Val::Pred(c, a, b) => (c, a, b),
+                            Val::Dyn(x) => (BranchCmp::Ne, Operand::Reg(x), Operand::Imm(0)),
+                            _ => unreachable!("matched above"),
+                        };
+                        let t = self.value(&ops[1], env, bits)?;
+                        let f = self.value(&ops[2], env, bits)?;
+                        let (t, f) = (
+                            self.operand(&t, ops[1].span())?,
+                            self.operand(&f, ops[2].span())?,
+                        );
+                        let x = self.own_reg(d);
+                        // The operands may be `x` itself: take copies first.
+                        let keep = |o: Operand, this: &mut Self| -> Result<Operand, Diagnostic> {
+                            if o == Operand::Reg(x) {
+                                let tmp = this.temp();
+                                this.emit(Instr::Mov { dst: tmp, src: o }, i)?;
+                                Ok(Operand::Reg(tmp))
+                            } else {
+                                Ok(o)
+                            }
+                        };
+                        let (t, a, b) = (keep(t, self)?, keep(a, self)?, keep(b, self)?);
+                        self.before_write(env, x, Some(d), i)?;
+                        self.emit(Instr::Mov { dst: x, src: f }, i)?;
+                        let here = self.code.len();
+                        self.emit(
+                            Instr::Branch {
+                                cond: Some((negate(c), a, b)),
+                                target: here + 2,
+                            },
+                            i,
+                        )?;
+                        self.emit(Instr::Mov { dst: x, src: t }, i)?;
+                        env[d as usize] = Val::Dyn(x);
+                    }
+                    other => {
+                        self.operand(&other, ops[3].span())?;
                     }
                 }
             }
@@ -2050,15 +2179,14 @@ impl ThreadLower<'_> {
                 "local memory (a thread's stack) is not modelled; compile with optimisation so registers hold the values",
             ));
         }
-        if op == "mbarrier"
-            || op == "cp"
+        if op == "cp"
             || (op == "barrier" && parts.get(1) == Some(&"cluster"))
             || (op == "fence" && parts.get(1) == Some(&"proxy"))
         {
             return Err(refuse(
                 i.mn_span,
                 format!("`{}`", i.mnemonic),
-                "asynchronous-proxy, mbarrier and cluster-barrier instructions of kernels are not lowered yet (they are modelled in litmus tests)",
+                "asynchronous-proxy and cluster-barrier instructions of kernels are not lowered yet (they are modelled in litmus tests)",
             ));
         }
         if (op == "bar" || op == "barrier") && i.operands.len() > 1 {
@@ -2085,7 +2213,14 @@ impl ThreadLower<'_> {
         // `bar.sync` (no `.cta`) reads as `bar.cta.sync`; `barrier.sync` likewise.
         let mut operands = Vec::new();
         let mut dst_reg: Option<u32> = None;
-        let defines = matches!(op, "ld" | "atom");
+        // mbarrier arrivals write a state token, waits a predicate.
+        let defines = matches!(op, "ld" | "atom")
+            || (op == "mbarrier"
+                && matches!(
+                    parts.get(1).copied(),
+                    Some("arrive" | "arrive_drop" | "test_wait" | "try_wait")
+                )
+                && matches!(i.operands.first(), Some(Opnd::Reg(..) | Opnd::Sink(_))));
         let bytes = parts.iter().rev().find_map(|p| {
             type_bits(p)
                 .map(|(b, _)| u64::from(b.max(8) / 8))
@@ -2106,6 +2241,10 @@ impl ThreadLower<'_> {
         for (k, o) in i.operands.iter().enumerate() {
             let s = o.span();
             if k == 0 && defines {
+                if let Opnd::Sink(sp) = o {
+                    operands.push(RawOperand::Name("_".to_string(), *sp));
+                    continue;
+                }
                 let d = self.dst(o)?;
                 dst_reg = Some(d);
                 let x = self.own_reg(d);
@@ -2183,7 +2322,7 @@ impl ThreadLower<'_> {
                     let size = bytes.ok_or_else(|| {
                         Diagnostic::expected(i.mn_span, "a data type on the access", "none")
                     })?;
-                    let a = self.ctx.cell(region, at, size, *span)?;
+                    let a = self.ctx.cell(region, at, size, *span, op == "mbarrier")?;
                     operands.push(RawOperand::Bracketed(
                         self.ctx.addresses[a].name.clone(),
                         *span,
