@@ -499,3 +499,59 @@ fn mutated_corpus_modules_and_launches_never_panic() {
     // The campaign reaches both outcomes.
     assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
 }
+
+#[test]
+fn the_launch_beside_a_kernel_is_a_launch_file_or_the_cuda_comment_with_positions() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx_text = std::fs::read_to_string(root().join("kernels/mp_acqrel.ptx")).unwrap();
+    // A `.launch` file wins over the `.cu` comment.
+    std::fs::write(dir.join("k.ptx"), &ptx_text).unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "// x\n/* ptxmc-launch:\n   --grid 2\n   --buffer data:int32[1] --buffer flag:int32[1]\n   --buffer out:int32[1] --forall 'out[0] == 4 2'\n*/\n",
+    )
+    .unwrap();
+    let e = ptx::load_file(&dir.join("k.ptx"), None, None).unwrap_err();
+    // The comment's error is positioned in the `.cu`, line 5.
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:5:48: expected the end of the condition, found `2`",
+            dir.join("k.cu").display()
+        )
+    );
+    std::fs::write(
+        dir.join("k.launch"),
+        "--grid 2 --buffer data:int32[1] --buffer flag:int32[1] --buffer out:int32[1]\n--forall 'out[0] == 42'\n",
+    )
+    .unwrap();
+    let t = ptx::load_file(&dir.join("k.ptx"), None, None).unwrap();
+    assert_eq!(t.program.threads.len(), 2);
+    assert_eq!(
+        t.program.condition.quantifier,
+        ptxmc::ir::Quantifier::Forall
+    );
+    // No launch anywhere: said so.
+    std::fs::remove_file(dir.join("k.launch")).unwrap();
+    std::fs::remove_file(dir.join("k.cu")).unwrap();
+    let e = ptx::load_file(&dir.join("k.ptx"), None, None).unwrap_err();
+    assert!(
+        e.to_string().contains("expected a launch description"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ptxmc_kernel_json_lists_the_buffers() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["kernel", "kernels/cas_lock.ptx", "--json"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("counter[0]"), "{text}");
+}
