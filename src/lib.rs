@@ -35,6 +35,7 @@ pub mod litmus;
 pub mod model;
 pub mod op;
 pub mod outcome;
+pub mod ptx;
 pub mod rel;
 pub mod report;
 pub mod serve;

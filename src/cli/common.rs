@@ -230,7 +230,22 @@ pub fn deny_warnings(deny: bool, exit: Exit) -> Exit {
 /// Parse one file and admit its tests under `model`; diagnostics go to
 /// stderr (warnings too, counted for [`deny_warnings`]).
 pub fn load(path: &Path, model: Model) -> Result<Vec<LitmusTest>, Exit> {
-    let tests = litmus::parse_file(path).map_err(|e| {
+    // Kernels (`.ptx`, `.cu`) with the launch beside them (`ptxmc kernel`
+    // also takes the launch as flags).
+    let read = if crate::ptx::is_kernel_path(path) {
+        crate::ptx::load_file(path, None, None).map(|t| vec![t])
+    } else {
+        litmus::parse_file(path)
+    };
+    admit(read, model)
+}
+
+/// Admit parsed tests under `model` ([`load`]'s second half).
+pub fn admit(
+    read: Result<Vec<LitmusTest>, LitmusError>,
+    model: Model,
+) -> Result<Vec<LitmusTest>, Exit> {
+    let tests = read.map_err(|e| {
         eprint!("{}", e.rendered());
         Exit::BadInput
     })?;

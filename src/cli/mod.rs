@@ -10,6 +10,7 @@ mod fix;
 mod generate;
 mod graphs;
 mod hw;
+mod kernel;
 mod parse;
 mod run;
 mod serve;
@@ -81,6 +82,15 @@ pub enum Command {
     /// (exit status 1 if not).
     #[command(after_help = EXIT_CODES)]
     Run(run::RunArgs),
+    /// Check a CUDA kernel (`.ptx`, or `.cu` compiled with nvcc) under a launch:
+    /// every allowed outcome over its buffers, hangs, undefined behaviour.
+    ///
+    /// The launch comes from flags (`--grid 2 --block 1 --buffer data:int32[1]
+    /// --forall 'data[0] == 1'`), `--launch FILE`, `FILE.launch` beside the
+    /// kernel, or a `/* ptxmc-launch: ... */` comment in the `.cu`
+    /// (docs/kernels.md). Exit statuses as `run`'s.
+    #[command(after_help = EXIT_CODES)]
+    Kernel(kernel::KernelArgs),
     /// Compare verdicts with a CSV of expected ones (Dat3M's `path,1|0`; 1 = the condition holds).
     ///
     /// With `--property termination` the CSV is a liveness one (Dat3M's
@@ -169,6 +179,7 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Parse(args) => parse::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Kernel(args) => kernel::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Trace(args) => trace::run(&args),
         Command::Step(args) => step::run(&args),

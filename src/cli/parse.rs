@@ -41,7 +41,13 @@ pub fn run(args: &ParseArgs) -> Exit {
     let mut exit = Exit::Success;
     let mut json = Vec::new();
     for f in files {
-        match litmus::parse_file(&f) {
+        let read = if crate::ptx::is_kernel_path(&f) {
+            // A kernel, lowered under the launch beside it.
+            crate::ptx::load_file(&f, None, None).map(|t| vec![t])
+        } else {
+            litmus::parse_file(&f)
+        };
+        match read {
             Ok(tests) => {
                 for t in tests {
                     match args.format {

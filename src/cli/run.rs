@@ -47,7 +47,16 @@ pub struct RunArgs {
 
 /// Run `ptxmc run`.
 pub fn run(args: &RunArgs) -> Exit {
-    let (tests, mut exit) = load_all(&args.paths, args.engine.model);
+    let (tests, exit) = load_all(&args.paths, args.engine.model);
+    run_loaded(&tests, exit, args)
+}
+
+/// Run and report tests already loaded (`run`, and `kernel` with its launch flags).
+pub(super) fn run_loaded(
+    tests: &[crate::litmus::LitmusTest],
+    mut exit: Exit,
+    args: &RunArgs,
+) -> Exit {
     let opts = engine::RunOptions {
         // The limits keep what printing the outcomes will take in this format.
         output_cost: match args.format {

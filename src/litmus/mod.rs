@@ -64,6 +64,8 @@ pub enum Format {
     Litmus,
     /// NVIDIA mixedproxy `.test`.
     MixedProxy,
+    /// A CUDA kernel (`.ptx`, or `.cu` compiled to PTX) under a launch ([`crate::ptx`]).
+    Kernel,
 }
 
 /// One test read from a file (a mixedproxy template yields several).
@@ -81,6 +83,9 @@ pub struct LitmusTest {
     pub instance: Option<usize>,
     /// The file's text (shared by the instances of one file), for diagnostics.
     pub source: std::sync::Arc<str>,
+    /// For kernels: the CUDA `file:line` of each instruction (`cuda[thread][pc]`,
+    /// from `.loc`); empty for litmus files.
+    pub cuda: Vec<Vec<Option<String>>>,
 }
 
 impl LitmusTest {
@@ -101,7 +106,15 @@ impl LitmusTest {
         let before = &self.source[..at];
         let line = before.matches('\n').count() + 1;
         let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-        format!("{}:{line}:{col}", self.display_path())
+        match self
+            .cuda
+            .get(t)
+            .and_then(|c| c.get(pc))
+            .and_then(|c| c.as_ref())
+        {
+            Some(cu) => format!("{}:{line}:{col} ({cu})", self.display_path()),
+            None => format!("{}:{line}:{col}", self.display_path()),
+        }
     }
 
     /// Notes for the reports: instructions the test uses that exist only in
@@ -167,6 +180,7 @@ pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusErr
                 format: Format::Litmus,
                 instance: None,
                 source,
+                cuda: Vec::new(),
             }])
         }
         Some(Format::MixedProxy) => {
@@ -185,10 +199,11 @@ pub fn parse_source(path: &str, text: &str) -> Result<Vec<LitmusTest>, LitmusErr
                     format: Format::MixedProxy,
                     instance,
                     source: source.clone(),
+                    cuda: Vec::new(),
                 })
                 .collect())
         }
-        None => Err(LitmusError::whole_file(
+        Some(Format::Kernel) | None => Err(LitmusError::whole_file(
             path,
             "a `.litmus` (herd/Dat3M PTX) or `.test` (mixedproxy) file",
             format!("`{path}`"),

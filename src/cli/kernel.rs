@@ -1,0 +1,160 @@
+//! `ptxmc kernel`: check a CUDA kernel (`.ptx`, or `.cu` compiled with nvcc)
+//! under a launch given as flags, a `--launch` file, a `.launch` file beside
+//! it or a `/* ptxmc-launch: ... */` comment in the `.cu` (docs/kernels.md).
+
+use clap::Args;
+use std::path::PathBuf;
+
+use super::Exit;
+use super::common::{EngineArgs, admit};
+use super::run::{RunArgs, RunFormat, run_loaded};
+use crate::ptx::{self, LaunchText};
+
+/// Arguments of `ptxmc kernel`.
+#[derive(Args, Debug)]
+pub struct KernelArgs {
+    /// The kernel: a `.ptx` file, or a `.cu` file (compiled with nvcc).
+    pub file: PathBuf,
+    /// A launch file (same grammar as the flags); replaces the one beside the kernel.
+    #[arg(long, value_name = "FILE")]
+    pub launch: Option<PathBuf>,
+    /// The kernel to check (mangled or demangled name; default: the only one).
+    #[arg(long, value_name = "NAME")]
+    pub entry: Option<String>,
+    /// CTAs of the grid: `X[,Y[,Z]]`.
+    #[arg(long, value_name = "X,Y,Z")]
+    pub grid: Option<String>,
+    /// Threads per CTA: `X[,Y[,Z]]`.
+    #[arg(long, value_name = "X,Y,Z")]
+    pub block: Option<String>,
+    /// CTAs per cluster: `X[,Y[,Z]]`.
+    #[arg(long, value_name = "X,Y,Z")]
+    pub cluster: Option<String>,
+    /// A buffer for the next pointer parameter: `NAME:TYPE[LEN]` or `NAME:TYPE[LEN]={v,...}`.
+    #[arg(long, value_name = "NAME:TYPE[LEN]={..}")]
+    pub buffer: Vec<String>,
+    /// A value for the next scalar parameter: `NAME:TYPE=V`.
+    #[arg(long, value_name = "NAME:TYPE=V")]
+    pub scalar: Vec<String>,
+    /// Condition: some final state satisfies it (`out[0] != 42`).
+    #[arg(long, value_name = "COND", group = "cond")]
+    pub exists: Option<String>,
+    /// Condition: no final state satisfies it.
+    #[arg(long, value_name = "COND", group = "cond")]
+    pub not_exists: Option<String>,
+    /// Condition: every final state satisfies it.
+    #[arg(long, value_name = "COND", group = "cond")]
+    pub forall: Option<String>,
+    /// The nvcc for `.cu` files (default: `$NVCC`, then `nvcc` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub nvcc: Option<PathBuf>,
+    /// Engine options.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "herd")]
+    pub format: RunFormat,
+    /// Shorthand for `--format json`.
+    #[arg(long)]
+    pub json: bool,
+    /// Add the engines' counters to the report.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// Quote a value for the launch text (the grammar's quotes).
+fn quoted(v: &str) -> String {
+    if v.contains('\'') {
+        format!("\"{v}\"")
+    } else {
+        format!("'{v}'")
+    }
+}
+
+/// The launch flags as one launch text, `--buffer`/`--scalar` in the order
+/// they were given on the command line.
+fn flags_text(a: &KernelArgs) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |flag: &str, v: &str| {
+        out.push(flag.to_string());
+        out.push(quoted(v));
+    };
+    if let Some(v) = &a.entry {
+        push("--entry", v);
+    }
+    for (f, v) in [
+        ("--grid", &a.grid),
+        ("--block", &a.block),
+        ("--cluster", &a.cluster),
+    ] {
+        if let Some(v) = v {
+            push(f, v);
+        }
+    }
+    // Order of parameters: as the flags came.
+    let (mut b, mut s) = (a.buffer.iter(), a.scalar.iter());
+    for arg in std::env::args() {
+        if arg == "--buffer" || arg.starts_with("--buffer=") {
+            if let Some(v) = b.next() {
+                push("--buffer", v);
+            }
+        } else if arg == "--scalar" || arg.starts_with("--scalar=") {
+            if let Some(v) = s.next() {
+                push("--scalar", v);
+            }
+        }
+    }
+    // (Called other than from a command line: the rest in their own order.)
+    for v in b {
+        push("--buffer", v);
+    }
+    for v in s {
+        push("--scalar", v);
+    }
+    for (f, v) in [
+        ("--exists", &a.exists),
+        ("--not-exists", &a.not_exists),
+        ("--forall", &a.forall),
+    ] {
+        if let Some(v) = v {
+            push(f, v);
+        }
+    }
+    out.join(" ")
+}
+
+/// Run `ptxmc kernel`.
+pub fn run(args: &KernelArgs) -> Exit {
+    let text = flags_text(args);
+    let launch = if !text.is_empty() {
+        Some(LaunchText::whole("command line", &text))
+    } else if let Some(f) = &args.launch {
+        match std::fs::read_to_string(f) {
+            Ok(t) => Some(LaunchText::whole(&f.display().to_string(), &t)),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", f.display());
+                return Exit::BadInput;
+            }
+        }
+    } else {
+        None
+    };
+    let read = ptx::load_file(&args.file, launch.as_ref(), args.nvcc.as_deref()).map(|t| vec![t]);
+    let tests = match admit(read, args.engine.model) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    let run_args = RunArgs {
+        paths: vec![args.file.clone()],
+        engine: args.engine.clone(),
+        format: if args.json {
+            RunFormat::Json
+        } else {
+            args.format
+        },
+        stats: args.stats,
+        graphs: None,
+        deny_warnings: false,
+    };
+    run_loaded(&tests, Exit::Success, &run_args)
+}

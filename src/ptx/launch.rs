@@ -1,0 +1,500 @@
+//! Launch descriptions: how a kernel is run for a check.
+//!
+//! One grammar, three places (docs/kernels.md, "Launch"): command-line
+//! flags, a `FILE.launch` beside the kernel, or a `/* ptxmc-launch: ... */`
+//! comment block in the `.cu` file. The text is a list of shell-like words
+//! (`'...'` and `"..."` quote); flags take their value as the next word or
+//! after `=`:
+//!
+//! ```text
+//! --entry NAME            the kernel (mangled or demangled name; default: the only one)
+//! --grid X[,Y[,Z]]        CTAs (default 1)
+//! --block X[,Y[,Z]]       threads per CTA (default 1)
+//! --cluster X[,Y[,Z]]     CTAs per cluster (default 1)
+//! --buffer NAME:TYPE[LEN][={v,v,...}]   the next pointer parameter
+//! --scalar NAME:TYPE=V    the next value parameter
+//! --exists COND | --not-exists COND | --forall COND
+//! ```
+//!
+//! Every error is a [`Diagnostic`] positioned in the launch text.
+
+use crate::ir::{DataType, Quantifier, Value};
+use crate::litmus::{Diagnostic, Span};
+
+/// The most threads one launch may have: one litmus thread each, and the
+/// engines explore every interleaving, so real launch sizes are out of reach.
+pub const MAX_THREADS: u64 = 64;
+/// The most elements one buffer may have (one location each).
+pub const MAX_BUFFER_LEN: u64 = 4096;
+
+/// An element type of a buffer or scalar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElemType {
+    /// The spelling (`int32`).
+    pub name: &'static str,
+    /// The data type of accesses to it.
+    pub ty: DataType,
+}
+
+impl ElemType {
+    /// Size in bytes.
+    pub fn bytes(self) -> u64 {
+        u64::from(self.ty.bits() / 8)
+    }
+}
+
+const TYPES: &[(&str, DataType)] = &[
+    ("int8", DataType::S8),
+    ("uint8", DataType::U8),
+    ("int16", DataType::S16),
+    ("uint16", DataType::U16),
+    ("int32", DataType::S32),
+    ("uint32", DataType::U32),
+    ("int64", DataType::S64),
+    ("uint64", DataType::U64),
+    ("float32", DataType::F32),
+    ("float64", DataType::F64),
+];
+
+fn elem_type(text: &str, span: Span) -> Result<ElemType, Diagnostic> {
+    TYPES
+        .iter()
+        .find(|(n, _)| *n == text)
+        .map(|&(name, ty)| ElemType { name, ty })
+        .ok_or_else(|| {
+            Diagnostic::expected(
+                span,
+                "an element type (`int8`, `uint8`, `int16`, `uint16`, `int32`, `uint32`, `int64`, `uint64`, `float32`, `float64`)",
+                format!("`{text}`"),
+            )
+        })
+}
+
+/// A buffer bound to a pointer parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    /// Its name (locations are `NAME[i]`).
+    pub name: String,
+    /// Element type.
+    pub elem: ElemType,
+    /// Number of elements.
+    pub len: u64,
+    /// Initial values (missing ones are 0), as signed values of the element width.
+    pub init: Vec<Value>,
+    /// Where it was given.
+    pub span: Span,
+}
+
+/// A value bound to a scalar parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scalar {
+    /// Its name.
+    pub name: String,
+    /// Type.
+    pub elem: ElemType,
+    /// Value.
+    pub value: Value,
+    /// Where it was given.
+    pub span: Span,
+}
+
+/// A parameter binding, in the kernel's parameter order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// `--buffer`
+    Buffer(Buffer),
+    /// `--scalar`
+    Scalar(Scalar),
+}
+
+/// A launch description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// `--entry`.
+    pub entry: Option<(String, Span)>,
+    /// `--grid`.
+    pub grid: [u32; 3],
+    /// `--block`.
+    pub block: [u32; 3],
+    /// `--cluster`.
+    pub cluster: [u32; 3],
+    /// Parameter bindings in order.
+    pub params: Vec<Binding>,
+    /// The condition: quantifier, its text and where that text starts.
+    pub condition: Option<(Quantifier, String, Span)>,
+    /// Whether each dimension flag was given (a later source may fill the others).
+    pub given: Given,
+}
+
+/// Which parts a launch text gave.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Given {
+    /// `--grid`
+    pub grid: bool,
+    /// `--block`
+    pub block: bool,
+    /// `--cluster`
+    pub cluster: bool,
+}
+
+impl Default for Launch {
+    fn default() -> Self {
+        Launch {
+            entry: None,
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            cluster: [1, 1, 1],
+            params: Vec::new(),
+            condition: None,
+            given: Given::default(),
+        }
+    }
+}
+
+impl Launch {
+    /// Threads in the launch.
+    pub fn threads(&self) -> u64 {
+        self.grid
+            .iter()
+            .chain(&self.block)
+            .map(|&d| u64::from(d))
+            .product()
+    }
+    /// CTAs in the launch.
+    pub fn ctas(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d)).product()
+    }
+    /// Whether nothing was given.
+    pub fn is_empty(&self) -> bool {
+        *self == Launch::default()
+    }
+}
+
+/// A word of the launch text with its span (quotes removed).
+fn words(text: &str) -> Result<Vec<(String, Span)>, Diagnostic> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut w = String::new();
+        while i < b.len() && !b[i].is_ascii_whitespace() {
+            let c = b[i];
+            if c == b'\'' || c == b'"' {
+                let close = text[i + 1..].find(c as char).ok_or_else(|| {
+                    Diagnostic::expected(
+                        Span::new(i, i + 1),
+                        "a closing quote",
+                        "a quote that is never closed",
+                    )
+                })?;
+                w.push_str(&text[i + 1..i + 1 + close]);
+                i += close + 2;
+            } else {
+                let ch = text[i..].chars().next().unwrap_or(' ');
+                w.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+        out.push((w, Span::new(start, i)));
+    }
+    Ok(out)
+}
+
+/// Parse a launch text.
+pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
+    let ws = words(text)?;
+    let mut l = Launch::default();
+    let mut it = ws.into_iter().peekable();
+    while let Some((w, span)) = it.next() {
+        let (flag, inline) = match w.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (w.clone(), None),
+        };
+        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--exists`, `--not-exists`, `--forall`)";
+        if !matches!(
+            flag.as_str(),
+            "--entry"
+                | "--grid"
+                | "--block"
+                | "--cluster"
+                | "--buffer"
+                | "--scalar"
+                | "--exists"
+                | "--not-exists"
+                | "--forall"
+        ) {
+            return Err(Diagnostic::expected(span, FLAGS, format!("`{w}`")));
+        }
+        // The value and where it starts in the text (for positions inside it).
+        let (value, vspan) = match inline {
+            Some(v) => {
+                let at = span.start + flag.len() + 1;
+                (v, Span::new(at, span.end))
+            }
+            None => match it.next() {
+                Some((v, s)) => {
+                    // Positions inside a quoted word start after the quote.
+                    let q = text[s.start..].starts_with(['\'', '"']) as usize;
+                    (v, Span::new(s.start + q, s.end - q))
+                }
+                None => {
+                    return Err(Diagnostic::expected(
+                        Span::new(span.end, span.end),
+                        format!("a value after `{flag}`"),
+                        "the end of the launch",
+                    ));
+                }
+            },
+        };
+        match flag.as_str() {
+            "--entry" => l.entry = Some((value, vspan)),
+            "--grid" => {
+                l.grid = dims(&value, vspan)?;
+                l.given.grid = true;
+            }
+            "--block" => {
+                l.block = dims(&value, vspan)?;
+                l.given.block = true;
+            }
+            "--cluster" => {
+                l.cluster = dims(&value, vspan)?;
+                l.given.cluster = true;
+            }
+            "--buffer" => l.params.push(Binding::Buffer(buffer(&value, vspan)?)),
+            "--scalar" => l.params.push(Binding::Scalar(scalar(&value, vspan)?)),
+            q => {
+                if l.condition.is_some() {
+                    return Err(Diagnostic::expected(span, "one condition", "a second one"));
+                }
+                let quant = match q {
+                    "--exists" => Quantifier::Exists,
+                    "--not-exists" => Quantifier::NotExists,
+                    _ => Quantifier::Forall,
+                };
+                l.condition = Some((quant, value, vspan));
+            }
+        }
+    }
+    if l.threads() > MAX_THREADS {
+        return Err(Diagnostic::expected(
+            Span::new(0, text.len()),
+            format!("a launch of at most {MAX_THREADS} threads (grid × block)"),
+            format!("{} threads", l.threads()),
+        )
+        .with_note("every CUDA thread becomes one thread of the model checker, which explores all their interleavings: check a small launch"));
+    }
+    Ok(l)
+}
+
+fn dims(v: &str, span: Span) -> Result<[u32; 3], Diagnostic> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(Diagnostic::expected(
+            span,
+            "`X`, `X,Y` or `X,Y,Z`",
+            format!("`{v}`"),
+        ));
+    }
+    let mut out = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        match p.trim().parse::<u32>() {
+            Ok(n) if (1..=65535).contains(&n) => out[i] = n,
+            _ => {
+                return Err(Diagnostic::expected(
+                    span,
+                    "dimensions between 1 and 65535",
+                    format!("`{v}`"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn name_and_type(v: &str, span: Span) -> Result<(String, &str, Span), Diagnostic> {
+    let Some((name, rest)) = v.split_once(':') else {
+        return Err(Diagnostic::expected(
+            span,
+            "`NAME:TYPE...`",
+            format!("`{v}`"),
+        ));
+    };
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(Diagnostic::expected(
+            Span::new(span.start, span.start + name.len()),
+            "a name (letters, digits, `_`)",
+            format!("`{name}`"),
+        ));
+    }
+    let at = span.start + name.len() + 1;
+    Ok((name.to_string(), rest, Span::new(at, span.end)))
+}
+
+fn value_of(text: &str, elem: ElemType, span: Span) -> Result<Value, Diagnostic> {
+    let t = text.trim();
+    let v = crate::litmus::raw::parse_int(t, span)?;
+    let (lo, hi) = elem.ty.range();
+    if v < lo || v > hi {
+        return Err(Diagnostic::expected(
+            span,
+            format!("a value of type {} ({lo} to {hi})", elem.name),
+            format!("`{t}`"),
+        ));
+    }
+    // Registers and memory hold values as signed numbers of their width
+    // (docs/kernels.md, "Values").
+    Ok(super::lower::sext(v, elem.ty.bits()))
+}
+
+fn buffer(v: &str, span: Span) -> Result<Buffer, Diagnostic> {
+    let (name, rest, rspan) = name_and_type(v, span)?;
+    let (decl, init) = match rest.split_once('=') {
+        Some((d, i)) => (d, Some(i)),
+        None => (rest, None),
+    };
+    let Some((ty, len)) = decl.strip_suffix(']').and_then(|d| d.split_once('[')) else {
+        return Err(Diagnostic::expected(
+            rspan,
+            "`TYPE[LEN]` such as `int32[4]`",
+            format!("`{decl}`"),
+        ));
+    };
+    let elem = elem_type(ty, Span::new(rspan.start, rspan.start + ty.len()))?;
+    let lspan = Span::new(rspan.start + ty.len() + 1, rspan.start + decl.len() - 1);
+    let len = match len.parse::<u64>() {
+        Ok(n) if (1..=MAX_BUFFER_LEN).contains(&n) => n,
+        _ => {
+            return Err(Diagnostic::expected(
+                lspan,
+                format!("a length between 1 and {MAX_BUFFER_LEN}"),
+                format!("`{len}`"),
+            ));
+        }
+    };
+    let mut values = Vec::new();
+    if let Some(i) = init {
+        let ispan = Span::new(rspan.start + decl.len() + 1, span.end);
+        let inner = i
+            .strip_prefix('{')
+            .and_then(|i| i.strip_suffix('}'))
+            .ok_or_else(|| Diagnostic::expected(ispan, "`{v,v,...}`", format!("`{i}`")))?;
+        let mut off = ispan.start + 1;
+        for part in inner.split(',') {
+            let ps = Span::new(off, off + part.len());
+            off += part.len() + 1;
+            if part.trim().is_empty() && inner.trim().is_empty() {
+                break;
+            }
+            values.push(value_of(part, elem, ps)?);
+        }
+        if values.len() as u64 > len {
+            return Err(Diagnostic::expected(
+                ispan,
+                format!("at most {len} initial values"),
+                values.len().to_string(),
+            ));
+        }
+    }
+    Ok(Buffer {
+        name,
+        elem,
+        len,
+        init: values,
+        span,
+    })
+}
+
+fn scalar(v: &str, span: Span) -> Result<Scalar, Diagnostic> {
+    let (name, rest, rspan) = name_and_type(v, span)?;
+    let Some((ty, val)) = rest.split_once('=') else {
+        return Err(Diagnostic::expected(
+            rspan,
+            "`TYPE=VALUE` such as `int32=4`",
+            format!("`{rest}`"),
+        ));
+    };
+    let elem = elem_type(ty, Span::new(rspan.start, rspan.start + ty.len()))?;
+    let vs = Span::new(rspan.start + ty.len() + 1, span.end);
+    let value = value_of(val, elem, vs)?;
+    Ok(Scalar {
+        name,
+        elem,
+        value,
+        span,
+    })
+}
+
+/// The text of a `/* ptxmc-launch: ... */` comment in a CUDA source and
+/// where it starts, if there is one.
+pub fn from_cuda_comment(src: &str) -> Option<(usize, &str)> {
+    const MARK: &str = "ptxmc-launch:";
+    let at = src.find(MARK)?;
+    let start = at + MARK.len();
+    let end = src[start..].find("*/").map_or(src.len(), |e| start + e);
+    Some((start, &src[start..end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_read() {
+        let l = parse("--grid 2 --block=2,1 --buffer data:int32[2]={1,-1} --scalar n:uint32=3 --forall 'out[0] == 1 || out[0] == 2'").unwrap();
+        assert_eq!(l.grid, [2, 1, 1]);
+        assert_eq!(l.block, [2, 1, 1]);
+        let Binding::Buffer(b) = &l.params[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (b.name.as_str(), b.len, b.init.clone()),
+            ("data", 2, vec![1, -1])
+        );
+        let Binding::Scalar(s) = &l.params[1] else {
+            panic!()
+        };
+        assert_eq!(s.value, 3);
+        let (q, text, span) = l.condition.unwrap();
+        assert_eq!(q, Quantifier::Forall);
+        assert_eq!(text, "out[0] == 1 || out[0] == 2");
+        assert_eq!(span.start, 81);
+    }
+
+    #[test]
+    fn errors_are_positioned() {
+        let e = parse("--grid 2 --buffer data:int33[2]").unwrap_err();
+        assert_eq!(e.span, Span::new(23, 28));
+        assert!(e.message().contains("found `int33`"), "{}", e.message());
+        let e = parse("--grid 1000,1000").unwrap_err();
+        assert_eq!(
+            e.message(),
+            "expected a launch of at most 64 threads (grid × block), found 1000000 threads"
+        );
+        let e = parse("--buffer x:int8[2]={1,300}").unwrap_err();
+        assert_eq!(
+            e.message(),
+            "expected a value of type int8 (-128 to 127), found `300`"
+        );
+        assert_eq!(e.span, Span::new(22, 25));
+        let e = parse("--blocks 2").unwrap_err();
+        assert!(e.message().starts_with("expected a launch flag"));
+        let e = parse("--buffer x:int32[1099511627776]").unwrap_err();
+        assert_eq!(
+            e.message(),
+            "expected a length between 1 and 4096, found `1099511627776`"
+        );
+    }
+
+    #[test]
+    fn the_cuda_comment_is_found() {
+        let src = "// k\n/* ptxmc-launch:\n --grid 2\n*/\n__global__ void k() {}";
+        let (at, text) = from_cuda_comment(src).unwrap();
+        assert_eq!(&src[at..at + text.len()], text);
+        assert_eq!(parse(text).unwrap().grid, [2, 1, 1]);
+    }
+}

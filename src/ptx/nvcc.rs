@@ -1,0 +1,100 @@
+//! Compiling a `.cu` file to PTX with nvcc (the registry's
+//! `nvidia-cuda-nvcc` wheel works without a GPU).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::litmus::LitmusError;
+
+/// How long nvcc may run on one file.
+pub const TIMEOUT: Duration = Duration::from_secs(300);
+
+const INSTALL: &str = "install nvcc without a GPU: `python3 -m venv nv && nv/bin/pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl`, then pass `--nvcc nv/lib/python3*/site-packages/nvidia/cu13/bin/nvcc` or set NVCC";
+
+/// The nvcc to use: `explicit`, else `$NVCC`, else `nvcc` on `PATH`.
+pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = explicit {
+        return Some(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("NVCC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("nvcc"))
+        .find(|p| p.is_file())
+}
+
+/// Compile `cu` to PTX text (`-ptx -arch=sm_90a -lineinfo`, with the
+/// headers beside nvcc: `include/` and `include/cccl/`).
+pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError> {
+    let shown = cu.display().to_string();
+    let nvcc = find(explicit).ok_or_else(|| {
+        LitmusError::whole_file(
+            &shown,
+            &format!("an nvcc to compile it (none on PATH, no NVCC, no --nvcc): {INSTALL}"),
+            "none".to_string(),
+        )
+    })?;
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "ptxmc-nvcc-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let fail =
+        |what: String| LitmusError::whole_file(&shown, "a `.cu` file that nvcc compiles", what);
+    std::fs::create_dir_all(&dir).map_err(|e| fail(format!("no temporary directory: {e}")))?;
+    let out = dir.join("kernel.ptx");
+    let mut cmd = Command::new(&nvcc);
+    cmd.arg("-ptx").arg("-arch=sm_90a").arg("-lineinfo");
+    if let Some(root) = nvcc.parent().and_then(Path::parent) {
+        cmd.arg(format!("-I{}", root.join("include").display()));
+        cmd.arg(format!("-I{}", root.join("include").join("cccl").display()));
+    }
+    cmd.arg(cu).arg("-o").arg(&out);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| {
+        LitmusError::whole_file(
+            &shown,
+            &format!("an nvcc that runs: {INSTALL}"),
+            format!("`{}`: {e}", nvcc.display()),
+        )
+    })?;
+    // Read stderr on a thread so a chatty nvcc cannot block on a full pipe.
+    let mut err = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::Read::take(&mut err, 1 << 20), &mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break s,
+            Ok(None) if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(fail(format!(
+                    "nvcc still running after {} s (stopped)",
+                    TIMEOUT.as_secs()
+                )));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(fail(format!("nvcc could not be waited for: {e}"))),
+        }
+    };
+    let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
+    if !status.success() {
+        let _ = std::fs::remove_dir_all(&dir);
+        let tail: String = stderr.lines().take(20).collect::<Vec<_>>().join("\n");
+        return Err(fail(format!("nvcc failing ({status}):\n{tail}")));
+    }
+    let text = std::fs::read_to_string(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+    text.map_err(|e| fail(format!("no PTX from nvcc: {e}")))
+}

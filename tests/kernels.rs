@@ -1,0 +1,557 @@
+//! CUDA kernels: the corpus under `kernels/` (checked-in `nvcc -ptx` output
+//! with the launch in each `.cu`'s comment) gives the expected verdicts in
+//! both engines; refusals and launch errors are positioned and exact; hostile
+//! input is refused without a panic.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ptxmc::engine::{self, EngineChoice, RunOptions};
+use ptxmc::litmus::LitmusTest;
+use ptxmc::ptx::{self, LaunchText};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn load(name: &str) -> LitmusTest {
+    ptx::load_file(&root().join("kernels").join(name), None, None)
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+}
+
+/// `FILE` under the launch `flags`; the error's one-line form if it fails.
+fn with_flags(ptx_text: &str, flags: &str) -> Result<LitmusTest, String> {
+    ptx::load_source("k.ptx", ptx_text, &LaunchText::whole("command line", flags))
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
+    let csv = std::fs::read_to_string(root().join("kernels/expected.csv")).unwrap();
+    let opts = RunOptions {
+        engine: EngineChoice::Both,
+        ..RunOptions::default()
+    };
+    let mut rows = 0;
+    for line in csv.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split(',').collect();
+        let (name, holds, terminates) = (cols[0], cols[1] == "1", cols[2] == "1");
+        let t = load(name);
+        ptxmc::model::Model::default()
+            .admit(&t.program, &t.spans)
+            .unwrap_or_else(|d| panic!("{}", t.error(d).rendered()));
+        let r = engine::run(&t.program, &opts);
+        assert!(r.disagreement.is_none(), "{name}: engines disagree");
+        assert!(r.incomplete.is_none(), "{name}: incomplete");
+        assert_eq!(r.verdict.holds, holds, "{name}: verdict");
+        assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
+        rows += 1;
+    }
+    assert_eq!(rows, 20);
+}
+
+#[test]
+fn every_corpus_module_has_its_source_and_an_expected_row() {
+    let csv = std::fs::read_to_string(root().join("kernels/expected.csv")).unwrap();
+    for e in std::fs::read_dir(root().join("kernels")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|e| e == "ptx") {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            assert!(p.with_extension("cu").is_file(), "{name} has no .cu");
+            assert!(
+                csv.contains(&format!("\n{name},")),
+                "{name} has no expected row"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_message_passing_kernel_has_cuda_lines_and_the_buffers_as_locations() {
+    let t = load("mp_relaxed.ptx");
+    let names: Vec<&str> = t
+        .program
+        .locations
+        .iter()
+        .map(|l| l.name.as_str())
+        .collect();
+    assert_eq!(names, ["data[0]", "flag[0]", "out[0]"]);
+    // Two CTAs of one thread: two litmus threads in different CTAs.
+    assert_eq!(t.program.threads.len(), 2);
+    assert_ne!(
+        t.program.threads[0].placement.cta,
+        t.program.threads[1].placement.cta
+    );
+    // CTA 0 stores data (line 12 of the .cu) and then the flag.
+    let store = t.program.threads[0]
+        .code
+        .iter()
+        .position(|i| matches!(i, ptxmc::ir::Instr::Store { .. }))
+        .unwrap();
+    let pos = t.position(0, store);
+    assert!(pos.ends_with("(mp_relaxed.cu:12)"), "{pos}");
+    assert!(pos.contains("mp_relaxed.ptx:"), "{pos}");
+}
+
+const FLOAT_KERNEL: &str = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry f(.param .u64 f_param_0)
+{
+	.reg .f32 %f<3>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [f_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.f32 %f1, [%rd2];
+	add.f32 %f2, %f1, %f1;
+	st.global.f32 [%rd2], %f2;
+	ret;
+}
+"#;
+
+#[test]
+fn float_arithmetic_is_refused_by_name_at_its_position() {
+    let e = with_flags(FLOAT_KERNEL, "--buffer x:float32[1]").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:12:2: expected what ptxmc models (docs/kernels.md), found `add.f32`"
+    );
+}
+
+#[test]
+fn an_out_of_bounds_address_is_positioned() {
+    let src = FLOAT_KERNEL
+        .replace("add.f32 %f2, %f1, %f1;", "mov.f32 %f2, %f1;")
+        .replace("st.global.f32 [%rd2]", "st.global.f32 [%rd2+8]");
+    let e = with_flags(&src, "--buffer x:float32[2]").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:13:16: expected an address inside buffer `x` (bytes 0 to 7), found byte offset 8"
+    );
+    // In bounds, it lowers.
+    assert!(with_flags(&src, "--buffer x:float32[3]").is_ok());
+}
+
+#[test]
+fn a_buffer_of_another_element_size_is_refused() {
+    let src = FLOAT_KERNEL.replace("add.f32 %f2, %f1, %f1;", "mov.f32 %f2, %f1;");
+    let e = with_flags(&src, "--buffer x:int64[2]").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:11:21: expected whole elements of buffer `x` (int64, 8 bytes each), found an access of 4 bytes at byte offset 0"
+    );
+}
+
+#[test]
+fn launch_errors_point_into_the_launch() {
+    let mp = std::fs::read_to_string(root().join("kernels/mp_acqrel.ptx")).unwrap();
+    let e = with_flags(
+        &mp,
+        "--grid 2 --buffer data:int32[1] --buffer flag:int32[1]",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:1: expected 3 parameter bindings (`--buffer` or `--scalar`, in order) for kernel `_Z2mpPiS_S_`, found 2"
+    );
+    let e = with_flags(
+        &mp,
+        "--grid 2 --buffer data:int32[1] --buffer flag:int32[1] --buffer out:int32[1] --forall 'out[1] == 42'",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:88: expected an element of a buffer (`NAME[i]`) or a variable of the kernel, found `out[1]`"
+    );
+    let e = with_flags(&mp, "--entry mq --grid 2").unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:9: expected a kernel of the module: `_Z2mpPiS_S_` (mp), found `mq`"
+    );
+    // The demangled name selects the kernel.
+    assert!(
+        with_flags(
+            &mp,
+            "--entry mp --grid 2 --buffer data:int32[1] --buffer flag:int32[1] --buffer out:int32[1]"
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn an_absurd_grid_is_refused() {
+    let mp = std::fs::read_to_string(root().join("kernels/mp_acqrel.ptx")).unwrap();
+    let e = with_flags(&mp, "--grid 65535,65535,65535 --block 1024").unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:1: expected a launch of at most 64 threads (grid × block), found 288217182213504000 threads"
+    );
+}
+
+#[test]
+fn every_truncation_of_a_corpus_module_is_an_error_or_a_module_never_a_panic() {
+    let text = std::fs::read_to_string(root().join("kernels/cas_lock.ptx")).unwrap();
+    let launch = LaunchText::whole(
+        "l",
+        "--grid 2 --buffer lock:int32[1] --buffer counter:int32[1]",
+    );
+    let mut errors = 0;
+    for cut in (0..text.len()).step_by(7) {
+        if !text.is_char_boundary(cut) {
+            continue;
+        }
+        if ptx::load_source("cut.ptx", &text[..cut], &launch).is_err() {
+            errors += 1;
+        }
+    }
+    assert!(errors > 0);
+}
+
+#[test]
+fn a_loop_that_never_ends_statically_is_refused_at_its_branch() {
+    let src = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry spin()
+{
+	.reg .b32 %r<3>;
+	mov.u32 %r1, 0;
+$L:
+	add.s32 %r1, %r1, 1;
+	bra.uni $L;
+}
+"#;
+    let e = with_flags(src, "--grid 1").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:10:2: expected a loop with a bounded trip count, or one controlled by a value loaded from memory, found a loop that unrolls more than 256 times"
+    );
+}
+
+#[test]
+fn ptxmc_kernel_runs_with_flags_and_exits_as_run() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "kernel",
+            "kernels/mp_relaxed.ptx",
+            "--grid",
+            "2",
+            "--buffer",
+            "data:int32[1]",
+            "--buffer",
+            "flag:int32[1]",
+            "--buffer",
+            "out:int32[1]",
+            "--exists",
+            "out[0] != 42",
+            "--engine",
+            "both",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("1:r2=1; 1:r3=0; data[0]=42; flag[0]=1; out[0]=0;"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nOk\n"), "{stdout}");
+    // The hang of divergent __syncthreads: exit status 5.
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "kernel",
+            "kernels/syncthreads_divergent.ptx",
+            "--engine",
+            "both",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    // A .cu without an nvcc: a clear error, exit status 2.
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["kernel", "kernels/mp_acqrel.cu"])
+        .env("PATH", "/nonexistent")
+        .env_remove("NVCC")
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pip install nvidia-cuda-nvcc"), "{stderr}");
+}
+
+/// Run `src` under `flags` with both engines; the verdict.
+fn verdict(src: &str, flags: &str) -> bool {
+    let t = with_flags(src, flags).unwrap();
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.disagreement.is_none(), "engines disagree");
+    assert!(r.incomplete.is_none(), "incomplete");
+    r.verdict.holds
+}
+
+const DYNAMIC: &str = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry d(.param .u64 d_param_0)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [d_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.u32 %r1, [%rd2];
+	add.s32 %r2, %r1, 1;
+	st.global.u32 [%rd2+4], %r2;
+	setp.lt.u32 %p1, %r1, 5;
+	selp.u32 %r3, 0, 0, %p1;
+	@%p1 bra $SMALL;
+	st.global.u32 [%rd2+8], 2;
+	ret;
+$SMALL:
+	st.global.u32 [%rd2+8], 1;
+	ret;
+}
+"#;
+
+#[test]
+fn dynamic_32_bit_arithmetic_wraps_and_unsigned_comparisons_are_unsigned() {
+    let src = DYNAMIC.replace("\tselp.u32 %r3, 0, 0, %p1;\n", "");
+    // 2147483647 + 1 wraps to -2147483648 at 32 bits.
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[3]={2147483647} --forall 'x[1] == -2147483648'"
+    ));
+    // -1 is 0xffffffff: not below 5 unsigned.
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[3]={-1} --forall 'x[1] == 0 && x[2] == 2'"
+    ));
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[3]={4} --forall 'x[1] == 5 && x[2] == 1'"
+    ));
+    // A uint32 initial value of the full width is the same bit pattern.
+    assert!(verdict(
+        &src,
+        "--buffer x:uint32[3]={4294967295} --forall 'x[2] == 2'"
+    ));
+}
+
+#[test]
+fn selp_on_a_loaded_predicate_is_decided_at_run_time() {
+    let src = DYNAMIC.replace(
+        "selp.u32 %r3, 0, 0, %p1;",
+        "selp.u32 %r3, 7, 9, %p1;\n\tst.global.u32 [%rd2+12], %r3;",
+    );
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[4]={4} --forall 'x[3] == 7'"
+    ));
+    assert!(verdict(
+        &src,
+        "--buffer x:int32[4]={-1} --forall 'x[3] == 9'"
+    ));
+}
+
+#[test]
+fn a_counter_in_a_loop_controlled_by_a_loaded_value_is_widened_to_a_register() {
+    let src = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry w(.param .u64 w_param_0)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [w_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r1, 0;
+$L:
+	ld.volatile.global.u32 %r2, [%rd2];
+	add.s32 %r1, %r1, 1;
+	setp.eq.s32 %p1, %r2, 0;
+	@%p1 bra $L;
+	st.global.u32 [%rd2+4], %r1;
+	ret;
+}
+"#;
+    let t = with_flags(src, "--buffer x:int32[2]={1} --forall 'x[1] == 1'").unwrap();
+    assert!(t.program.has_loops(), "the loop stays a loop");
+    assert!(t.program.threads[0].code.len() < 60, "bounded code");
+    assert!(verdict(src, "--buffer x:int32[2]={1} --forall 'x[1] == 1'"));
+}
+
+const TWO_KERNELS: &str = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.visible .entry uses_floats(.param .u64 p)
+{
+	.reg .f32 %f<3>;
+	tex.1d.v4.f32.s32 {%f1, %f2, %f1, %f2}, [tex, {%f1}];
+	add.rn.ftz.f32 %f2, %f1, 0f3F800000;
+	ret;
+}
+.visible .entry store_one(.param .u64 q)
+{
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [q];
+	cvta.to.global.u64 %rd2, %rd1;
+	st.global.u32 [%rd2], 1;
+	ret;
+}
+"#;
+
+#[test]
+fn a_module_reads_whole_and_only_the_checked_kernel_must_be_modelled() {
+    // The other kernel's texture fetch and float arithmetic do not matter.
+    assert!(verdict(
+        TWO_KERNELS,
+        "--entry store_one --buffer x:int32[1] --forall 'x[0] == 1'"
+    ));
+    let e = with_flags(TWO_KERNELS, "--buffer x:int32[1]").unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:1: expected `--entry NAME` naming one kernel, found several kernels: `uses_floats`, `store_one`"
+    );
+    let e = with_flags(TWO_KERNELS, "--entry uses_floats --buffer x:int32[1]").unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:8:2: expected what ptxmc models (docs/kernels.md), found `tex.1d.v4.f32.s32`"
+    );
+}
+
+/// A small deterministic generator for the mutation campaign.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn mutated_corpus_modules_and_launches_never_panic() {
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut outcomes = [0usize; 2];
+    for name in [
+        "mp_acqrel",
+        "cas_lock",
+        "grid_barrier",
+        "shared_exchange",
+        "ticket_lock",
+    ] {
+        let text = std::fs::read_to_string(root().join(format!("kernels/{name}.ptx"))).unwrap();
+        let cu = std::fs::read_to_string(root().join(format!("kernels/{name}.cu"))).unwrap();
+        let (at, launch) = ptx::launch::from_cuda_comment(&cu).unwrap();
+        let _ = at;
+        let lines: Vec<&str> = text.lines().collect();
+        for _ in 0..300 {
+            let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+            let k = (xorshift(&mut rng) % l.len() as u64) as usize;
+            match xorshift(&mut rng) % 6 {
+                0 => {
+                    l.remove(k);
+                }
+                1 => {
+                    let dup = l[k].clone();
+                    l.insert(k, dup);
+                }
+                2 => {
+                    // Change a digit.
+                    let b: Vec<char> = l[k].chars().collect();
+                    if let Some(p) = b.iter().position(|c| c.is_ascii_digit()) {
+                        let mut b = b.clone();
+                        b[p] = char::from(b'0' + (xorshift(&mut rng) % 10) as u8);
+                        l[k] = b.into_iter().collect();
+                    }
+                }
+                3 => l[k] = l[k].replace("%r", "%rd").replace("u32", "u64"),
+                4 => l[k] = l[k].replace("global", "shared"),
+                _ => l[k] = l[k].replace(",", ", 4294967296,"),
+            }
+            let m = l.join("\n");
+            let lt = if xorshift(&mut rng) % 4 == 0 {
+                launch
+                    .replace("[1]", "[0]")
+                    .replace("--grid 2", "--grid 99999")
+            } else {
+                launch.to_string()
+            };
+            let r = ptx::load_source("m.ptx", &m, &LaunchText::whole("l", &lt));
+            outcomes[r.is_ok() as usize] += 1;
+            if let Ok(t) = r {
+                t.program.validate().unwrap();
+            }
+        }
+    }
+    // The campaign reaches both outcomes.
+    assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
+}
+
+#[test]
+fn the_launch_beside_a_kernel_is_a_launch_file_or_the_cuda_comment_with_positions() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx_text = std::fs::read_to_string(root().join("kernels/mp_acqrel.ptx")).unwrap();
+    // A `.launch` file wins over the `.cu` comment.
+    std::fs::write(dir.join("k.ptx"), &ptx_text).unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "// x\n/* ptxmc-launch:\n   --grid 2\n   --buffer data:int32[1] --buffer flag:int32[1]\n   --buffer out:int32[1] --forall 'out[0] == 4 2'\n*/\n",
+    )
+    .unwrap();
+    let e = ptx::load_file(&dir.join("k.ptx"), None, None).unwrap_err();
+    // The comment's error is positioned in the `.cu`, line 5.
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}:5:48: expected the end of the condition, found `2`",
+            dir.join("k.cu").display()
+        )
+    );
+    std::fs::write(
+        dir.join("k.launch"),
+        "--grid 2 --buffer data:int32[1] --buffer flag:int32[1] --buffer out:int32[1]\n--forall 'out[0] == 42'\n",
+    )
+    .unwrap();
+    let t = ptx::load_file(&dir.join("k.ptx"), None, None).unwrap();
+    assert_eq!(t.program.threads.len(), 2);
+    assert_eq!(
+        t.program.condition.quantifier,
+        ptxmc::ir::Quantifier::Forall
+    );
+    // No launch anywhere: said so.
+    std::fs::remove_file(dir.join("k.launch")).unwrap();
+    std::fs::remove_file(dir.join("k.cu")).unwrap();
+    let e = ptx::load_file(&dir.join("k.ptx"), None, None).unwrap_err();
+    assert!(
+        e.to_string().contains("expected a launch description"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ptxmc_kernel_json_lists_the_buffers() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["kernel", "kernels/cas_lock.ptx", "--json"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("counter[0]"), "{text}");
+}
