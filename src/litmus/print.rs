@@ -84,8 +84,9 @@ pub fn to_litmus(p: &Program) -> String {
         .iter()
         .map(|t| {
             let pl = t.placement;
+            let warp = pl.warp.map(|w| format!(",warp {w}")).unwrap_or_default();
             format!(
-                "{}@cta {},cluster {},gpu {}",
+                "{}@cta {},cluster {}{warp},gpu {}",
                 t.name, pl.cta, pl.cluster, pl.gpu
             )
         })

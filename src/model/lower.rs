@@ -554,7 +554,11 @@ impl Lowering<'_> {
             } else {
                 format!("{}.async@{}[{}]", th.name, pc, exec)
             },
-            placement: th.placement,
+            // An agent is no lane of its issuer's warp.
+            placement: Placement {
+                warp: None,
+                ..th.placement
+            },
             regs: vec![crate::ir::Register {
                 name: "v".to_string(),
                 init: 0,
