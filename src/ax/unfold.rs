@@ -545,7 +545,7 @@ pub fn unfold(
                         .iter()
                         .chain(count.iter())
                         .fold(s.ctrl, |d, e| d | e.reads());
-                    let waits = *kind == crate::ir::BarrierKind::Sync;
+                    let waits = kind.waits();
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::BarArrive { id, count, waits },

@@ -411,6 +411,8 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                 let what = match kind {
                     crate::ir::BarrierKind::Sync => "sync",
                     crate::ir::BarrierKind::Arrive => "arrive",
+                    // `plan` refuses it by name (`unknown-instruction`).
+                    crate::ir::BarrierKind::WarpSync => "warp.sync",
                 };
                 let _ = writeln!(
                     s,

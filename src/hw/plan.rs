@@ -788,6 +788,16 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                         return Err(Reason::NotPtxProxyFence(*kind));
                     }
                 }
+                Instr::Barrier {
+                    kind: BarrierKind::WarpSync,
+                    ..
+                } => {
+                    return Err(Reason::UnknownInstruction {
+                        thread: th.name.clone(),
+                        what: "bar.warp.sync: the harness runs each litmus thread as a whole warp"
+                            .to_string(),
+                    });
+                }
                 Instr::Barrier { id, count, .. } => {
                     has_barrier = true;
                     id.iter().try_for_each(check_operand)?;

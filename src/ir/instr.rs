@@ -678,6 +678,17 @@ pub enum BarrierKind {
     Sync,
     /// `bar.arrive`: arrive without waiting.
     Arrive,
+    /// `bar.warp.sync membermask` (`__syncwarp`): arrive, then wait for the
+    /// lanes of the thread's warp named in the mask (the barrier's one
+    /// operand); `docs/warps.md`.
+    WarpSync,
+}
+
+impl BarrierKind {
+    /// Whether the arriving thread then waits for the phase.
+    pub fn waits(self) -> bool {
+        self != BarrierKind::Arrive
+    }
 }
 
 /// Arithmetic of register-only instructions.
@@ -922,7 +933,8 @@ pub enum Instr {
         /// The awaited executions of instructions.
         from: SmallVec<[AwaitPoint; 2]>,
     },
-    /// `bar.cta.sync` / `bar.cta.arrive`.
+    /// `bar.cta.sync` / `bar.cta.arrive`, and `bar.warp.sync membermask`
+    /// (kind [`BarrierKind::WarpSync`], `id` = `[membermask]`, no count).
     Barrier {
         /// Sync or arrive-only.
         kind: BarrierKind,

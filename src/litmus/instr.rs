@@ -406,6 +406,30 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             })
         }
         "fence" | "membar" => decode_fence(raw, opcode, r).and_then(plain),
+        "bar" if raw.parts.get(1).is_some_and(|(p, _)| p == "warp") => {
+            // `bar.warp.sync membermask` (PTX ISA 9.7.13.2).
+            match raw.parts.get(2) {
+                Some((p, _)) if p == "sync" => {}
+                Some((p, s)) => return Err(mod_error(opcode, p, *s, "`.sync` after `bar.warp`")),
+                None => {
+                    return Err(Diagnostic::expected(
+                        Span::new(mn_span.end, mn_span.end + 1),
+                        "`.sync` after `bar.warp`",
+                        "none",
+                    ));
+                }
+            }
+            if let Some((p, s)) = raw.parts.get(3) {
+                return Err(mod_error(opcode, p, *s, "nothing after `bar.warp.sync`"));
+            }
+            expect_operands(raw, &[1], "membermask")?;
+            let mask = value(r, &ops[0])?;
+            plain(Instr::Barrier {
+                kind: BarrierKind::WarpSync,
+                id: smallvec![mask],
+                count: None,
+            })
+        }
         "bar" | "barrier" => {
             let mut kind = None;
             for (p, s) in &raw.parts[1..] {

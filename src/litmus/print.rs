@@ -454,6 +454,9 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             let k = match kind {
                 BarrierKind::Sync => "sync",
                 BarrierKind::Arrive => "arrive",
+                BarrierKind::WarpSync => {
+                    return format!("bar.warp.sync {}", operand(t, &id[0]));
+                }
             };
             let mut ops: Vec<String> = id.iter().map(|o| operand(t, o)).collect();
             if let Some(c) = count {
