@@ -1125,6 +1125,8 @@ enum BarIns {
     ExitIf,
     /// `bar.warp.sync mask` (`docs/warps.md`).
     WarpSync { mask: i64 },
+    /// `barrier.cta.sync 0`: count-less and not `.aligned`.
+    Unaligned,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1150,7 +1152,8 @@ fn bar_ins() -> impl Strategy<Value = BarIns> {
 
 /// Items of a random warp program: accesses, `bar.warp.sync` with masks
 /// that name every lane, some lanes, lanes that do not exist, or not the
-/// executing lane (undefined), count-less CTA barriers, early exits.
+/// executing lane (undefined), count-less CTA barriers (`.aligned` ones that
+/// lanes reach at different instructions are undefined), early exits.
 fn warp_ins() -> impl Strategy<Value = BarIns> {
     prop_oneof![
         3 => (0..2usize, 1..3i64).prop_map(|(l, val)| BarIns::St { l, val }),
@@ -1158,6 +1161,7 @@ fn warp_ins() -> impl Strategy<Value = BarIns> {
         4 => prop_oneof![Just(3i64), Just(7), Just(0xffff_ffff), Just(1), Just(2), Just(5), Just(6)]
             .prop_map(|mask| BarIns::WarpSync { mask }),
         1 => Just(BarIns::Bar { sync: true, id: 0, count: BarCount::None }),
+        1 => Just(BarIns::Unaligned),
         1 => Just(BarIns::ExitIf),
     ]
 }
@@ -1222,6 +1226,7 @@ fn render_barrier_table(threads: &[Vec<BarIns>], header: Vec<String>) -> String 
                 }
                 BarIns::ExitIf => {}
                 BarIns::WarpSync { mask } => out.push(format!("bar.warp.sync {mask}")),
+                BarIns::Unaligned => out.push("barrier.cta.sync 0".to_string()),
             }
         }
         if exits {
@@ -1235,7 +1240,8 @@ fn render_barrier_table(threads: &[Vec<BarIns>], header: Vec<String>) -> String 
 /// Random warp programs (`docs/warps.md`): lanes of one warp (or of two,
 /// or one thread alone) with `bar.warp.sync` under masks that name every
 /// lane, some, lanes that do not exist or not the executing lane, mixed
-/// with count-less CTA barriers and early exits, give the same outcomes,
+/// with count-less CTA barriers (`bar.sync`, aligned, and `barrier.sync`)
+/// and early exits, give the same outcomes,
 /// termination verdict and undefined-behaviour verdict in both engines; the
 /// generator produces programs of each kind.
 #[test]

@@ -381,6 +381,49 @@ exists (x == 1)
 }
 
 #[test]
+fn counted_barrier_of_lanes_is_refused() {
+    check_refused(
+        "lanes_bar64.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,warp 0,gpu 0 | P1@cta 0,warp 0,gpu 0 ;
+ st.weak x, 1 | bar.sync 1, 64 ;
+ bar.arrive 1, 64 | ld.weak r0, x ;
+exists (P1:r0 == 0)
+"#,
+        r#"error: expected a count-less barrier, or the warp as one litmus thread (no `warp`), found a CTA barrier with a thread count executed by a lane of a warp
+  --> lanes_bar64.litmus:5:2
+  |
+5 |  bar.arrive 1, 64 | ld.weak r0, x ;
+  |  ^^^^^^^^^^^^^^^^ counted barriers of lanes are not supported by ptxmc
+  |
+  = ptxmc counts each litmus thread's arrival as one warp (32 threads); the lanes of one warp would count it several times
+
+"#,
+    );
+}
+
+#[test]
+fn try_wait_hint_but_not_test_wait() {
+    check(
+        "test_wait_hint.litmus",
+        r#"PTX t
+{ bar @ mbarrier cta 0 = 1; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ mbarrier.test_wait.parity.shared::cta r0, [bar], 0, 100 ;
+exists (P0:r0 == 0)
+"#,
+        r#"error: expected operands `p, [mbar], phaseParity`, found 4 operands
+  --> test_wait_hint.litmus:4:54
+  |
+4 |  mbarrier.test_wait.parity.shared::cta r0, [bar], 0, 100 ;
+  |                                                      ^^^ `mbarrier` takes `p, [mbar], phaseParity`
+
+"#,
+    );
+}
+
+#[test]
 fn cluster_conflict_litmus() {
     check(
         "cluster_conflict.litmus",

@@ -246,7 +246,12 @@ fn inline(text: &str) -> Program {
 #[test]
 fn shared_harness_refusals_are_exact() {
     let head = "PTX T\n{\ns @ shared cta 0 = 0;\nbar @ mbarrier cta 0 = 1;\ng=42;\n}\n P0@cta 0,cluster 0,gpu 0 ;\n";
-    let cases: [(&str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str); 9] = [
+        (
+            " mov r5, 100 ;\n mbarrier.try_wait.parity.shared::cta r0, [bar], 0, r5 ;\nexists (P0:r0 == 0)",
+            "mbarrier-operand",
+            "P0 gives a suspend-time hint of an mbarrier operation in a register; the harness needs it before the run (to scale byte counts, plan phases and drain the barrier)",
+        ),
         (
             " mbarrier.arrive.shared::cta r1, [bar] ;\nexists (P0:r1 == 0)",
             "mbarrier-state-token",
@@ -368,7 +373,7 @@ fn shared_harness_plans() {
         assert!(plan::plan(&program(&path), &path).is_ok(), "{path}");
         n += 1;
     }
-    assert_eq!(n, 41);
+    assert_eq!(n, 42);
 }
 
 #[test]

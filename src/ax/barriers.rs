@@ -202,6 +202,7 @@ fn phases_as_choice(
             needed: arr[a].needed,
             count: arr[a].count,
             at: at(a),
+            aligned_warp: barrier::aligned_warp(g.program, at(a).0, at(a).1),
         });
         if let Some(u) = barrier::phase_ub(members) {
             if ub.as_ref().is_none_or(|b| u < *b) {

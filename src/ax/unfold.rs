@@ -538,7 +538,9 @@ pub fn unfold(
                     kind: PathEventKind::ProxyFence(*kind),
                     deps: s.ctrl,
                 }),
-                Instr::Barrier { kind, id, count } => {
+                Instr::Barrier {
+                    kind, id, count, ..
+                } => {
                     let id: Vec<Expr> = id.iter().map(|o| val(&s, o)).collect();
                     let count = count.as_ref().map(|o| val(&s, o));
                     let deps = id

@@ -1030,7 +1030,10 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                     }
                 };
                 for i in &th.code {
-                    if let Instr::Barrier { id, count, kind } = i {
+                    if let Instr::Barrier {
+                        id, count, kind, ..
+                    } = i
+                    {
                         let name = id.iter().map(static_value).collect::<Result<Vec<_>, _>>()?;
                         seq.push((name.clone(), *kind));
                         let count = count.as_ref().map(static_value).transpose()?;

@@ -428,13 +428,17 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                 kind: BarrierKind::WarpSync,
                 id: smallvec![mask],
                 count: None,
+                aligned: false,
             })
         }
         "bar" | "barrier" => {
             let mut kind = None;
+            // PTX ISA 9.7.13.1: `bar{.cta}` is `barrier{.cta}.aligned`.
+            let mut aligned = opcode == "bar";
             for (p, s) in &raw.parts[1..] {
                 match classify(opcode, p) {
-                    Some(Modifier::Cta) | Some(Modifier::Aligned) => {}
+                    Some(Modifier::Cta) => {}
+                    Some(Modifier::Aligned) => aligned = true,
                     Some(Modifier::Sync) if kind.is_none() => kind = Some(BarrierKind::Sync),
                     Some(Modifier::Arrive) if kind.is_none() => kind = Some(BarrierKind::Arrive),
                     _ => {
@@ -463,7 +467,12 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                 3 => (smallvec![vals[0], vals[1]], Some(vals[2])),
                 _ => (SmallVec::from_slice(&vals), None),
             };
-            plain(Instr::Barrier { kind, id, count })
+            plain(Instr::Barrier {
+                kind,
+                id,
+                count,
+                aligned,
+            })
         }
         "mov" => {
             no_mods(raw, &[])?;

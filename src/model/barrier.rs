@@ -97,6 +97,9 @@ pub enum BarrierUb {
     CountsDisagree,
     /// `bar.warp.sync` by a lane its membermask does not name.
     WarpSelfNotInMask,
+    /// Lanes of one warp arrive at one phase of an `.aligned` barrier from
+    /// different instructions (a divergent `bar.sync`).
+    AlignedDivergent,
 }
 
 impl BarrierUb {
@@ -112,6 +115,9 @@ impl BarrierUb {
             BarrierUb::CountsDisagree => "participants of one barrier phase disagree on the count",
             BarrierUb::WarpSelfNotInMask => {
                 "`bar.warp.sync` is executed by a lane that its membermask does not name"
+            }
+            BarrierUb::AlignedDivergent => {
+                "lanes of one warp reach an `.aligned` barrier at different instructions"
             }
         }
     }
@@ -139,6 +145,13 @@ impl BarrierUb {
             BarrierUb::WarpSelfNotInMask => {
                 "PTX ISA 9.7.13.2 (bar.warp.sync): \"the behavior of bar.warp.sync is undefined if \
                  the executing thread is not in the membermask\""
+            }
+            BarrierUb::AlignedDivergent => {
+                "PTX ISA 9.7.13.1: \"the optional .aligned modifier indicates that all threads in CTA \
+                 will execute the same barrier{.cta} instruction. In conditionally executed code, an \
+                 aligned barrier{.cta} instruction should only be used if it is known that all threads \
+                 in CTA evaluate the condition identically, otherwise behavior is undefined\" \
+                 (barriers are executed per warp: ptxmc applies it to the lanes of a warp)"
             }
         }
     }
@@ -696,7 +709,10 @@ pub fn may_be_undefined(p: &Program) -> bool {
         .filter(|(_, t)| t.agent.is_none())
     {
         for i in &th.code {
-            let Instr::Barrier { kind, id, count } = i else {
+            let Instr::Barrier {
+                kind, id, count, ..
+            } = i
+            else {
                 continue;
             };
             let imm = |o: &Operand| match o {
@@ -732,6 +748,20 @@ pub fn may_be_undefined(p: &Program) -> bool {
     false
 }
 
+/// The warp (GPU, CTA, warp) of thread `t` when its instruction `pc` is an
+/// `.aligned` barrier and the thread is a lane of a warp with a `warp`
+/// placement: the arrivals [`phase_ub`] compares for divergence.
+pub fn aligned_warp(p: &Program, t: usize, pc: usize) -> Option<(u32, u32, u32)> {
+    let th = p.threads.get(t)?;
+    match th.code.get(pc)? {
+        Instr::Barrier { aligned: true, .. } if th.agent.is_none() => {
+            let pl = th.placement;
+            pl.warp.map(|w| (pl.gpu, pl.cta, w))
+        }
+        _ => None,
+    }
+}
+
 /// One arrival of a phase, as [`phase_ub`] judges it.
 pub struct PhaseMember {
     /// Undefined in itself, and why.
@@ -742,6 +772,8 @@ pub struct PhaseMember {
     pub count: Option<Value>,
     /// Where: (thread, instruction).
     pub at: (usize, usize),
+    /// Its warp, when it is an `.aligned` arrival of a lane ([`aligned_warp`]).
+    pub aligned_warp: Option<(u32, u32, u32)>,
 }
 
 /// The least undefined step of one phase (members in arrival order, first
@@ -763,6 +795,22 @@ pub fn phase_ub(members: impl Iterator<Item = PhaseMember>) -> Option<Undefined>
             keep(Undefined {
                 kind: UbKind::Barrier(why),
                 at: vec![m.at],
+            });
+        }
+    }
+    // `.aligned`: the lanes of one warp in one phase at one instruction.
+    for m in &members {
+        let Some(w) = m.aligned_warp else { continue };
+        let lanes: Vec<&PhaseMember> = members
+            .iter()
+            .filter(|o| o.aligned_warp == Some(w))
+            .collect();
+        if lanes.iter().any(|o| o.at.1 != m.at.1) {
+            let mut all: Vec<(usize, usize)> = lanes.iter().map(|o| o.at).collect();
+            all.sort_unstable();
+            keep(Undefined {
+                kind: UbKind::Barrier(BarrierUb::AlignedDivergent),
+                at: all,
             });
         }
     }

@@ -446,6 +446,7 @@ impl Lowering<'_> {
                             sem: *sem,
                             scope: Scope::Cluster,
                             space: None,
+                            suspend: None,
                         }
                     }
                 }

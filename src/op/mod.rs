@@ -750,6 +750,11 @@ impl<'p> Machine<'p> {
             needed: a.needed,
             count: a.count,
             at: (a.thread, self.layout.slots[a.slot].pc),
+            aligned_warp: barrier::aligned_warp(
+                &self.program,
+                a.thread,
+                self.layout.slots[a.slot].pc,
+            ),
         };
         let mut found: Option<crate::model::ub::Undefined> = None;
         for (i, a) in st.arrivals.iter().enumerate() {

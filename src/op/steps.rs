@@ -690,7 +690,10 @@ impl Machine<'_> {
     /// Thread `t` arrives at the barrier of entry `e`: its view is recorded as
     /// the arrival's snapshot; `bar.arrive` then goes on, `bar.sync` waits.
     fn arrive_in(&self, s: &mut State, t: usize, e: &Entry) -> StepKind {
-        let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
+        let Instr::Barrier {
+            kind, id, count, ..
+        } = &self.program.threads[t].code[e.pc]
+        else {
             unreachable!("arrive at a barrier")
         };
         let slot = e.slot.unwrap();
@@ -881,7 +884,10 @@ impl Machine<'_> {
     /// complete the phase; under the ISA reading a count-less arrival in a
     /// CTA that also counts may join a counted phase or start the next.
     fn arrival_is_choice(&self, t: usize, e: &Entry) -> bool {
-        let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
+        let Instr::Barrier {
+            kind, id, count, ..
+        } = &self.program.threads[t].code[e.pc]
+        else {
             return false;
         };
         // `bar.warp.sync`: a phase waits for the mask's lanes only, so an
