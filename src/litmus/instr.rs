@@ -187,14 +187,20 @@ fn unsupported_opcode(op: &str) -> Option<&'static str> {
         "wgmma" | "tcgen05" => "tensor-core asynchronous operations are not modelled",
         "tex" | "tld4" => "write texture fetches as `tld` on a texture alias",
         "bra" => return None,
-        "vote" | "shfl" | "activemask" | "match" => {
-            "warp-level primitives are not memory operations"
+        "vote" | "shfl" | "match" => "warp-level primitives are not modelled",
+        "activemask" => {
+            "`activemask` is not modelled yet: which lanes are active is a scheduling choice \
+             (docs/warps.md)"
+        }
+        "elect" => {
+            "`elect.sync` is not modelled yet (docs/warps.md): its `r|p` destination cannot be \
+             written in a litmus cell, where `|` separates threads"
         }
         "multimem" => "multimem operations are not modelled",
         "prefetch" | "prefetchu" | "cvta" | "isspacep" => {
             "address-space and prefetch instructions are not modelled"
         }
-        "griddepcontrol" | "elect" | "setmaxnreg" => "this control instruction is not modelled",
+        "griddepcontrol" | "setmaxnreg" => "this control instruction is not modelled",
         _ => return None,
     })
 }
