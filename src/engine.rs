@@ -425,7 +425,7 @@ fn run_ax(
         loop_bound: opts.loop_bound,
         retry_loops: opts.retry_loops,
         forced_coherence: opts.forced_coherence,
-        barriers: opts.barriers,
+        barriers: opts.barriers.for_program(p),
         ..AxOptions::default()
     };
     let r = ax::run_within(p, &ax_opts, budget);
@@ -468,7 +468,7 @@ fn run_op(
                 m.coherence = Coherence::Eager;
             }
             m.persistent = opts.persistent;
-            m.barriers = opts.barriers;
+            m.barriers = opts.barriers.for_program(p);
             let eo = ExploreOptions {
                 limits: opts.limits,
                 jobs: opts.jobs,

@@ -1145,6 +1145,10 @@ enum BarIns {
     },
     /// Leave the thread here when the last value read is 1 (an early exit).
     ExitIf,
+    /// `bar.warp.sync mask` (`docs/warps.md`).
+    WarpSync { mask: i64 },
+    /// `barrier.cta.sync 0`: count-less and not `.aligned`.
+    Unaligned,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1168,8 +1172,23 @@ fn bar_ins() -> impl Strategy<Value = BarIns> {
     ]
 }
 
+/// Items of a random warp program: accesses, `bar.warp.sync` with masks
+/// that name every lane, some lanes, lanes that do not exist, or not the
+/// executing lane (undefined), count-less CTA barriers (`.aligned` ones that
+/// lanes reach at different instructions are undefined), early exits.
+fn warp_ins() -> impl Strategy<Value = BarIns> {
+    prop_oneof![
+        3 => (0..2usize, 1..3i64).prop_map(|(l, val)| BarIns::St { l, val }),
+        2 => (0..2usize).prop_map(|l| BarIns::Ld { l }),
+        4 => prop_oneof![Just(3i64), Just(7), Just(0xffff_ffff), Just(1), Just(2), Just(5), Just(6)]
+            .prop_map(|mask| BarIns::WarpSync { mask }),
+        1 => Just(BarIns::Bar { sync: true, id: 0, count: BarCount::None }),
+        1 => Just(BarIns::Unaligned),
+        1 => Just(BarIns::ExitIf),
+    ]
+}
+
 fn render_barriers(threads: &[Vec<BarIns>], two_ctas: bool) -> String {
-    let s = String::from("PTX random-barriers\n{\nx=0; y=0;\n}\n");
     let header: Vec<String> = (0..threads.len())
         .map(|t| {
             let cta = if two_ctas && t == threads.len() - 1 {
@@ -1180,6 +1199,27 @@ fn render_barriers(threads: &[Vec<BarIns>], two_ctas: bool) -> String {
             format!("P{t}@cta {cta},cluster 0,gpu 0")
         })
         .collect();
+    render_barrier_table(threads, header)
+}
+
+/// `placement`: 0 every thread a lane of warp 0; 1 the last thread in warp
+/// 1; 2 the last thread alone in its warp (no `warp`).
+fn render_warps(threads: &[Vec<BarIns>], placement: u8) -> String {
+    let header: Vec<String> = (0..threads.len())
+        .map(|t| {
+            let last = t == threads.len() - 1;
+            match (placement, last) {
+                (1, true) => format!("P{t}@cta 0,warp 1,gpu 0"),
+                (2, true) => format!("P{t}@cta 0,gpu 0"),
+                _ => format!("P{t}@cta 0,warp 0,gpu 0"),
+            }
+        })
+        .collect();
+    render_barrier_table(threads, header)
+}
+
+fn render_barrier_table(threads: &[Vec<BarIns>], header: Vec<String>) -> String {
+    let s = String::from("PTX random-barriers\n{\nx=0; y=0;\n}\n");
     let mut cells = Vec::new();
     for code in threads {
         let mut out = Vec::new();
@@ -1207,6 +1247,8 @@ fn render_barriers(threads: &[Vec<BarIns>], two_ctas: bool) -> String {
                     out.push(format!("beq r{reg}, 1, LEND{}", cells.len()));
                 }
                 BarIns::ExitIf => {}
+                BarIns::WarpSync { mask } => out.push(format!("bar.warp.sync {mask}")),
+                BarIns::Unaligned => out.push("barrier.cta.sync 0".to_string()),
             }
         }
         if exits {
@@ -1215,6 +1257,57 @@ fn render_barriers(threads: &[Vec<BarIns>], two_ctas: bool) -> String {
         cells.push(out);
     }
     finish_table(s, &header, &cells)
+}
+
+/// Random warp programs (`docs/warps.md`): lanes of one warp (or of two,
+/// or one thread alone) with `bar.warp.sync` under masks that name every
+/// lane, some, lanes that do not exist or not the executing lane, mixed
+/// with count-less CTA barriers (`bar.sync`, aligned, and `barrier.sync`)
+/// and early exits, give the same outcomes,
+/// termination verdict and undefined-behaviour verdict in both engines; the
+/// generator produces programs of each kind.
+#[test]
+fn engines_agree_on_warp_programs() {
+    let strategy = (
+        0..3u8,
+        proptest::collection::vec(proptest::collection::vec(warp_ins(), 1..=4), 2..=3),
+    );
+    let cases: usize = std::env::var("PTXMC_WARP_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    let (mut hangs, mut terminates, mut unchecked, mut undefined) = (0, 0, 0, 0);
+    for (placement, threads) in sample(strategy, 0x5eed_3a29, cases) {
+        let text = render_warps(&threads, placement);
+        if let Err(e) = compare(&text) {
+            panic!("{e}");
+        }
+        let p = &litmus::parse_source("random.litmus", &text).unwrap()[0].program;
+        let run = |engine| {
+            engine::run(
+                p,
+                &RunOptions {
+                    engine,
+                    ..RunOptions::default()
+                },
+            )
+        };
+        let (op, ax) = (run(EngineChoice::Op), run(EngineChoice::Ax));
+        assert_eq!(
+            op.undefined.is_some(),
+            ax.undefined.is_some(),
+            "undefined behaviour: operational {:?}, axiomatic {:?} on\n{text}",
+            op.undefined,
+            ax.undefined
+        );
+        undefined += op.undefined.is_some() as usize;
+        *verdict_count(&op, &mut hangs, &mut terminates, &mut unchecked) += 1;
+    }
+    assert!(
+        hangs > 0 && terminates > 0 && undefined > 0,
+        "hangs {hangs}, terminates {terminates}, undefined {undefined}"
+    );
+    assert_eq!(unchecked, 0);
 }
 
 /// Random barrier programs under the ISA reading — counted and count-less

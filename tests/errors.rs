@@ -334,6 +334,96 @@ exists (x == 1)
 }
 
 #[test]
+fn warp_lanes_litmus() {
+    // A warp has 32 lanes; a 33rd thread with the same `warp` is refused
+    // where it is placed.
+    let header: Vec<String> = (0..33)
+        .map(|i| format!("P{i}@cta 0,warp 0,gpu 0"))
+        .collect();
+    let row: Vec<&str> = (0..33)
+        .map(|i| if i == 0 { "st.weak x, 1" } else { "" })
+        .collect();
+    let src = format!(
+        "PTX t\n{{ x=0; }}\n {} ;\n {} ;\nexists (x == 1)\n",
+        header.join(" | "),
+        row.join(" | ")
+    );
+    let col = 2 + header[..32].iter().map(|h| h.len() + 3).sum::<usize>();
+    let out = ptxmc::litmus::parse_source("lanes.litmus", &src).unwrap_err();
+    let text = out.rendered();
+    assert!(
+        text.starts_with(&format!(
+            "error: expected at most 32 lanes in warp 0 of CTA 0 of GPU 0, found lane 32\n  --> lanes.litmus:3:{col}\n"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("a warp has 32 lanes"), "{text}");
+}
+
+#[test]
+fn warp_twice_litmus() {
+    check(
+        "warp_twice.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,warp 1,warp 2,gpu 0 ;
+ st.weak x, 1 ;
+exists (x == 1)
+"#,
+        r#"error: expected one `warp` per thread, found a second `warp`
+  --> warp_twice.litmus:3:18
+  |
+3 |  P0@cta 0,warp 1,warp 2,gpu 0 ;
+  |                  ^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn counted_barrier_of_lanes_is_refused() {
+    check_refused(
+        "lanes_bar64.litmus",
+        r#"PTX t
+{ x=0; }
+ P0@cta 0,warp 0,gpu 0 | P1@cta 0,warp 0,gpu 0 ;
+ st.weak x, 1 | bar.sync 1, 64 ;
+ bar.arrive 1, 64 | ld.weak r0, x ;
+exists (P1:r0 == 0)
+"#,
+        r#"error: expected a count-less barrier, or the warp as one litmus thread (no `warp`), found a CTA barrier with a thread count executed by a lane of a warp
+  --> lanes_bar64.litmus:5:2
+  |
+5 |  bar.arrive 1, 64 | ld.weak r0, x ;
+  |  ^^^^^^^^^^^^^^^^ counted barriers of lanes are not supported by ptxmc
+  |
+  = ptxmc counts each litmus thread's arrival as one warp (32 threads); the lanes of one warp would count it several times
+
+"#,
+    );
+}
+
+#[test]
+fn try_wait_hint_but_not_test_wait() {
+    check(
+        "test_wait_hint.litmus",
+        r#"PTX t
+{ bar @ mbarrier cta 0 = 1; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ mbarrier.test_wait.parity.shared::cta r0, [bar], 0, 100 ;
+exists (P0:r0 == 0)
+"#,
+        r#"error: expected operands `p, [mbar], phaseParity`, found 4 operands
+  --> test_wait_hint.litmus:4:54
+  |
+4 |  mbarrier.test_wait.parity.shared::cta r0, [bar], 0, 100 ;
+  |                                                      ^^^ `mbarrier` takes `p, [mbar], phaseParity`
+
+"#,
+    );
+}
+
+#[test]
 fn cluster_conflict_litmus() {
     check(
         "cluster_conflict.litmus",

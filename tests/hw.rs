@@ -199,11 +199,23 @@ fn refusals_are_exact() {
             "litmus/proxy/MP-surf+rel+acq.gpu.litmus: P0 makes a surface-proxy access; texture and surface objects over the test's memory are not generated yet (not validated on hardware)",
         ),
     ];
-    let more = [(
-        "tests/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus",
-        "barrier-deadlock",
-        "tests/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus: threads of CTA 0 deadlock: some wait at barrier (0) forever, so the model has no final state and the GPU would hang",
-    )];
+    let more = [
+        (
+            "tests/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus",
+            "barrier-deadlock",
+            "tests/peers/dat3m/litmus/PTX/Manual/PC-bar-sync-sync-3.litmus: threads of CTA 0 deadlock: some wait at barrier (0) forever, so the model has no final state and the GPU would hang",
+        ),
+        (
+            "litmus/warp/MP-lanes.litmus",
+            "warp-lanes",
+            "litmus/warp/MP-lanes.litmus: P0 is one of 2 lanes of a warp (`warp N`); the harness runs each litmus thread as a warp of its own and does not place threads as lanes yet",
+        ),
+        (
+            "litmus/warp/MP+syncwarp-other-warps.litmus",
+            "unknown-instruction",
+            "litmus/warp/MP+syncwarp-other-warps.litmus: P0 uses an instruction the harness cannot generate (bar.warp.sync: the harness runs each litmus thread as a whole warp)",
+        ),
+    ];
     for (path, key, message) in cases.into_iter().chain(more) {
         let r = plan::plan(&program(path), path).expect_err(path);
         assert_eq!(r.reason.key(), key, "{path}");
@@ -234,7 +246,12 @@ fn inline(text: &str) -> Program {
 #[test]
 fn shared_harness_refusals_are_exact() {
     let head = "PTX T\n{\ns @ shared cta 0 = 0;\nbar @ mbarrier cta 0 = 1;\ng=42;\n}\n P0@cta 0,cluster 0,gpu 0 ;\n";
-    let cases: [(&str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str); 9] = [
+        (
+            " mov r5, 100 ;\n mbarrier.try_wait.parity.shared::cta r0, [bar], 0, r5 ;\nexists (P0:r0 == 0)",
+            "mbarrier-operand",
+            "P0 gives a suspend-time hint of an mbarrier operation in a register; the harness needs it before the run (to scale byte counts, plan phases and drain the barrier)",
+        ),
         (
             " mbarrier.arrive.shared::cta r1, [bar] ;\nexists (P0:r1 == 0)",
             "mbarrier-state-token",
@@ -356,7 +373,7 @@ fn shared_harness_plans() {
         assert!(plan::plan(&program(&path), &path).is_ok(), "{path}");
         n += 1;
     }
-    assert_eq!(n, 41);
+    assert_eq!(n, 42);
 }
 
 #[test]

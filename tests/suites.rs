@@ -129,6 +129,7 @@ fn project_liveness_verdicts_with_each_engine() {
         root().join("litmus/liveness"),
         root().join("litmus/barriers"),
         root().join("litmus/ub"),
+        root().join("litmus/warp"),
     ])
     .unwrap();
     for engine in [EngineChoice::Op, EngineChoice::Ax] {
@@ -235,8 +236,12 @@ const ISA_HANGS_IN_DAT3M_LIVENESS: &[&str] = &[
 #[test]
 fn project_undefined_behaviour_verdicts_with_each_engine() {
     let text = std::fs::read_to_string(root().join("litmus/ub-expected.csv")).unwrap();
-    let files =
-        litmus::collect_files(&[root().join("litmus/barriers"), root().join("litmus/ub")]).unwrap();
+    let files = litmus::collect_files(&[
+        root().join("litmus/barriers"),
+        root().join("litmus/ub"),
+        root().join("litmus/warp"),
+    ])
+    .unwrap();
     // Every barrier and undefined-behaviour test has a row; so do the other
     // library tests with mbarriers that reach (or just avoid) undefined
     // behaviour.

@@ -60,7 +60,14 @@ pub fn isa_choices(
         } else {
             BarrierKind::Arrive
         };
-        let r = barrier::resolve(Reading::Isa, kind, &ids, count);
+        let pc = g.events[b.arrive].pc;
+        let r = match &p.threads[t].code[pc] {
+            crate::ir::Instr::Barrier {
+                kind: BarrierKind::WarpSync,
+                ..
+            } => barrier::resolve_warp(ids[0], barrier::WarpOf::of(p, t)),
+            _ => barrier::resolve(Reading::Isa, kind, &ids, count),
+        };
         let (gpu, cta) = g.cta(b.arrive);
         let key = (gpu, cta, r.id.to_vec());
         let gi = match groups.iter().position(|(k, ..)| *k == key) {
@@ -98,12 +105,14 @@ pub fn isa_choices(
         ub: None,
     }];
     for ((gpu, cta, id), arr, of, per_thread) in &groups {
-        let threads: Vec<usize> = (0..p.threads.len())
-            .filter(|&u| {
-                let pl = p.threads[u].placement;
-                p.threads[u].agent.is_none() && (pl.gpu, pl.cta) == (*gpu, *cta)
-            })
-            .collect();
+        let threads: Vec<usize> = barrier::participants(p, *gpu, *cta, id).unwrap_or_else(|| {
+            (0..p.threads.len())
+                .filter(|&u| {
+                    let pl = p.threads[u].placement;
+                    p.threads[u].agent.is_none() && (pl.gpu, pl.cta) == (*gpu, *cta)
+                })
+                .collect()
+        });
         let cta_threads = CtaThreads {
             threads: &threads,
             finishes: &finishes,
@@ -193,6 +202,7 @@ fn phases_as_choice(
             needed: arr[a].needed,
             count: arr[a].count,
             at: at(a),
+            aligned_warp: barrier::aligned_warp(g.program, at(a).0, at(a).1),
         });
         if let Some(u) = barrier::phase_ub(members) {
             if ub.as_ref().is_none_or(|b| u < *b) {

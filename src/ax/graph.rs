@@ -172,6 +172,7 @@ impl<'p> Graph<'p> {
                     gpu: u32::MAX,
                     cluster: u32::MAX,
                     cta: u32::MAX,
+                    warp: None,
                 },
             });
             value.push(Some(Expr::Const(loc.init)));

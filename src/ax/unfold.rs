@@ -538,14 +538,16 @@ pub fn unfold(
                     kind: PathEventKind::ProxyFence(*kind),
                     deps: s.ctrl,
                 }),
-                Instr::Barrier { kind, id, count } => {
+                Instr::Barrier {
+                    kind, id, count, ..
+                } => {
                     let id: Vec<Expr> = id.iter().map(|o| val(&s, o)).collect();
                     let count = count.as_ref().map(|o| val(&s, o));
                     let deps = id
                         .iter()
                         .chain(count.iter())
                         .fold(s.ctrl, |d, e| d | e.reads());
-                    let waits = *kind == crate::ir::BarrierKind::Sync;
+                    let waits = kind.waits();
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::BarArrive { id, count, waits },

@@ -345,7 +345,7 @@ pub fn termination(
 ) -> (TerminationNote, Option<crate::report::ub::UbReport>) {
     let limits = crate::explain::enumerate::Limits {
         loop_bound,
-        barriers,
+        barriers: barriers.for_program(&t.program),
         deadline: timeout
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
             .and_then(|d| std::time::Instant::now().checked_add(d)),

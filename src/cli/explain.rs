@@ -69,7 +69,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
     let limits = Limits {
         loop_bound: args.test.loop_bound,
         max_candidates: args.max_candidates,
-        barriers: args.test.barriers,
+        barriers: args.test.barriers.for_program(&t.program),
         deadline: args
             .timeout
             .filter(|s| *s > 0.0)

@@ -68,7 +68,7 @@ pub fn run(args: &FixArgs) -> Exit {
             .timeout
             .filter(|s| *s > 0.0)
             .and_then(|s| std::time::Instant::now().checked_add(Duration::from_secs_f64(s))),
-        barriers: args.test.barriers,
+        barriers: args.test.barriers.for_program(p),
         ..crate::explain::enumerate::Limits::default()
     };
     // Undefined behaviour likewise, first: adding fences or strengthening
@@ -85,7 +85,7 @@ pub fn run(args: &FixArgs) -> Exit {
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
         loop_bound: args.test.loop_bound,
-        barriers: args.test.barriers,
+        barriers: args.test.barriers.for_program(p),
         timeout: args
             .timeout
             .filter(|s| *s > 0.0)

@@ -69,7 +69,7 @@ pub fn run(args: &StepArgs) -> Exit {
     let timeout = Duration::try_from_secs_f64(args.timeout.max(0.0)).ok();
     let options = step::Options {
         loop_bound: args.test.loop_bound,
-        barriers: args.test.barriers,
+        barriers: args.test.barriers.for_program(&t.program),
         every_step: !args.eager,
         limits: Limits {
             max_states: Some(args.max_states),
@@ -272,7 +272,7 @@ fn explain(s: &Session, t: &LitmusTest, file: &str, rest: &str, args: &StepArgs)
     };
     let limits = ExplainLimits {
         loop_bound: args.test.loop_bound,
-        barriers: args.test.barriers,
+        barriers: args.test.barriers.for_program(p),
         max_candidates: 1_000_000,
         deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
             .ok()

@@ -75,7 +75,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     let limits = limits(args.max_states, args.timeout, args.max_memory);
     let options = step::Options {
         loop_bound: args.test.loop_bound,
-        barriers: args.test.barriers,
+        barriers: args.test.barriers.for_program(p),
         every_step: args.every_step,
         limits,
     };

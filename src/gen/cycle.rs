@@ -327,6 +327,7 @@ pub fn placements(places: &[Place]) -> Option<Vec<Placement>> {
             gpu: gpu as u32,
             cluster: per_gpu(&clusters, cluster),
             cta: per_gpu(&ctas, cta),
+            warp: None,
         });
     }
     Some(out)
@@ -337,7 +338,12 @@ mod tests {
     use super::*;
 
     fn pl(gpu: u32, cluster: u32, cta: u32) -> Placement {
-        Placement { gpu, cluster, cta }
+        Placement {
+            gpu,
+            cluster,
+            cta,
+            warp: None,
+        }
     }
 
     #[test]

@@ -275,6 +275,12 @@ pub fn check_instr(p: &Program, thread: &str, i: &Instr) -> Result<bool, Reason>
                 imm(a, what)?;
             }
         }
+        Instr::MbarWait {
+            suspend: Some(h), ..
+        } if matches!(h, Operand::Reg(_)) => {
+            // The suspend-time hint is emitted as written; it must be known.
+            imm(h, "a suspend-time hint")?;
+        }
         Instr::MbarWait { phase, .. } => match phase {
             WaitPhase::Parity(o) => {
                 let k = imm(o, "a phase parity")?;

@@ -406,15 +406,18 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                     kind.as_str()
                 );
             }
-            Instr::Barrier { kind, .. } => {
+            Instr::Barrier { kind, aligned, .. } => {
                 let b = tp.barriers[&pc];
+                let op = if *aligned { "bar" } else { "barrier" };
                 let what = match kind {
                     crate::ir::BarrierKind::Sync => "sync",
                     crate::ir::BarrierKind::Arrive => "arrive",
+                    // `plan` refuses it by name (`unknown-instruction`).
+                    crate::ir::BarrierKind::WarpSync => "warp.sync",
                 };
                 let _ = writeln!(
                     s,
-                    "  asm volatile(\"bar.{what} {}, {};\" ::: \"memory\");",
+                    "  asm volatile(\"{op}.{what} {}, {};\" ::: \"memory\");",
                     b.id, b.count
                 );
             }

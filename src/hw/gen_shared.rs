@@ -212,8 +212,15 @@ pub(super) fn instr(p: &Program, pl: &Plan, th: &Thread, i: &Instr, ops: &[Arg])
             sem,
             scope,
             space: sp,
+            suspend,
             ..
         } => {
+            // `try_wait`'s suspend-time hint, as written (the plan refuses a
+            // register one).
+            let hint = match suspend {
+                Some(Operand::Imm(h)) => format!(", {h}"),
+                _ => String::new(),
+            };
             // The parity of the phase asked about: as written for the parity
             // form; for a phase number, that phase's parity (the plan allows
             // only phase 0 of a barrier that completes at most one phase).
@@ -226,7 +233,7 @@ pub(super) fn instr(p: &Program, pl: &Plan, th: &Thread, i: &Instr, ops: &[Arg])
             let d = dst.map_or_else(|| "sink".to_string(), reg);
             let mut out = asm(
                 &format!(
-                    "{{\\n\\t.reg .pred p;\\n\\tmbarrier.{w}.parity.{sem}.{scope}{}.b64 p, [%1], {parity};\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}}",
+                    "{{\\n\\t.reg .pred p;\\n\\tmbarrier.{w}.parity.{sem}.{scope}{}.b64 p, [%1], {parity}{hint};\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}}",
                     bar_space(*sp)
                 ),
                 &format!("\"=r\"({d})"),

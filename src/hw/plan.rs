@@ -232,6 +232,16 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
     if gpus.len() > 1 {
         return Err(Reason::MultipleGpus(gpus.len()));
     }
+    // Lanes of one warp.
+    for (t, th) in p.threads.iter().enumerate() {
+        let lanes = p.warp_lanes(t).len();
+        if lanes > 1 {
+            return Err(Reason::WarpLanes {
+                thread: th.name.clone(),
+                lanes,
+            });
+        }
+    }
 
     // Instructions: only what PTX has and the harness writes exactly.
     let mut has_branch = false;
@@ -321,6 +331,16 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                     if *kind != ProxyFenceKind::Alias {
                         return Err(Reason::NotPtxProxyFence(*kind));
                     }
+                }
+                Instr::Barrier {
+                    kind: BarrierKind::WarpSync,
+                    ..
+                } => {
+                    return Err(Reason::UnknownInstruction {
+                        thread: th.name.clone(),
+                        what: "bar.warp.sync: the harness runs each litmus thread as a whole warp"
+                            .to_string(),
+                    });
                 }
                 Instr::Barrier { id, count, .. } => {
                     has_barrier = true;
@@ -554,7 +574,10 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                     }
                 };
                 for i in &th.code {
-                    if let Instr::Barrier { id, count, kind } = i {
+                    if let Instr::Barrier {
+                        id, count, kind, ..
+                    } = i
+                    {
                         let name = id.iter().map(static_value).collect::<Result<Vec<_>, _>>()?;
                         seq.push((name.clone(), *kind));
                         let count = count.as_ref().map(static_value).transpose()?;

@@ -220,6 +220,14 @@ pub enum Reason {
     SharedAliases(String),
     /// More than [`MAX_COLS`] result columns.
     TooManyColumns(usize),
+    /// Litmus threads placed as lanes of one warp (`warp N`): the harness
+    /// runs each litmus thread as a warp of its own.
+    WarpLanes {
+        /// Thread name.
+        thread: String,
+        /// Lanes in its warp.
+        lanes: usize,
+    },
 }
 
 fn name_list(name: &[Value]) -> String {
@@ -232,6 +240,10 @@ fn name_list(name: &[Value]) -> String {
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Reason::WarpLanes { thread, lanes } => write!(
+                f,
+                "{thread} is one of {lanes} lanes of a warp (`warp N`); the harness runs each litmus thread as a warp of its own and does not place threads as lanes yet"
+            ),
             Reason::MultipleGpus(n) => write!(
                 f,
                 "threads on {n} GPUs; the harness runs on one GPU and does not emulate several"
@@ -443,6 +455,7 @@ impl Reason {
             Reason::TooManyClusters(_) => "too-many-clusters",
             Reason::TooManyLocations(_) => "too-many-locations",
             Reason::TooManyColumns(_) => "too-many-columns",
+            Reason::WarpLanes { .. } => "warp-lanes",
         }
     }
 }

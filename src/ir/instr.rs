@@ -678,6 +678,17 @@ pub enum BarrierKind {
     Sync,
     /// `bar.arrive`: arrive without waiting.
     Arrive,
+    /// `bar.warp.sync membermask` (`__syncwarp`): arrive, then wait for the
+    /// lanes of the thread's warp named in the mask (the barrier's one
+    /// operand); `docs/warps.md`.
+    WarpSync,
+}
+
+impl BarrierKind {
+    /// Whether the arriving thread then waits for the phase.
+    pub fn waits(self) -> bool {
+        self != BarrierKind::Arrive
+    }
 }
 
 /// Arithmetic of register-only instructions.
@@ -900,6 +911,12 @@ pub enum Instr {
         scope: Scope,
         /// State space as written.
         space: Option<SpaceQual>,
+        /// `try_wait`'s `suspendTimeHint` operand as written: a time limit
+        /// in nanoseconds for one try, with no effect on memory or on the
+        /// result (PTX ISA, "Parallel Synchronization and Communication Instructions:
+        /// mbarrier.test_wait/mbarrier.try_wait").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        suspend: Option<Operand>,
     },
     /// `barrier.cluster.arrive{.release|.relaxed}` / `barrier.cluster.wait{.acquire}`.
     ClusterBarrier {
@@ -922,7 +939,8 @@ pub enum Instr {
         /// The awaited executions of instructions.
         from: SmallVec<[AwaitPoint; 2]>,
     },
-    /// `bar.cta.sync` / `bar.cta.arrive`.
+    /// `bar.cta.sync` / `bar.cta.arrive`, and `bar.warp.sync membermask`
+    /// (kind [`BarrierKind::WarpSync`], `id` = `[membermask]`, no count).
     Barrier {
         /// Sync or arrive-only.
         kind: BarrierKind,
@@ -931,6 +949,11 @@ pub enum Instr {
         /// Expected number of participating threads; `None` = every thread of
         /// the CTA that executes this barrier.
         count: Option<Operand>,
+        /// `.aligned`: every thread of the warp executes this same barrier
+        /// instruction (`bar{.cta}.*` is always aligned, `barrier{.cta}.*`
+        /// when written `.aligned`; `bar.warp.sync` is not).
+        #[serde(default)]
+        aligned: bool,
     },
     /// `mov r, a` (Dat3M also writes `ld r, 1`).
     Mov {
@@ -1001,8 +1024,17 @@ impl Instr {
             Instr::Mbar { arg: Some(a), .. } => push(a),
             Instr::MbarWait {
                 phase: WaitPhase::Parity(a) | WaitPhase::State(a),
+                suspend,
                 ..
-            } => push(a),
+            } => {
+                push(a);
+                if let Some(h) = suspend {
+                    push(h)
+                }
+            }
+            Instr::MbarWait {
+                suspend: Some(h), ..
+            } => push(h),
             Instr::AsyncCopy {
                 src: AsyncSrc::Value(v),
                 ..

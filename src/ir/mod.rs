@@ -181,6 +181,11 @@ pub struct Placement {
     pub cluster: u32,
     /// CTA number within the GPU.
     pub cta: u32,
+    /// Warp number within the CTA (`warp N` in the dialect): threads with
+    /// the same GPU, CTA and warp are lanes of one warp, in column order.
+    /// `None`: the thread is alone in its warp (lane 0 of a warp of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp: Option<u32>,
 }
 
 impl Placement {
@@ -196,6 +201,11 @@ impl Placement {
     /// Same CTA (the unit of non-generic caches and `bar.sync`).
     pub fn same_cta(&self, other: &Placement) -> bool {
         self.includes(Scope::Cta, other)
+    }
+    /// Same warp: both carry the same `warp N` in the same CTA (a thread
+    /// without `warp` shares its warp with no other thread).
+    pub fn same_warp(&self, other: &Placement) -> bool {
+        self.warp.is_some() && self.warp == other.warp && self.same_cta(other)
     }
 }
 
@@ -322,6 +332,26 @@ impl Program {
                 .enumerate()
                 .any(|(pc, i)| matches!(i, Instr::Branch { target, .. } if *target <= pc))
         })
+    }
+}
+
+impl Program {
+    /// The lanes of thread `t`'s warp, in column order (`t` alone when it
+    /// has no `warp`; agents have none). A thread's lane id is its index here.
+    pub fn warp_lanes(&self, t: ThreadId) -> Vec<ThreadId> {
+        let me = self.threads[t].placement;
+        if me.warp.is_none() || self.threads[t].agent.is_some() {
+            return vec![t];
+        }
+        (0..self.threads.len())
+            .filter(|&u| {
+                self.threads[u].agent.is_none() && self.threads[u].placement.same_warp(&me)
+            })
+            .collect()
+    }
+    /// Thread `t`'s lane id (`%laneid`): its position among its warp's lanes.
+    pub fn lane_id(&self, t: ThreadId) -> usize {
+        self.warp_lanes(t).iter().position(|&u| u == t).unwrap_or(0)
     }
 }
 

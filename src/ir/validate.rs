@@ -94,7 +94,20 @@ impl Program {
             );
         }
         let mut cluster_of_cta = HashMap::new();
+        let mut lanes_of_warp: HashMap<(u32, u32, u32), usize> = HashMap::new();
         for (ti, t) in self.threads.iter().enumerate() {
+            if let (Some(w), None) = (t.placement.warp, &t.agent) {
+                let n = lanes_of_warp
+                    .entry((t.placement.gpu, t.placement.cta, w))
+                    .or_insert(0);
+                *n += 1;
+                ensure!(
+                    *n <= 32,
+                    "warp {w} of CTA {} of GPU {} has more than 32 lanes",
+                    t.placement.cta,
+                    t.placement.gpu
+                );
+            }
             ensure!(
                 t.name == format!("P{ti}"),
                 "thread {ti} is named `{}`, expected `P{ti}`",

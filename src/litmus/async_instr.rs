@@ -476,10 +476,16 @@ pub fn decode_mbarrier(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Di
         } else {
             "p, [mbar], state"
         };
-        expect_operands(raw, &[3], shape)?;
+        // `try_wait` takes an optional 4th operand, `suspendTimeHint`.
+        if test {
+            expect_operands(raw, &[3], shape)?;
+        } else {
+            expect_operands(raw, &[3, 4], &format!("{shape}{{, suspendTimeHint}}"))?;
+        }
         let dst = register(r, &ops[0])?;
         let addr = address(r, &ops[1], space, true)?;
         let v = value(r, &ops[2])?;
+        let suspend = ops.get(3).map(|o| value(r, o)).transpose()?;
         let phase = if parity {
             WaitPhase::Parity(v)
         } else {
@@ -493,6 +499,7 @@ pub fn decode_mbarrier(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Di
             sem,
             scope,
             space,
+            suspend,
         });
     }
     let op = op.unwrap();

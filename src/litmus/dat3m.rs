@@ -1,5 +1,5 @@
 //! The herd-style PTX dialect used by Dat3M (`.litmus`), with ptxmc's
-//! extensions: `cluster N` in thread placements, and an `expect` line.
+//! extensions: `cluster N` and `warp N` in thread placements, and an `expect` line.
 //!
 //! ```text
 //! PTX NAME
@@ -101,6 +101,8 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     let (header, header_start) = s.row()?;
     let mut explicit_cluster: HashMap<(u32, u32), (u32, Span)> = HashMap::new();
     let mut placements = Vec::new();
+    // Threads with the same GPU, CTA and `warp` are lanes of one warp.
+    let mut warp_lanes: HashMap<(u32, u32, u32), usize> = HashMap::new();
     for (i, (cell, off)) in split_cells(header, header_start).into_iter().enumerate() {
         let ThreadHeader {
             placement: p,
@@ -122,6 +124,21 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
                 _ => {
                     explicit_cluster.insert((p.gpu, p.cta), (c, cspan));
                 }
+            }
+        }
+        if let Some(w) = p.warp {
+            let lanes = warp_lanes.entry((p.gpu, p.cta, w)).or_insert(0usize);
+            *lanes += 1;
+            if *lanes > WARP_LANES {
+                return Err(Diagnostic::expected(
+                    span,
+                    format!(
+                        "at most {WARP_LANES} lanes in warp {w} of CTA {} of GPU {}",
+                        p.cta, p.gpu
+                    ),
+                    format!("lane {}", *lanes - 1),
+                )
+                .with_label("a warp has 32 lanes"));
             }
         }
         placements.push((p, span));
@@ -537,19 +554,20 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
         Tok::At,
         &format!("`@` and a placement after `{}`", name.text),
     )?;
-    let (mut cta, mut gpu, mut cluster) = (None, None, None);
+    let (mut cta, mut gpu, mut cluster, mut warp) = (None, None, None, None);
     loop {
-        let k = cur.expect(Tok::Word, "`cta N`, `cluster N` or `gpu N`")?;
+        let k = cur.expect(Tok::Word, "`cta N`, `cluster N`, `warp N` or `gpu N`")?;
         let v = cur.expect(Tok::Int, &format!("a number after `{}`", k.text))?;
         let n = placement_number(v.text, v.span)?;
         let slot = match k.text {
             "cta" => &mut cta,
             "gpu" => &mut gpu,
             "cluster" => &mut cluster,
+            "warp" => &mut warp,
             _ => {
                 return Err(Diagnostic::expected(
                     k.span,
-                    "`cta`, `cluster` or `gpu`",
+                    "`cta`, `cluster`, `warp` or `gpu`",
                     k.quoted(),
                 ));
             }
@@ -590,6 +608,7 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
         gpu,
         cluster: 0,
         cta,
+        warp: warp.map(|(w, _)| w),
     };
     Ok(ThreadHeader {
         placement,
@@ -598,7 +617,10 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
     })
 }
 
-/// A parsed `P0@cta N,cluster K,gpu G` cell; the cluster is `None` when not written.
+/// The lanes of a warp.
+const WARP_LANES: usize = 32;
+
+/// A parsed `P0@cta N,cluster K,warp W,gpu G` cell; the cluster is `None` when not written.
 struct ThreadHeader {
     placement: Placement,
     cluster: Option<(u32, Span)>,

@@ -187,14 +187,20 @@ fn unsupported_opcode(op: &str) -> Option<&'static str> {
         "wgmma" | "tcgen05" => "tensor-core asynchronous operations are not modelled",
         "tex" | "tld4" => "write texture fetches as `tld` on a texture alias",
         "bra" => return None,
-        "vote" | "shfl" | "activemask" | "match" => {
-            "warp-level primitives are not memory operations"
+        "vote" | "shfl" | "match" => "warp-level primitives are not modelled",
+        "activemask" => {
+            "`activemask` is not modelled yet: which lanes are active is a scheduling choice \
+             (docs/warps.md)"
+        }
+        "elect" => {
+            "`elect.sync` is not modelled yet (docs/warps.md): its `r|p` destination cannot be \
+             written in a litmus cell, where `|` separates threads"
         }
         "multimem" => "multimem operations are not modelled",
         "prefetch" | "prefetchu" | "cvta" | "isspacep" => {
             "address-space and prefetch instructions are not modelled"
         }
-        "griddepcontrol" | "elect" | "setmaxnreg" => "this control instruction is not modelled",
+        "griddepcontrol" | "setmaxnreg" => "this control instruction is not modelled",
         _ => return None,
     })
 }
@@ -406,11 +412,39 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             })
         }
         "fence" | "membar" => decode_fence(raw, opcode, r).and_then(plain),
+        "bar" if raw.parts.get(1).is_some_and(|(p, _)| p == "warp") => {
+            // `bar.warp.sync membermask` (PTX ISA 9.7.13.2).
+            match raw.parts.get(2) {
+                Some((p, _)) if p == "sync" => {}
+                Some((p, s)) => return Err(mod_error(opcode, p, *s, "`.sync` after `bar.warp`")),
+                None => {
+                    return Err(Diagnostic::expected(
+                        Span::new(mn_span.end, mn_span.end + 1),
+                        "`.sync` after `bar.warp`",
+                        "none",
+                    ));
+                }
+            }
+            if let Some((p, s)) = raw.parts.get(3) {
+                return Err(mod_error(opcode, p, *s, "nothing after `bar.warp.sync`"));
+            }
+            expect_operands(raw, &[1], "membermask")?;
+            let mask = value(r, &ops[0])?;
+            plain(Instr::Barrier {
+                kind: BarrierKind::WarpSync,
+                id: smallvec![mask],
+                count: None,
+                aligned: false,
+            })
+        }
         "bar" | "barrier" => {
             let mut kind = None;
+            // PTX ISA 9.7.13.1: `bar{.cta}` is `barrier{.cta}.aligned`.
+            let mut aligned = opcode == "bar";
             for (p, s) in &raw.parts[1..] {
                 match classify(opcode, p) {
-                    Some(Modifier::Cta) | Some(Modifier::Aligned) => {}
+                    Some(Modifier::Cta) => {}
+                    Some(Modifier::Aligned) => aligned = true,
                     Some(Modifier::Sync) if kind.is_none() => kind = Some(BarrierKind::Sync),
                     Some(Modifier::Arrive) if kind.is_none() => kind = Some(BarrierKind::Arrive),
                     _ => {
@@ -439,7 +473,12 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                 3 => (smallvec![vals[0], vals[1]], Some(vals[2])),
                 _ => (SmallVec::from_slice(&vals), None),
             };
-            plain(Instr::Barrier { kind, id, count })
+            plain(Instr::Barrier {
+                kind,
+                id,
+                count,
+                aligned,
+            })
         }
         "mov" => {
             no_mods(raw, &[])?;

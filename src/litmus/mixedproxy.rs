@@ -334,7 +334,15 @@ fn parse_instance(
             *n += 1;
             *n - 1
         });
-        let t = b.add_thread(Placement { gpu, cluster, cta }, remap(origin, th.name.span));
+        let t = b.add_thread(
+            Placement {
+                gpu,
+                cluster,
+                cta,
+                warp: None,
+            },
+            remap(origin, th.name.span),
+        );
         for raw in &th.instrs {
             let mut raw = raw.clone();
             if let Some(l) = b.push_instr(t, &raw).map_err(remap_d)? {

@@ -84,8 +84,9 @@ pub fn to_litmus(p: &Program) -> String {
         .iter()
         .map(|t| {
             let pl = t.placement;
+            let warp = pl.warp.map(|w| format!(",warp {w}")).unwrap_or_default();
             format!(
-                "{}@cta {},cluster {},gpu {}",
+                "{}@cta {},cluster {}{warp},gpu {}",
                 t.name, pl.cta, pl.cluster, pl.gpu
             )
         })
@@ -414,15 +415,19 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             sem,
             scope,
             space: sp,
+            suspend,
         } => {
             let w = if *test { "test_wait" } else { "try_wait" };
+            let hint = suspend
+                .as_ref()
+                .map_or(String::new(), |h| format!(", {}", operand(t, h)));
             let (par, op) = match phase {
                 WaitPhase::Parity(o) => (".parity", operand(t, o)),
                 WaitPhase::State(o) => ("", operand(t, o)),
                 WaitPhase::Phase(k) => (".phase", k.to_string()),
             };
             format!(
-                "mbarrier.{w}{par}.{sem}.{scope}{}.b64 {}, [{}], {op}",
+                "mbarrier.{w}{par}.{sem}.{scope}{}.b64 {}, [{}], {op}{hint}",
                 space(*sp),
                 dst.map_or("_".to_string(), |r| t.regs[r].name.clone()),
                 p.addresses[*addr].name
@@ -449,16 +454,26 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             format!("(await {})", list.join(", "))
         }
         Instr::ProxyFence { kind } => format!("fence.proxy.{}", kind.as_str()),
-        Instr::Barrier { kind, id, count } => {
+        Instr::Barrier {
+            kind,
+            id,
+            count,
+            aligned,
+        } => {
             let k = match kind {
                 BarrierKind::Sync => "sync",
                 BarrierKind::Arrive => "arrive",
+                BarrierKind::WarpSync => {
+                    return format!("bar.warp.sync {}", operand(t, &id[0]));
+                }
             };
             let mut ops: Vec<String> = id.iter().map(|o| operand(t, o)).collect();
             if let Some(c) = count {
                 ops.push(operand(t, c));
             }
-            format!("bar.cta.{k} {}", ops.join(", "))
+            // `bar` is aligned; `barrier` without `.aligned` is not.
+            let op = if *aligned { "bar" } else { "barrier" };
+            format!("{op}.cta.{k} {}", ops.join(", "))
         }
         Instr::Mov { dst, src } => format!("mov {}, {}", t.regs[*dst].name, operand(t, src)),
         Instr::Arith { op, dst, a, b } => {

@@ -115,6 +115,19 @@ pub fn parse_raw(cur: &mut Cursor<'_, '_>) -> Result<RawInstr, Diagnostic> {
     if parts[0].0.is_empty() {
         return Err(Diagnostic::expected(mn.span, "an instruction", mn.quoted()));
     }
+    // Vector accesses are refused by name before their `{r0, r1}` operands
+    // (which the operand grammar does not have) could be read as an error.
+    if let Some((p, s)) = parts[1..]
+        .iter()
+        .find(|(p, _)| matches!(p.as_str(), "v2" | "v4" | "v8"))
+    {
+        return Err(Diagnostic::unsupported(
+            *s,
+            format!(".{p}"),
+            "a scalar access (no `.v2`, `.v4`, `.v8`)",
+        )
+        .with_note(unsupported_modifier(p).unwrap_or_default()));
+    }
     let mut operands = Vec::new();
     let mut precondition = None;
     let stop = |c: &Cursor| c.is_done() || c.at(Tok::Semi) || c.at(Tok::Pipe);
@@ -282,7 +295,7 @@ fn unsupported_modifier(part: &str) -> Option<&'static str> {
         | "L1::evict_last"
         | "L1::no_allocate" => "cache-eviction hints are not accepted (they take extra operands)",
         "red" => "`bar.red` (barrier reductions) is not modelled",
-        "warp" => "`bar.warp.sync` is not modelled (the warp is not a memory-model scope)",
+        "warp" => "the only warp-level barrier is `bar.warp.sync membermask` (docs/warps.md)",
         _ => return None,
     })
 }

@@ -49,6 +49,26 @@ pub enum Reading {
 }
 
 impl Reading {
+    /// The reading the engines apply to `p`: `bar.warp.sync` has the ISA's
+    /// reading only, so a program whose barriers are all `bar.warp.sync` is
+    /// read under it whatever the option says (Dat3M has no warp barrier).
+    /// A program that mixes them with CTA barriers under `--barriers dat3m`
+    /// keeps the Dat3M reading for both (`docs/warps.md`: not supported).
+    pub fn for_program(self, p: &Program) -> Reading {
+        let mut warp = false;
+        for i in p.threads.iter().flat_map(|t| &t.code) {
+            match i {
+                Instr::Barrier {
+                    kind: BarrierKind::WarpSync,
+                    ..
+                } => warp = true,
+                Instr::Barrier { .. } => return self,
+                _ => {}
+            }
+        }
+        if warp { Reading::Isa } else { self }
+    }
+
     /// The option's spelling.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -75,6 +95,11 @@ pub enum BarrierUb {
     ArriveWithoutCount,
     /// Participants of one phase disagree on the thread count.
     CountsDisagree,
+    /// `bar.warp.sync` by a lane its membermask does not name.
+    WarpSelfNotInMask,
+    /// Lanes of one warp arrive at one phase of an `.aligned` barrier from
+    /// different instructions (a divergent `bar.sync`).
+    AlignedDivergent,
 }
 
 impl BarrierUb {
@@ -88,6 +113,12 @@ impl BarrierUb {
             }
             BarrierUb::ArriveWithoutCount => "`bar.arrive` has no thread count",
             BarrierUb::CountsDisagree => "participants of one barrier phase disagree on the count",
+            BarrierUb::WarpSelfNotInMask => {
+                "`bar.warp.sync` is executed by a lane that its membermask does not name"
+            }
+            BarrierUb::AlignedDivergent => {
+                "lanes of one warp reach an `.aligned` barrier at different instructions"
+            }
         }
     }
 
@@ -110,6 +141,17 @@ impl BarrierUb {
                 "PTX ISA 9.7.13.1: the threads of one barrier phase must give the same thread count \
                  (\"operand b specifies the number of threads participating in the barrier\"); \
                  with different counts the phase's completion is not defined"
+            }
+            BarrierUb::WarpSelfNotInMask => {
+                "PTX ISA 9.7.13.2 (bar.warp.sync): \"the behavior of bar.warp.sync is undefined if \
+                 the executing thread is not in the membermask\""
+            }
+            BarrierUb::AlignedDivergent => {
+                "PTX ISA 9.7.13.1: \"the optional .aligned modifier indicates that all threads in CTA \
+                 will execute the same barrier{.cta} instruction. In conditionally executed code, an \
+                 aligned barrier{.cta} instruction should only be used if it is known that all threads \
+                 in CTA evaluate the condition identically, otherwise behavior is undefined\" \
+                 (barriers are executed per warp: ptxmc applies it to the lanes of a warp)"
             }
         }
     }
@@ -181,6 +223,82 @@ pub fn resolve(
             }
         }
     }
+}
+
+/// Where a thread stands in its warp, for `bar.warp.sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpOf {
+    /// Names the warp within its CTA: the `warp` number, or `-1 - thread`
+    /// for a thread alone in its warp.
+    pub key: Value,
+    /// The thread's lane id.
+    pub lane: u32,
+}
+
+impl WarpOf {
+    /// Thread `t`'s warp in `p`.
+    pub fn of(p: &Program, t: usize) -> WarpOf {
+        let key = match p.threads[t].placement.warp {
+            Some(w) if p.threads[t].agent.is_none() => Value::from(w),
+            _ => -1 - t as Value,
+        };
+        WarpOf {
+            key,
+            lane: p.lane_id(t) as u32,
+        }
+    }
+}
+
+/// A `bar.warp.sync membermask` arrival (PTX ISA 9.7.13.2): its resource
+/// is the pair (warp, membermask) — the lanes wait for *"all threads
+/// corresponding to membermask"* that execute *"a bar.warp.sync with the
+/// same membermask value"* — so lanes with different masks use different
+/// resources (and wait for each other forever). The key has three values,
+/// so it never equals a CTA barrier's (one or two). Count-less: a phase
+/// completes once every lane named in the mask that exists has arrived or
+/// exited ([`participants`]). A lane the mask does not name is undefined.
+pub fn resolve_warp(mask: Value, warp: WarpOf) -> Resolved {
+    let m = mask & 0xffff_ffff;
+    Resolved {
+        id: smallvec![warp.key, m, WARP_SYNC_TAG],
+        needed: None,
+        count: None,
+        ub: (m >> warp.lane & 1 == 0).then_some(BarrierUb::WarpSelfNotInMask),
+    }
+}
+
+/// The third value of a `bar.warp.sync` resource's key.
+const WARP_SYNC_TAG: Value = 0;
+
+/// The threads a count-less phase of the resource `id` in CTA (`gpu`,
+/// `cta`) waits for, when they are not every thread of the CTA: for a
+/// `bar.warp.sync` resource, the lanes of its warp named in its membermask
+/// (a lane the litmus test does not have never runs, like a lane of a
+/// partial warp, and is not waited for). `None` for a CTA barrier.
+pub fn participants(p: &Program, gpu: u32, cta: u32, id: &[Value]) -> Option<Vec<usize>> {
+    let [key, mask, WARP_SYNC_TAG] = *id else {
+        return None;
+    };
+    let lanes: Vec<usize> = if key < 0 {
+        vec![usize::try_from(-1 - key).unwrap_or(usize::MAX)]
+    } else {
+        (0..p.threads.len())
+            .filter(|&u| {
+                let pl = p.threads[u].placement;
+                p.threads[u].agent.is_none()
+                    && (pl.gpu, pl.cta) == (gpu, cta)
+                    && pl.warp.map(Value::from) == Some(key)
+            })
+            .collect()
+    };
+    Some(
+        lanes
+            .into_iter()
+            .enumerate()
+            .filter(|&(lane, u)| u < p.threads.len() && lane < 32 && mask >> lane & 1 == 1)
+            .map(|(_, u)| u)
+            .collect(),
+    )
 }
 
 /// One arrival at a barrier resource, as the oracle's phase planner sees it.
@@ -322,7 +440,13 @@ impl Planner<'_, '_> {
     fn countless_phase(&mut self) {
         let (arr, per_thread, cta) = (self.arr, self.per_thread, self.cta);
         let mut members = Vec::new();
-        for (i, (_, l)) in per_thread.iter().enumerate() {
+        for (i, (u, l)) in per_thread.iter().enumerate() {
+            // A thread that is no participant (a lane outside a
+            // `bar.warp.sync` mask: undefined) is not waited for; its
+            // arrival belongs to a phase that never completes.
+            if !cta.threads.contains(u) {
+                continue;
+            }
             if let Some(&a) = l.get(self.next[i]) {
                 let x = &arr[a];
                 if x.ub.is_some() || x.needed.is_some() || x.stuck || !x.waits {
@@ -593,15 +717,29 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     }
     type Key = (u32, u32, SmallVec<[Value; 2]>);
     let mut seen: Vec<(Key, Option<Value>, Option<Value>)> = Vec::new();
-    for th in p.threads.iter().filter(|t| t.agent.is_none()) {
+    for (t, th) in p
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.agent.is_none())
+    {
         for i in &th.code {
-            let Instr::Barrier { kind, id, count } = i else {
+            let Instr::Barrier {
+                kind, id, count, ..
+            } = i
+            else {
                 continue;
             };
             let imm = |o: &Operand| match o {
                 Operand::Imm(v) => Some(*v),
                 Operand::Reg(_) => None,
             };
+            if *kind == BarrierKind::WarpSync {
+                match imm(&id[0]) {
+                    Some(m) if resolve_warp(m, WarpOf::of(p, t)).ub.is_none() => continue,
+                    _ => return true,
+                }
+            }
             let Some(ids) = id.iter().map(imm).collect::<Option<Vec<Value>>>() else {
                 return true;
             };
@@ -625,6 +763,20 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     false
 }
 
+/// The warp (GPU, CTA, warp) of thread `t` when its instruction `pc` is an
+/// `.aligned` barrier and the thread is a lane of a warp with a `warp`
+/// placement: the arrivals [`phase_ub`] compares for divergence.
+pub fn aligned_warp(p: &Program, t: usize, pc: usize) -> Option<(u32, u32, u32)> {
+    let th = p.threads.get(t)?;
+    match th.code.get(pc)? {
+        Instr::Barrier { aligned: true, .. } if th.agent.is_none() => {
+            let pl = th.placement;
+            pl.warp.map(|w| (pl.gpu, pl.cta, w))
+        }
+        _ => None,
+    }
+}
+
 /// One arrival of a phase, as [`phase_ub`] judges it.
 pub struct PhaseMember {
     /// Undefined in itself, and why.
@@ -635,6 +787,8 @@ pub struct PhaseMember {
     pub count: Option<Value>,
     /// Where: (thread, instruction).
     pub at: (usize, usize),
+    /// Its warp, when it is an `.aligned` arrival of a lane ([`aligned_warp`]).
+    pub aligned_warp: Option<(u32, u32, u32)>,
 }
 
 /// The least undefined step of one phase (members in arrival order, first
@@ -656,6 +810,22 @@ pub fn phase_ub(members: impl Iterator<Item = PhaseMember>) -> Option<Undefined>
             keep(Undefined {
                 kind: UbKind::Barrier(why),
                 at: vec![m.at],
+            });
+        }
+    }
+    // `.aligned`: the lanes of one warp in one phase at one instruction.
+    for m in &members {
+        let Some(w) = m.aligned_warp else { continue };
+        let lanes: Vec<&PhaseMember> = members
+            .iter()
+            .filter(|o| o.aligned_warp == Some(w))
+            .collect();
+        if lanes.iter().any(|o| o.at.1 != m.at.1) {
+            let mut all: Vec<(usize, usize)> = lanes.iter().map(|o| o.at).collect();
+            all.sort_unstable();
+            keep(Undefined {
+                kind: UbKind::Barrier(BarrierUb::AlignedDivergent),
+                at: all,
             });
         }
     }

@@ -177,7 +177,7 @@ pub fn may_reach_barrier(
 pub fn can_block(p: &crate::ir::Program) -> bool {
     p.threads.iter().any(|th| {
         th.code.iter().enumerate().any(|(pc, i)| match i {
-            Instr::Barrier { kind, .. } => *kind == crate::ir::BarrierKind::Sync,
+            Instr::Barrier { kind, .. } => kind.waits(),
             Instr::MbarWait { .. } | Instr::Await { .. } => true,
             Instr::Branch { target, .. } => *target <= pc,
             _ => false,

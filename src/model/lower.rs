@@ -459,6 +459,7 @@ impl Lowering<'_> {
                             sem: *sem,
                             scope: Scope::Cluster,
                             space: None,
+                            suspend: None,
                         }
                     }
                 }
@@ -567,7 +568,11 @@ impl Lowering<'_> {
             } else {
                 format!("{}.async@{}[{}]", th.name, pc, exec)
             },
-            placement: th.placement,
+            // An agent is no lane of its issuer's warp.
+            placement: Placement {
+                warp: None,
+                ..th.placement
+            },
             regs: vec![crate::ir::Register {
                 name: "v".to_string(),
                 init: 0,

@@ -48,6 +48,7 @@ impl Model {
     /// PTX 6.0 has neither proxies nor aliases nor clusters: a test that uses
     /// them is refused rather than silently read as generic accesses.
     pub fn admit(self, p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
+        counted_barriers_of_lanes(p, spans)?;
         if self == Model::Ptx75 {
             return lower::check(p, spans);
         }
@@ -140,4 +141,38 @@ impl Model {
         }
         out
     }
+}
+
+/// A CTA barrier with a thread count executed by a lane of a warp with
+/// several litmus lanes is refused: the engines count each arrival as one
+/// warp (32 threads; `docs/barriers.md`), while the hardware counts a warp's
+/// arrival once however many of its lanes execute it (`docs/warps.md`).
+fn counted_barriers_of_lanes(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
+    for (t, th) in p.threads.iter().enumerate() {
+        if th.agent.is_some() || p.warp_lanes(t).len() < 2 {
+            continue;
+        }
+        for (pc, i) in th.code.iter().enumerate() {
+            // A count: PTX's `bar.sync a, b` (two operands) or the
+            // dialect's `bar.sync a, b, n`.
+            if let Instr::Barrier {
+                kind, id, count, ..
+            } = i
+            {
+                if *kind != crate::ir::BarrierKind::WarpSync && (count.is_some() || id.len() == 2) {
+                    return Err(Diagnostic::expected(
+                        spans.instr(t, pc),
+                        "a count-less barrier, or the warp as one litmus thread (no `warp`)",
+                        "a CTA barrier with a thread count executed by a lane of a warp",
+                    )
+                    .with_label("counted barriers of lanes are not supported by ptxmc")
+                    .with_note(
+                        "ptxmc counts each litmus thread's arrival as one warp (32 threads); \
+                         the lanes of one warp would count it several times",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -23,7 +23,7 @@
 
 use smallvec::SmallVec;
 
-use crate::ir::{BarrierKind, Instr, Value, WaitPhase, mbar};
+use crate::ir::{Instr, Value, WaitPhase, mbar};
 use crate::model::hang::{Hang, Stuck, Waits};
 use crate::model::loops::SpinLoop;
 use crate::rel::{bit, members};
@@ -164,10 +164,7 @@ impl Machine<'_> {
         let slot = self.layout.slot(t, pc, ts.execs[pc] as usize);
         let stuck = |on| Some(Standing::Stuck(Stuck { thread: t, pc, on }));
         match &code[pc] {
-            Instr::Barrier {
-                kind: BarrierKind::Sync,
-                ..
-            } if ts.arrived => {
+            Instr::Barrier { kind, .. } if kind.waits() && ts.arrived => {
                 let slot = slot?;
                 if self.barrier_merge(st, t, slot).is_some() {
                     return None;
@@ -242,15 +239,17 @@ impl Machine<'_> {
         let needed = match (self.barriers, me.needed) {
             (_, Some(n)) => usize::try_from(n).unwrap_or(usize::MAX),
             // ISA: every thread of the CTA that has not exited.
-            (crate::model::barrier::Reading::Isa, None) => self
-                .cta_threads(me.cta)
+            // ISA (and `bar.warp.sync` under either reading): every thread of
+            // the CTA, or lane of the mask, that has not exited.
+            (r, None) if r == crate::model::barrier::Reading::Isa || me.id.len() == 3 => self
+                .barrier_participants(me.cta, &me.id)
                 .iter()
                 .filter(|&&u| {
                     arrived.contains(&u)
                         || !st.threads[u].finished(self.program.threads[u].code.len())
                 })
                 .count(),
-            (crate::model::barrier::Reading::Dat3m, None) => (0..st.threads.len())
+            (_, None) => (0..st.threads.len())
                 .filter(|&u| {
                     st.arrivals
                         .iter()

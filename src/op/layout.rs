@@ -222,6 +222,7 @@ impl Layout {
                     gpu: u32::MAX,
                     cluster: u32::MAX,
                     cta: u32::MAX,
+                    warp: None,
                 },
                 wait: None,
                 role: None,

@@ -734,6 +734,15 @@ impl<'p> Machine<'p> {
         crate::model::hang::may_reach_barrier(th, &self.reach[u][from], &|r| Some(ts.regs[r]), id)
     }
 
+    /// The threads a count-less phase of barrier `id` in CTA `cta` waits
+    /// for: the lanes of a `bar.warp.sync`'s mask, else every source thread
+    /// of the CTA.
+    pub fn barrier_participants(&self, cta: usize, id: &[crate::ir::Value]) -> Vec<usize> {
+        let (gpu, c) = self.layout.ctas[cta];
+        crate::model::barrier::participants(&self.program, gpu, c, id)
+            .unwrap_or_else(|| self.cta_threads[cta].clone())
+    }
+
     /// The source threads placed in CTA `cta` (an index into [`Layout::ctas`]).
     pub fn cta_threads(&self, cta: usize) -> &[usize] {
         &self.cta_threads[cta]
@@ -752,6 +761,11 @@ impl<'p> Machine<'p> {
             needed: a.needed,
             count: a.count,
             at: (a.thread, self.layout.slots[a.slot].pc),
+            aligned_warp: barrier::aligned_warp(
+                &self.program,
+                a.thread,
+                self.layout.slots[a.slot].pc,
+            ),
         };
         let mut found: Option<crate::model::ub::Undefined> = None;
         for (i, a) in st.arrivals.iter().enumerate() {

@@ -690,15 +690,24 @@ impl Machine<'_> {
     /// Thread `t` arrives at the barrier of entry `e`: its view is recorded as
     /// the arrival's snapshot; `bar.arrive` then goes on, `bar.sync` waits.
     fn arrive_in(&self, s: &mut State, t: usize, e: &Entry) -> StepKind {
-        let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
+        let Instr::Barrier {
+            kind, id, count, ..
+        } = &self.program.threads[t].code[e.pc]
+        else {
             unreachable!("arrive at a barrier")
         };
         let slot = e.slot.unwrap();
         let cta = self.layout.slots[slot].cta;
         let ids: SmallVec<[Value; 2]> = id.iter().map(|o| operand(&e.regs, o).unwrap()).collect();
         let count = count.as_ref().map(|c| operand(&e.regs, c).unwrap());
-        let r = barrier::resolve(self.barriers, *kind, &ids, count);
-        let phase = match self.barriers {
+        let r = self.resolve_barrier(t, *kind, &ids, count);
+        // `bar.warp.sync` has one reading, the ISA's.
+        let reading = if *kind == BarrierKind::WarpSync {
+            Reading::Isa
+        } else {
+            self.barriers
+        };
+        let phase = match reading {
             Reading::Dat3m => s
                 .arrivals
                 .iter()
@@ -875,9 +884,17 @@ impl Machine<'_> {
     /// complete the phase; under the ISA reading a count-less arrival in a
     /// CTA that also counts may join a counted phase or start the next.
     fn arrival_is_choice(&self, t: usize, e: &Entry) -> bool {
-        let Instr::Barrier { kind, id, count } = &self.program.threads[t].code[e.pc] else {
+        let Instr::Barrier {
+            kind, id, count, ..
+        } = &self.program.threads[t].code[e.pc]
+        else {
             return false;
         };
+        // `bar.warp.sync`: a phase waits for the mask's lanes only, so an
+        // arrival may complete one (or start the next) before another's.
+        if *kind == BarrierKind::WarpSync {
+            return true;
+        }
         match self.barriers {
             Reading::Dat3m => count.is_some(),
             Reading::Isa => {
@@ -885,12 +902,24 @@ impl Machine<'_> {
                     id.iter().filter_map(|o| operand(&e.regs, o)).collect();
                 let c = count.as_ref().and_then(|c| operand(&e.regs, c));
                 let cta = self.layout.slots[e.slot.unwrap()].cta;
-                self.cta_counted[cta]
-                    || barrier::resolve(self.barriers, *kind, &ids, c)
-                        .needed
-                        .is_some()
+                self.cta_counted[cta] || self.resolve_barrier(t, *kind, &ids, c).needed.is_some()
             }
         }
+    }
+
+    /// What thread `t`'s arrival at a barrier of `kind` with operand values
+    /// `ids` and `count` stands for (`model::barrier`).
+    fn resolve_barrier(
+        &self,
+        t: usize,
+        kind: BarrierKind,
+        ids: &[Value],
+        count: Option<Value>,
+    ) -> barrier::Resolved {
+        if kind == BarrierKind::WarpSync {
+            return barrier::resolve_warp(ids[0], barrier::WarpOf::of(&self.program, t));
+        }
+        barrier::resolve(self.barriers, kind, ids, count)
     }
 
     /// ISA reading: whether phase `p` of barrier `id` of CTA `cta` is
@@ -921,10 +950,18 @@ impl Machine<'_> {
         }
         match first.needed {
             Some(n) => usize::try_from(n).is_ok_and(|n| members.len() >= n),
-            None => self.cta_threads[cta].iter().all(|&u| {
-                members.iter().any(|a| a.thread == u)
-                    || st.threads[u].finished(self.program.threads[u].code.len())
-            }),
+            None => {
+                let (gpu, c) = self.layout.ctas[cta];
+                let lanes = barrier::participants(&self.program, gpu, c, id);
+                lanes
+                    .as_deref()
+                    .unwrap_or(&self.cta_threads[cta])
+                    .iter()
+                    .all(|&u| {
+                        members.iter().any(|a| a.thread == u)
+                            || st.threads[u].finished(self.program.threads[u].code.len())
+                    })
+            }
         }
     }
 
@@ -936,7 +973,7 @@ impl Machine<'_> {
             .find(|a| a.slot == slot && a.thread == t)?;
         let same = |a: &&Arrival| a.cta == me.cta && a.id == me.id && a.phase == me.phase;
         let phase: Vec<&Arrival> = st.arrivals.iter().filter(same).collect();
-        if self.barriers == Reading::Isa {
+        if self.barriers == Reading::Isa || me.id.len() == 3 {
             if !self.isa_phase_complete(st, me.cta, &me.id, me.phase) {
                 return None;
             }

@@ -560,10 +560,14 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                             tl.run()?;
                             threads.push(Thread {
                                 name: format!("P{t}"),
+                                // CUDA threads are lanes of warps of 32, in
+                                // linear thread order (`%warpid` is not
+                                // the warp's number: `linear / 32` is).
                                 placement: Placement {
                                     gpu: 0,
                                     cluster,
                                     cta,
+                                    warp: Some(linear / 32),
                                 },
                                 regs: tl.regs,
                                 code: tl.code,

@@ -152,9 +152,9 @@ impl<'p> Session<'p> {
     pub fn new(p: &'p Program, options: Options) -> Result<Session<'p>, TooManySlots> {
         let mut machine = Machine::new(p, options.loop_bound)?;
         machine.por = !options.every_step;
-        machine.barriers = options.barriers;
+        machine.barriers = options.barriers.for_program(p);
         let mut explorer = Machine::new(p, options.loop_bound)?;
-        explorer.barriers = options.barriers;
+        explorer.barriers = options.barriers.for_program(p);
         let init = machine.initial();
         Ok(Session {
             machine,
