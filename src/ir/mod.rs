@@ -243,6 +243,14 @@ pub struct Thread {
     /// For an agent thread added by lowering: who issued its operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentOf>,
+    /// For threads that run one shared program (a kernel's CUDA threads,
+    /// each specialised into code of its own): per pc, which instruction of
+    /// that program it is. Empty: each pc is its own instruction, as in a
+    /// litmus test, where lanes of a warp are written with the same code.
+    /// Rules about "the same instruction" across lanes (`.aligned`
+    /// barriers) compare these ([`Thread::site`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sites: Vec<usize>,
 }
 
 /// An agent thread: performs one asynchronous operation for its issuer
@@ -356,6 +364,10 @@ impl Program {
 }
 
 impl Thread {
+    /// The instruction of the shared program that `pc` is ([`Thread::sites`]).
+    pub fn site(&self, pc: usize) -> usize {
+        self.sites.get(pc).copied().unwrap_or(pc)
+    }
     /// Look up a register by name.
     pub fn reg_named(&self, name: &str) -> Option<RegId> {
         self.regs.iter().position(|r| r.name == name)

@@ -109,6 +109,12 @@ impl Program {
                 );
             }
             ensure!(
+                t.sites.is_empty() || t.sites.len() == t.code.len(),
+                "thread {ti} names the shared instruction of {} of its {} instructions",
+                t.sites.len(),
+                t.code.len()
+            );
+            ensure!(
                 t.name == format!("P{ti}"),
                 "thread {ti} is named `{}`, expected `P{ti}`",
                 t.name

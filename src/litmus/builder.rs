@@ -205,6 +205,7 @@ impl Builder {
             code: Vec::new(),
             labels: Vec::new(),
             agent: None,
+            sites: Vec::new(),
         });
         self.spans.threads.push(span);
         self.spans.instrs.push(Vec::new());

@@ -763,18 +763,32 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     false
 }
 
-/// The warp (GPU, CTA, warp) of thread `t` when its instruction `pc` is an
-/// `.aligned` barrier and the thread is a lane of a warp with a `warp`
-/// placement: the arrivals [`phase_ub`] compares for divergence.
-pub fn aligned_warp(p: &Program, t: usize, pc: usize) -> Option<(u32, u32, u32)> {
+/// The warp (GPU, CTA, warp) of thread `t` and the instruction it executes
+/// ([`crate::ir::Thread::site`]: the pc, or a kernel's shared instruction)
+/// when its instruction `pc` is an `.aligned` barrier and the thread is a
+/// lane of a warp with a `warp` placement: the arrivals [`phase_ub`]
+/// compares for divergence.
+pub fn aligned_warp(p: &Program, t: usize, pc: usize) -> Option<AlignedLane> {
     let th = p.threads.get(t)?;
     match th.code.get(pc)? {
         Instr::Barrier { aligned: true, .. } if th.agent.is_none() => {
             let pl = th.placement;
-            pl.warp.map(|w| (pl.gpu, pl.cta, w))
+            pl.warp.map(|w| AlignedLane {
+                warp: (pl.gpu, pl.cta, w),
+                site: th.site(pc),
+            })
         }
         _ => None,
     }
+}
+
+/// A lane's arrival at an `.aligned` barrier: its warp and the instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AlignedLane {
+    /// (GPU, CTA, warp).
+    pub warp: (u32, u32, u32),
+    /// The instruction, as [`crate::ir::Thread::site`] numbers it.
+    pub site: usize,
 }
 
 /// One arrival of a phase, as [`phase_ub`] judges it.
@@ -787,8 +801,9 @@ pub struct PhaseMember {
     pub count: Option<Value>,
     /// Where: (thread, instruction).
     pub at: (usize, usize),
-    /// Its warp, when it is an `.aligned` arrival of a lane ([`aligned_warp`]).
-    pub aligned_warp: Option<(u32, u32, u32)>,
+    /// Its warp and instruction, when it is an `.aligned` arrival of a lane
+    /// ([`aligned_warp`]).
+    pub aligned_warp: Option<AlignedLane>,
 }
 
 /// The least undefined step of one phase (members in arrival order, first
@@ -818,9 +833,12 @@ pub fn phase_ub(members: impl Iterator<Item = PhaseMember>) -> Option<Undefined>
         let Some(w) = m.aligned_warp else { continue };
         let lanes: Vec<&PhaseMember> = members
             .iter()
-            .filter(|o| o.aligned_warp == Some(w))
+            .filter(|o| o.aligned_warp.is_some_and(|l| l.warp == w.warp))
             .collect();
-        if lanes.iter().any(|o| o.at.1 != m.at.1) {
+        if lanes
+            .iter()
+            .any(|o| o.aligned_warp.is_some_and(|l| l.site != w.site))
+        {
             let mut all: Vec<(usize, usize)> = lanes.iter().map(|o| o.at).collect();
             all.sort_unstable();
             keep(Undefined {

@@ -586,6 +586,7 @@ impl Lowering<'_> {
                 publishes,
                 at,
             }),
+            sites: Vec::new(),
         });
         id
     }

@@ -573,6 +573,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                                 code: tl.code,
                                 labels: Vec::new(),
                                 agent: None,
+                                sites: tl.sites,
                             });
                             spans.instrs.push(tl.spans);
                             spans.threads.push(f.span);
@@ -691,6 +692,22 @@ fn param_bytes(ty: &str) -> u64 {
 }
 
 /// The special registers of one CUDA thread.
+impl Specials {
+    /// The CTA (linear index in the grid) of the executing CTA's cluster
+    /// whose `%cluster_ctarank` is `rank`, if the cluster has one.
+    fn cta_of_rank(&self, rank: i64) -> Option<u32> {
+        let [cx, cy, cz] = self.cluster_nctaid;
+        let r = u32::try_from(rank).ok().filter(|&r| r < cx * cy * cz)?;
+        let at = [r % cx, (r / cx) % cy, r / (cx * cy)];
+        let mut c = [0u32; 3];
+        for k in 0..3 {
+            c[k] = self.ctaid[k] - self.cluster_ctaid[k] + at[k];
+        }
+        let [gx, gy, _] = self.nctaid;
+        Some(c[0] + gx * (c[1] + gy * c[2]))
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Specials {
     tid: [u32; 3],
@@ -860,6 +877,9 @@ struct ThreadLower<'a> {
     sp: Specials,
     code: Vec<Instr>,
     spans: Vec<Span>,
+    /// Per emitted instruction: the PTX instruction it comes from (its
+    /// offset in the module), the same in every thread ([`Thread::sites`]).
+    sites: Vec<usize>,
     lines: Vec<Option<Loc>>,
     regs: Vec<Register>,
     reg_names: HashMap<String, usize>,
@@ -886,6 +906,7 @@ impl<'a> ThreadLower<'a> {
             sp,
             code: Vec::new(),
             spans: Vec::new(),
+            sites: Vec::new(),
             lines: Vec::new(),
             regs: Vec::new(),
             reg_names: HashMap::new(),
@@ -940,6 +961,7 @@ impl<'a> ThreadLower<'a> {
         }
         self.code.push(i);
         self.spans.push(at.span);
+        self.sites.push(at.span.start);
         self.lines.push(at.loc);
         Ok(self.code.len() - 1)
     }
@@ -1039,6 +1061,7 @@ impl<'a> ThreadLower<'a> {
             }
             self.code.pop();
             self.spans.pop();
+            self.sites.pop();
             self.lines.pop();
             for i in &mut self.code {
                 if let Instr::Branch { target, .. } = i {
@@ -1540,6 +1563,46 @@ impl ThreadLower<'_> {
                     v => v,
                 };
                 self.set(env, d, v);
+            }
+            "mapa" => {
+                // `mapa d, a, rank`: the same shared variable in the CTA of
+                // the cluster whose rank is `rank` (PTX ISA, `mapa`): the
+                // address names that CTA's copy.
+                need(3)?;
+                let d = self.dst(&ops[0])?;
+                let v = self.value(&ops[1], env, bits)?;
+                let rank = self.value(&ops[2], env, bits)?;
+                match (v, rank) {
+                    (Val::Ptr(Region::Var(var, _), off), Val::Known(r))
+                        if self.ctx.vars[var].space == VarSpace::Shared =>
+                    {
+                        let Some(cta) = self.sp.cta_of_rank(r) else {
+                            return Err(Diagnostic::expected(
+                                ops[2].span(),
+                                format!(
+                                    "a CTA rank of the cluster (0..{})",
+                                    self.sp.cluster_nctarank
+                                ),
+                                format!("{r}"),
+                            ));
+                        };
+                        self.set(env, d, Val::Ptr(Region::Var(var, cta), off));
+                    }
+                    (_, Val::Known(_)) => {
+                        return Err(refuse(
+                            ops[1].span(),
+                            "`mapa` of a value that is not a shared variable's address",
+                            "distributed shared memory is reached through shared variables",
+                        ));
+                    }
+                    _ => {
+                        return Err(refuse(
+                            ops[2].span(),
+                            "`mapa` to a CTA rank computed from a loaded value",
+                            "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
+                        ));
+                    }
+                }
             }
             "cvta" => {
                 need(2)?;
@@ -2183,14 +2246,11 @@ impl ThreadLower<'_> {
                 "local memory (a thread's stack) is not modelled; compile with optimisation so registers hold the values",
             ));
         }
-        if op == "cp"
-            || (op == "barrier" && parts.get(1) == Some(&"cluster"))
-            || (op == "fence" && parts.get(1) == Some(&"proxy"))
-        {
+        if op == "cp" {
             return Err(refuse(
                 i.mn_span,
                 format!("`{}`", i.mnemonic),
-                "asynchronous-proxy and cluster-barrier instructions of kernels are not lowered yet (they are modelled in litmus tests)",
+                "asynchronous copies of kernels are not lowered yet (they are modelled in litmus tests)",
             ));
         }
         if (op == "bar" || op == "barrier") && i.operands.len() > 1 {
