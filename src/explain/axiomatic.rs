@@ -4,6 +4,7 @@
 //! that rejects it and the offending cycle in PTX terms, and one sentence
 //! that sums it up.
 
+use super::Set;
 use serde::Serialize;
 
 use crate::ax::graph::Kind;
@@ -255,7 +256,7 @@ fn outcome_reads(c: &Candidate, prop: &Prop) -> Vec<usize> {
     for t in prop.terms() {
         if let Term::Reg { thread, reg } = t {
             if let Some(e) = g.final_regs.get(thread).and_then(|r| r.get(reg)) {
-                out.extend(members(e.reads()).map(|i| g.offset[thread] + i));
+                out.extend(e.reads().members().map(|i| g.offset[thread] + i));
             }
         }
     }
@@ -533,7 +534,7 @@ fn drawn(r: EdgeRel) -> &'static str {
 }
 
 /// The transitive reduction of an acyclic relation (its covering pairs).
-fn reduce(r: &Rel) -> Rel {
+fn reduce(r: &Rel<Set>) -> Rel<Set> {
     let mut c = r.clone();
     c.close();
     let mut out = Rel::empty(r.len());

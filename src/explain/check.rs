@@ -12,13 +12,15 @@
 //! Atomicity (A3), SC-per-location (A5), Causality (A6), then the oracle's
 //! own choice that base causality is acyclic (`docs/oracle.md` choice 1).
 
+use super::Set;
 use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::bit;
 use crate::ax::graph::{Graph, Kind};
 use crate::ir::{LocId, Proxy};
-use crate::rel::{Rel, Set, bit, members};
+use crate::rel::{Rel, members};
 
 /// The witnesses of one candidate execution of a skeleton.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,16 +28,16 @@ pub struct Witness {
     /// Reads-from, indexed by event (`None` for events that are not reads).
     pub rf: Vec<Option<usize>>,
     /// Barrier synchronisation: arrive → wait edges of the completed instances.
-    pub bar: Rel,
+    pub bar: Rel<Set>,
     /// ISA reading: what the barrier phases order in time without
     /// synchronising (`ax::barriers::BarChoice::time`); base causality with
     /// it must stay acyclic.
-    pub time: Rel,
+    pub time: Rel<Set>,
     /// The Fence-SC order (transitively closed).
-    pub sc: Rel,
+    pub sc: Rel<Set>,
     /// The chosen orientation of every morally strong pair of same-location
     /// writes (before closure with the causality edges of A1).
-    pub orient: Rel,
+    pub orient: Rel<Set>,
 }
 
 /// An axiom of the model, or the oracle's extra rule.
@@ -195,51 +197,51 @@ pub struct Violation {
 
 /// Every relation of one candidate, computed by its definition.
 pub struct Relations<'a, 'p> {
-    g: &'a Graph<'p>,
+    g: &'a Graph<'p, Set>,
     w: &'a Witness,
     /// The orientations `co` is built from (see [`Relations::set_orient`]).
-    orient: Rel,
+    orient: Rel<Set>,
     /// Moral strength (§3.3).
-    pub ms: Rel,
+    pub ms: Rel<Set>,
     /// Program order between accesses to one virtual address.
-    pub po_loc: Rel,
+    pub po_loc: Rel<Set>,
     /// Reads-from as a relation write → read.
-    pub rf: Rel,
+    pub rf: Rel<Set>,
     /// Observation (§3.4).
-    pub obs: Rel,
+    pub obs: Rel<Set>,
     /// Release patterns (head, strong write).
-    pub rp: Rel,
+    pub rp: Rel<Set>,
     /// Acquire patterns (strong read, tail).
-    pub ap: Rel,
+    pub ap: Rel<Set>,
     /// Release/acquire synchronisation.
-    pub sw_ra: Rel,
+    pub sw_ra: Rel<Set>,
     /// Base causality (closed), every synchronisation included.
-    pub cb: Rel,
+    pub cb: Rel<Set>,
     /// Base causality (closed) per signature of origins (restricted releases).
-    cb_sig: Vec<Rel>,
+    cb_sig: Vec<Rel<Set>>,
     /// The synchronisation edges each signature may use (`sw_ra` rows of
     /// restricted heads that do not publish that origin are removed).
-    sw_sig: Vec<Rel>,
+    sw_sig: Vec<Rel<Set>>,
     sig_of: Vec<usize>,
     /// Proxy-preserved base causality, with the proxy fences each pair goes through.
-    pub ppcb: Rel,
+    pub ppcb: Rel<Set>,
     ppcb_via: Vec<(usize, usize, [Option<usize>; 3])>,
     /// Causality order.
-    pub cause: Rel,
+    pub cause: Rel<Set>,
     /// Coherence (closed): initial writes first, the orientations, A1's causality edges.
-    pub co: Rel,
+    pub co: Rel<Set>,
     /// From-read.
-    pub fr: Rel,
+    pub fr: Rel<Set>,
 }
 
 /// The parts of the relations that do not depend on the witnesses.
 pub struct Static {
     /// Moral strength (§3.3).
-    pub ms: Rel,
+    pub ms: Rel<Set>,
     /// Program order between accesses to one virtual address.
-    pub po_loc: Rel,
+    pub po_loc: Rel<Set>,
     /// Release patterns (head, strong write), §3.4.
-    pub rp: Rel,
+    pub rp: Rel<Set>,
     /// Morally strong pairs of `fence.sc`, each once.
     pub sc_pairs: Vec<(usize, usize)>,
     /// Morally strong pairs of same-location writes (initial writes apart), each once.
@@ -248,7 +250,7 @@ pub struct Static {
 
 impl Static {
     /// Compute the static relations of `g`.
-    pub fn new(g: &Graph) -> Static {
+    pub fn new(g: &Graph<'_, Set>) -> Static {
         let n = g.len();
         let ev = &g.events;
         // Moral strength, §3.3, with the initial write morally strong with
@@ -315,7 +317,7 @@ impl<'a, 'p> Relations<'a, 'p> {
     /// Compute every relation of candidate `w` of skeleton `g` (whose
     /// static relations are `st`). Values (which mbarrier waits succeed)
     /// use the reads-from of `w`.
-    pub fn new(g: &'a Graph<'p>, st: &Static, w: &'a Witness) -> Self {
+    pub fn new(g: &'a Graph<'p, Set>, st: &Static, w: &'a Witness) -> Self {
         let n = g.len();
         let ev = &g.events;
         let ms = st.ms.clone();
@@ -376,7 +378,7 @@ impl<'a, 'p> Relations<'a, 'p> {
         let mut other_sw = w.sc.clone();
         other_sw.union_with(&w.bar);
         other_sw.union_with(&g.await_edges);
-        let closure_of = |sw: &Rel| {
+        let closure_of = |sw: &Rel<Set>| {
             let mut c = g.po.clone();
             c.union_with(sw);
             c.union_with(&other_sw);
@@ -451,7 +453,7 @@ impl<'a, 'p> Relations<'a, 'p> {
     /// Rebuild coherence and from-read from `orient` (orientations of
     /// morally strong write pairs): the initial write first, the
     /// orientations, and A1's causality edges between writes of one location.
-    pub fn set_orient(&mut self, orient: &Rel) {
+    pub fn set_orient(&mut self, orient: &Rel<Set>) {
         let g = self.g;
         let mut co = orient.clone();
         for &wsl in &g.writes_of {
@@ -473,7 +475,7 @@ impl<'a, 'p> Relations<'a, 'p> {
     }
 
     /// The signature-specific base causality of origin `x`.
-    fn cb_of(&self, x: usize) -> &Rel {
+    fn cb_of(&self, x: usize) -> &Rel<Set> {
         &self.cb_sig[self.sig_of[x]]
     }
 
@@ -826,7 +828,7 @@ impl<'a, 'p> Relations<'a, 'p> {
     /// A shortest path from `a` to `b` (one step at least) in
     /// `po ∪ sw_ra ∪ sc ∪ bar ∪ await`, release/acquire steps expanded into
     /// their pattern (po to the released write, the observation, po to the tail).
-    fn sync_path(&self, sw_ra: &Rel, a: usize, b: usize) -> Vec<Edge> {
+    fn sync_path(&self, sw_ra: &Rel<Set>, a: usize, b: usize) -> Vec<Edge> {
         let g = self.g;
         let mut steps = Vec::new();
         let tagged = |x, y, rel, sync| {
@@ -944,7 +946,7 @@ fn merge_po(edges: Vec<Edge>) -> Vec<Edge> {
 }
 
 /// Moral strength of two distinct events, §3.3 read literally.
-fn morally_strong(g: &Graph, i: usize, j: usize) -> bool {
+fn morally_strong(g: &Graph<'_, Set>, i: usize, j: usize) -> bool {
     let (a, b) = (&g.events[i], &g.events[j]);
     if a.thread.is_none() || b.thread.is_none() {
         return a.is_mem() && b.is_mem() && a.loc == b.loc;

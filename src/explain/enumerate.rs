@@ -11,13 +11,15 @@
 //! outcome a path assumed, the outcome's registers), never on an axiom, so
 //! every inconsistent candidate reaches the checker and gets its reason.
 
+use super::Set;
 use std::time::Instant;
 
+use super::bit;
 use crate::ax::graph::Graph;
 use crate::ax::unfold::{self, Path};
 use crate::ir::{LocId, Program, Prop, Term, Value};
 use crate::outcome::{Columns, Outcomes};
-use crate::rel::{Rel, bit, members};
+use crate::rel::{Rel, members};
 
 use super::check::{Axiom, Relations, Static, Violation, Witness};
 
@@ -81,7 +83,7 @@ pub enum Verdict {
 /// Fence-SC order chosen, coherence judged per location.
 pub struct Candidate<'c, 'g, 'p> {
     /// The skeleton (one path per thread).
-    pub graph: &'g Graph<'p>,
+    pub graph: &'g Graph<'p, Set>,
     /// Index of the path combination (odometer order over threads).
     pub combo: usize,
     /// The witnesses; for a consistent candidate `orient` is one coherence
@@ -163,9 +165,6 @@ fn walk_all(
                 unfold::UnfoldError::TooManyPaths(n) => {
                     Stopped::TooLarge(format!("thread P{t} has more than {n} control-flow paths"))
                 }
-                unfold::UnfoldError::TooManyEvents => {
-                    Stopped::TooLarge("a path has too many events".into())
-                }
             },
         )?;
         paths.push(ps);
@@ -194,10 +193,10 @@ fn walk_all(
     let mut combo = 0;
     while let Some(chosen) = combos.next() {
         let events = p.locations.len() + chosen.iter().map(|c| c.events.len()).sum::<usize>();
-        if events > crate::rel::MAX_EVENTS {
+        if events > <Set as crate::rel::Bits>::CAPACITY {
             return Err(Stopped::TooLarge(format!(
-                "an execution has more than {} events",
-                crate::rel::MAX_EVENTS
+                "an execution has more than {} events, more than explanations walk",
+                <Set as crate::rel::Bits>::CAPACITY
             )));
         }
         if chosen.iter().any(|c| c.truncated) {
@@ -232,7 +231,7 @@ fn walk_all(
 }
 
 /// The value write `w` writes under reads-from `rf`, if defined.
-pub fn write_value(g: &Graph, rf: &[Option<usize>], w: usize) -> Option<Value> {
+pub fn write_value(g: &Graph<'_, Set>, rf: &[Option<usize>], w: usize) -> Option<Value> {
     let t = g.events[w].thread;
     let base = t.map_or(0, |t| g.offset[t]);
     g.value[w]
@@ -270,7 +269,7 @@ pub fn tri(prop: &Prop, term: &dyn Fn(&Term) -> Option<Value>) -> Option<bool> {
 /// What one coherence order of one location gives.
 struct LocChoice {
     /// The orientations of the location's morally strong write pairs.
-    orient: Rel,
+    orient: Rel<Set>,
     /// The write the outcome needs last (named locations).
     last: Option<usize>,
     /// Why it fails, if it does.
@@ -281,7 +280,7 @@ struct LocChoice {
 
 /// The walk over one skeleton's candidates.
 struct Walk<'w, 'g, 'p> {
-    g: &'g Graph<'p>,
+    g: &'g Graph<'p, Set>,
     st: Static,
     filter: Filter<'w>,
     named: &'w [LocId],
@@ -291,7 +290,7 @@ struct Walk<'w, 'g, 'p> {
     sink: Option<(&'w Columns, &'w mut Outcomes)>,
     rf: Vec<Option<usize>>,
     /// ISA reading: the order in time of the current barrier choice's phases.
-    time: Rel,
+    time: Rel<Set>,
     stop: Option<Stopped>,
     done: bool,
 }
@@ -336,7 +335,7 @@ impl Walk<'_, '_, '_> {
         }
     }
 
-    fn empty(&self) -> Rel {
+    fn empty(&self) -> Rel<Set> {
         Rel::empty(self.g.len())
     }
 
@@ -402,7 +401,7 @@ impl Walk<'_, '_, '_> {
 
     // Step 2: barrier instances.
     fn barriers(&mut self, visit: &mut dyn FnMut(&Candidate) -> bool) {
-        let choices: Option<Vec<(Rel, Rel)>> = match self.limits.barriers {
+        let choices: Option<Vec<(Rel<Set>, Rel<Set>)>> = match self.limits.barriers {
             crate::model::barrier::Reading::Dat3m => {
                 match barrier_choices(self.g, &self.rf, self.limits) {
                     Ok(c) => c.map(|v| v.into_iter().map(|r| (r, self.empty())).collect()),
@@ -459,8 +458,8 @@ impl Walk<'_, '_, '_> {
     fn fence_sc(
         &mut self,
         i: usize,
-        bar: &Rel,
-        sc: Rel,
+        bar: &Rel<Set>,
+        sc: Rel<Set>,
         visit: &mut dyn FnMut(&Candidate) -> bool,
     ) {
         let Some(&(a, b)) = self.st.sc_pairs.get(i) else {
@@ -650,7 +649,7 @@ impl Walk<'_, '_, '_> {
                 continue;
             }
             rels.set_orient(&orient);
-            let maximal = |co: &Rel| -> Vec<usize> {
+            let maximal = |co: &Rel<Set>| -> Vec<usize> {
                 members(here).filter(|&x| co.row(x) & here == 0).collect()
             };
             let finals_of = |rels: &Relations| -> Vec<Value> {
@@ -789,10 +788,10 @@ fn distinct(vs: impl Iterator<Item = Violation>) -> Vec<Violation> {
 /// of `limits` is looked at while they are, and more choices than its
 /// candidate limit stop the enumeration.
 pub fn barrier_choices(
-    g: &Graph,
+    g: &Graph<'_, Set>,
     rf: &[Option<usize>],
     limits: &Limits,
-) -> Result<Option<Vec<Rel>>, Stopped> {
+) -> Result<Option<Vec<Rel<Set>>>, Stopped> {
     let n = g.len();
     type Key = (u32, u32, Vec<Value>);
     /// Per participating thread, its arrivals (indices into `g.barriers`) in order.

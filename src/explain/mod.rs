@@ -17,6 +17,18 @@ pub mod words;
 
 use serde::Serialize;
 
+/// The event sets explanations use. The explainer walks candidates one by
+/// one for a person to read, so it stays at the plain width: a program with
+/// more than 128 events per execution ends its explanation with
+/// [`enumerate::Stopped::TooLarge`] (the engines themselves have no such
+/// cap, `crate::rel`).
+pub(crate) type Set = u128;
+
+/// The singleton `{i}` at the explainer's width.
+pub(crate) fn bit(i: usize) -> Set {
+    1 << i
+}
+
 use axiomatic::{AxExplanation, AxVerdict, Caps, Execution};
 use enumerate::Limits;
 use operational::OpExplanation;

@@ -12,6 +12,7 @@ use crate::ir::{Instr, Program, Prop, Term, Value};
 use crate::op::Machine;
 use crate::op::state::State;
 use crate::op::{Step, StepKind};
+use crate::rel::Bits;
 
 use super::enumerate::tri;
 
@@ -216,12 +217,14 @@ fn known_reg(m: &Machine, st: &State, t: usize, reg: usize) -> Option<Value> {
     match &th.code[pc] {
         Instr::Load { .. } | Instr::Rmw { .. } => {
             let slot = m.layout.base[t][pc]?;
-            (st.bound & crate::rel::bit(slot) != 0).then(|| m.read_value(st, slot))
+            st.bound.has(slot).then(|| m.read_value(st, slot))
         }
         // A wait's register says whether it succeeded; its operand must be known.
         Instr::MbarWait { .. } if th.code[ts.pc..pc].iter().all(|i| i.def().is_none()) => {
             let slot = m.layout.base[t][pc]?;
-            (st.bound & crate::rel::bit(slot) != 0).then(|| m.wait_done(st, t, slot) as Value)
+            st.bound
+                .has(slot)
+                .then(|| m.wait_done(st, t, slot) as Value)
         }
         _ => None,
     }

@@ -1,6 +1,7 @@
 //! Events of a candidate execution in words: in PTX terms for text
 //! (`P0 st.release.gpu f=1`), in herd's terms for pictures (`a: W.rel.gpu f=1`).
 
+use super::Set;
 use crate::ax::graph::{Graph, Kind};
 use crate::ir::{FenceSem, Program, Proxy, Sem, Value};
 use crate::model::describe;
@@ -12,7 +13,7 @@ pub struct Words<'a, 'p> {
     /// The test as written.
     pub source: &'a Program,
     /// The skeleton (of the lowered program).
-    pub graph: &'a Graph<'p>,
+    pub graph: &'a Graph<'p, Set>,
 }
 
 impl Words<'_, '_> {

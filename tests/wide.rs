@@ -1,0 +1,92 @@
+//! No fixed event cap (issue 27): executions past 128 events, up to and
+//! beyond 2,000, run in both engines with the same, complete outcomes; past
+//! the widest event sets a build holds, the run ends with an explicit
+//! incomplete verdict, never an error. The family is
+//! [`ptxmc::families::wide_mp`]: `2n + 5` events, five final states, a
+//! forbidden condition.
+
+use ptxmc::engine::{self, EngineChoice, RunOptions};
+use ptxmc::{families, litmus};
+
+fn parse(text: &str) -> ptxmc::ir::Program {
+    litmus::parse_source("wide.litmus", text)
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+        .remove(0)
+        .program
+}
+
+fn run(p: &ptxmc::ir::Program, engine: EngineChoice) -> engine::RunResult {
+    engine::run(
+        p,
+        &RunOptions {
+            engine,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// Both engines, each alone and together: complete, five outcomes, the
+/// condition never holds, no disagreement.
+fn agree(n: usize) {
+    let p = parse(&families::wide_mp(n));
+    let events = p.locations.len() + (n + 1) + 3;
+    assert_eq!(events, 2 * n + 5);
+    let mut sets = Vec::new();
+    for e in [EngineChoice::Op, EngineChoice::Ax, EngineChoice::Both] {
+        let r = run(&p, e);
+        assert_eq!(r.incomplete, None, "n={n} ({events} events), {e:?}");
+        assert!(r.disagreement.is_none(), "n={n}: {:?}", r.disagreement);
+        assert_eq!(r.outcomes.len(), 5, "n={n} ({events} events), {e:?}");
+        assert_eq!(
+            (r.verdict.positive, r.verdict.negative, r.verdict.holds),
+            (0, 5, false),
+            "n={n}, {e:?}"
+        );
+        assert!(!r.bound_hit);
+        sets.push(r.outcomes);
+    }
+    assert_eq!(sets[0], sets[1], "n={n}: op and ax outcome sets");
+}
+
+#[test]
+fn both_engines_agree_past_128_events() {
+    // 127 events (the plain width), 129 (the first past it), and widths
+    // further up the ladder.
+    for n in [61, 62, 70, 300] {
+        agree(n);
+    }
+}
+
+#[test]
+fn both_engines_agree_on_2000_events() {
+    agree(998);
+}
+
+#[test]
+fn past_the_widest_sets_the_run_is_incomplete_not_an_error() {
+    let n = ptxmc::rel::MAX_EVENTS / 2;
+    let p = parse(&families::wide_mp(n));
+    let op = run(&p, EngineChoice::Op);
+    assert_eq!(
+        op.incomplete.as_deref(),
+        Some(
+            format!(
+                "operational engine: the test needs more than {} event slots (the widest event sets this build holds)",
+                ptxmc::rel::MAX_EVENTS
+            )
+            .as_str()
+        )
+    );
+    let ax = run(&p, EngineChoice::Ax);
+    assert_eq!(
+        ax.incomplete.as_deref(),
+        Some(
+            format!(
+                "axiomatic engine: an execution has more than {} events (the widest event sets this build holds)",
+                ptxmc::rel::MAX_EVENTS
+            )
+            .as_str()
+        )
+    );
+    assert!(op.outcomes.is_empty() && ax.outcomes.is_empty());
+}
