@@ -90,3 +90,28 @@ fn past_the_widest_sets_the_run_is_incomplete_not_an_error() {
     );
     assert!(op.outcomes.is_empty() && ax.outcomes.is_empty());
 }
+
+#[test]
+fn explanations_walk_candidates_past_128_events() {
+    use ptxmc::ax::{self, AxOptions};
+    use ptxmc::explain::axiomatic::{self, AxVerdict, Caps};
+    use ptxmc::explain::enumerate::{self, Limits};
+    for n in [62, 300] {
+        let p = parse(&families::wide_mp(n));
+        // The literal checker of the axioms lists the oracle's outcomes.
+        let oracle = ax::run(&p, &AxOptions::default()).unwrap();
+        let lowered = ptxmc::model::lower::lower(&p, AxOptions::default().loop_bound);
+        let mine = enumerate::outcomes(&lowered, &Limits::default()).unwrap();
+        assert_eq!(mine, oracle.outcomes, "n={n}");
+        assert_eq!(mine.len(), 5, "n={n}");
+        // The condition (flag seen, last payload store not) is forbidden,
+        // every candidate for it rejected by an axiom.
+        let e = axiomatic::explain(&p, &p.condition.prop, &Limits::default(), Caps::default());
+        assert!(
+            matches!(e.verdict, AxVerdict::Forbidden { .. }),
+            "n={n}: {:?}",
+            e.verdict
+        );
+        assert!(e.candidates > 0, "n={n}");
+    }
+}
