@@ -173,13 +173,13 @@ impl<const W: usize> Debug for Words<W> {
 }
 
 macro_rules! words_op {
-    ($Op:ident, $op:ident, $OpAssign:ident, $op_assign:ident, $sym:tt) => {
+    ($Op:ident, $op:ident, $OpAssign:ident, $op_assign:ident, $sym_assign:tt) => {
         impl<const W: usize> $Op for Words<W> {
             type Output = Self;
             #[inline]
             fn $op(mut self, rhs: Self) -> Self {
                 for (a, b) in self.0.iter_mut().zip(rhs.0) {
-                    *a = *a $sym b;
+                    *a $sym_assign b;
                 }
                 self
             }
@@ -188,15 +188,15 @@ macro_rules! words_op {
             #[inline]
             fn $op_assign(&mut self, rhs: Self) {
                 for (a, b) in self.0.iter_mut().zip(rhs.0) {
-                    *a = *a $sym b;
+                    *a $sym_assign b;
                 }
             }
         }
     };
 }
-words_op!(BitAnd, bitand, BitAndAssign, bitand_assign, &);
-words_op!(BitOr, bitor, BitOrAssign, bitor_assign, |);
-words_op!(BitXor, bitxor, BitXorAssign, bitxor_assign, ^);
+words_op!(BitAnd, bitand, BitAndAssign, bitand_assign, &=);
+words_op!(BitOr, bitor, BitOrAssign, bitor_assign, |=);
+words_op!(BitXor, bitxor, BitXorAssign, bitxor_assign, ^=);
 
 impl<const W: usize> Not for Words<W> {
     type Output = Self;

@@ -65,6 +65,12 @@ pub enum StepKind {
     Cut,
 }
 
+/// Successor states with the step to each.
+type Successors<S> = Vec<(Step, Box<State<S>>)>;
+
+/// States with a read bound, each with the forwarding chain that bound it.
+type BoundStates<S> = Vec<(SmallVec<[usize; 2]>, Box<State<S>>)>;
+
 /// What retiring an instruction amounts to.
 pub(super) enum Plan<S: Bits> {
     /// Registers only, or a branch: go on at `target` (or the next
@@ -138,7 +144,7 @@ impl<S: Bits> Machine<'_, S> {
         st: &State<S>,
         co: Coherence,
         persistent: bool,
-    ) -> (Vec<(Step, Box<State<S>>)>, Option<usize>) {
+    ) -> (Successors<S>, Option<usize>) {
         let windows = Windows::new(self, st);
         if self.por {
             if let Some(out) = self.eager(st, &windows, co) {
@@ -1204,7 +1210,7 @@ impl<S: Bits> Machine<'_, S> {
         depth: u32,
         busy: S,
         fw: &mut SmallVec<[usize; 2]>,
-        out: &mut Vec<(SmallVec<[usize; 2]>, Box<State<S>>)>,
+        out: &mut BoundStates<S>,
     ) {
         let l = &self.layout;
         let r = e.slot.unwrap();
@@ -1214,7 +1220,7 @@ impl<S: Bits> Machine<'_, S> {
         let dependent = matches!(&self.program.threads[t].code[e.pc], Instr::Rmw { op, .. } if op.write_depends_on_read());
         let busy = if dependent { busy | bit(r) } else { busy };
         let loc = l.slots[r].loc;
-        let mut bound_states: Vec<(SmallVec<[usize; 2]>, Box<State<S>>)> = Vec::new();
+        let mut bound_states: BoundStates<S> = Vec::new();
         for v in members(st.versions & l.loc_slots[loc] & !S::bit(r)) {
             if self.interrupted() {
                 return;
