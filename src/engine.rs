@@ -262,7 +262,10 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
     let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);
     let (ax, op) = std::thread::scope(|s| {
-        let beside = (want_ax && want_op).then(|| {
+        // The oracle runs on a thread of its own (beside the machine, or
+        // alone) for its deep stack: at the widest event sets a frame of its
+        // reads-from recursion holds sets of hundreds of bytes.
+        let beside = want_ax.then(|| {
             std::thread::Builder::new()
                 .name("ptxmc-oracle".into())
                 .stack_size(AX_STACK)
@@ -278,7 +281,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             // No thread to be had: run the oracle after the machine, on the
             // budget that is left.
             Some(Err(_)) => Some(run_ax(p, opts, check, &budget)),
-            None => want_ax.then(|| run_ax(p, opts, check, &budget)),
+            None => None,
         };
         (ax, op)
     });

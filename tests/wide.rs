@@ -113,5 +113,24 @@ fn explanations_walk_candidates_past_128_events() {
             e.verdict
         );
         assert!(e.candidates > 0, "n={n}");
+        // Both explanations: the machine's is built at the width its slots
+        // need too, and agrees (no run reaches the outcome).
+        let both = ptxmc::explain::explain_outcome(
+            &p,
+            "wide.litmus",
+            &p.condition.prop,
+            &Limits::default(),
+            Caps::default(),
+            1_000_000,
+        );
+        assert!(
+            matches!(
+                both.op,
+                Some(ptxmc::explain::operational::OpExplanation::Blocked { .. })
+            ),
+            "n={n}: {:?}",
+            both.op
+        );
+        assert!(!both.disagreement() && !both.incomplete(), "n={n}");
     }
 }
