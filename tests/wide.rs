@@ -134,3 +134,44 @@ fn explanations_walk_candidates_past_128_events() {
         assert!(!both.disagreement() && !both.incomplete(), "n={n}");
     }
 }
+
+#[test]
+fn trace_and_step_run_past_128_slots() {
+    // `trace` and `step` build their session's machine at the width the
+    // program needs (they refused 129 slots before).
+    let dir = std::env::temp_dir().join(format!("ptxmc-wide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("wide.litmus");
+    std::fs::write(&file, families::wide_mp(70)).unwrap();
+    let run = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+            .args(args)
+            .arg(&file)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // No run reaches the condition's outcome: exit 1, as for any test.
+    let trace = run(&["trace"], "");
+    let text = String::from_utf8_lossy(&trace.stdout);
+    assert_eq!(trace.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("No run of the machine ends in 1:r0=1 /\\ 1:r2=0"),
+        "{text}"
+    );
+    let step = run(&["step"], "q\n");
+    let text = String::from_utf8_lossy(&step.stdout);
+    assert!(step.status.success(), "{text}");
+    assert!(text.contains("== MP-wide-70 after 0 steps =="), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
