@@ -224,9 +224,34 @@ fn families(c: &mut Criterion) {
     }
 }
 
+/// Past the plain width (issue 27, no event cap): `families::wide_mp` at
+/// 129, 605 and 2,001 events, through `engine::run`, which sizes the
+/// machine's event sets to the program. Throughput counts distinct states.
+fn wide(c: &mut Criterion) {
+    let mut g = c.benchmark_group("machine-wide-mp");
+    let opts = ptxmc::engine::RunOptions {
+        engine: ptxmc::engine::EngineChoice::Op,
+        jobs: 1,
+        ..Default::default()
+    };
+    for n in [62, 300, 998] {
+        let p = parse(&families::wide_mp(n));
+        let states = |p: &Program| {
+            let r = ptxmc::engine::run(p, &opts);
+            assert!(r.incomplete.is_none(), "{n}: {:?}", r.incomplete);
+            r.stats.op.expect("the machine ran").distinct_states
+        };
+        g.throughput(Throughput::Elements(states(&p)));
+        g.bench_with_input(BenchmarkId::from_parameter(2 * n + 5), &p, |b, p| {
+            b.iter(|| states(p))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, state_ops, suites, termination, scaling, families
+    targets = hot_loop, state_ops, suites, termination, scaling, families, wide
 }
 criterion_main!(benches);

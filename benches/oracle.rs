@@ -91,9 +91,28 @@ fn scaling(c: &mut Criterion) {
     }
 }
 
+/// Past the plain width (issue 27, no event cap): `families::wide_mp` at
+/// 129, 605 and 2,001 events; each candidate's event sets are as wide as its
+/// events need. Throughput counts search nodes.
+fn wide(c: &mut Criterion) {
+    let mut g = c.benchmark_group("oracle-wide-mp");
+    for n in [62, 300, 998] {
+        let p = parse(&families::wide_mp(n));
+        let nodes = ax::run(&p, &AxOptions::default())
+            .expect("no event cap")
+            .stats
+            .nodes;
+        g.throughput(criterion::Throughput::Elements(nodes));
+        g.bench_with_input(BenchmarkId::from_parameter(2 * n + 5), &p, |b, p| {
+            b.iter(|| outcomes(p))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = suites, random, scaling
+    targets = suites, random, scaling, wide
 }
 criterion_main!(benches);

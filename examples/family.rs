@@ -3,7 +3,8 @@
 //!
 //! ```sh
 //! cargo run --release --example family -- random SEED THREADS INSTRS
-//! cargo run --release --example family -- iriw|mp-chain|sb-ring|writers|spin-lock N
+//! cargo run --release --example family -- iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp N
+//! cargo run --release --example family -- pipeline STAGES ROUNDS
 //! ```
 
 use ptxmc::families;
@@ -22,6 +23,8 @@ fn main() {
         Some("sb-ring") => families::sb_ring(num(1) as usize),
         Some("writers") => families::writers(num(1) as usize),
         Some("spin-lock") => families::spin_lock(num(1) as usize),
+        Some("wide-mp") => families::wide_mp(num(1) as usize),
+        Some("pipeline") => families::pipeline(num(1) as usize, num(2) as usize),
         _ => usage(),
     };
     print!("{text}");
@@ -29,7 +32,7 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: family random SEED THREADS INSTRS | family iriw|mp-chain|sb-ring|writers|spin-lock N"
+        "usage: family random SEED THREADS INSTRS | family iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp N | family pipeline STAGES ROUNDS"
     );
     std::process::exit(2)
 }

@@ -13,6 +13,7 @@ use crate::model::Model;
 use crate::model::hang::Hang;
 use crate::op::{Coherence, Machine, TooManySlots};
 use crate::outcome::{Columns, Outcomes, Verdict};
+use crate::rel::Bits;
 
 /// Which engine(s) to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, ValueEnum)]
@@ -267,7 +268,10 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let want_ax = matches!(opts.engine, EngineChoice::Ax | EngineChoice::Both);
     let want_op = matches!(opts.engine, EngineChoice::Op | EngineChoice::Both);
     let (ax, op) = std::thread::scope(|s| {
-        let beside = (want_ax && want_op).then(|| {
+        // The oracle runs on a thread of its own (beside the machine, or
+        // alone) for its deep stack: at the widest event sets a frame of its
+        // reads-from recursion holds sets of hundreds of bytes.
+        let beside = want_ax.then(|| {
             std::thread::Builder::new()
                 .name("ptxmc-oracle".into())
                 .stack_size(AX_STACK)
@@ -283,7 +287,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             // No thread to be had: run the oracle after the machine, on the
             // budget that is left.
             Some(Err(_)) => Some(run_ax(p, opts, check, &budget)),
-            None => want_ax.then(|| run_ax(p, opts, check, &budget)),
+            None => None,
         };
         (ax, op)
     });
@@ -461,46 +465,64 @@ fn run_op(
     check: bool,
     budget: &Budget,
 ) -> (EngineRun, Option<ExploreStats>) {
-    match Machine::with_retry_loops(p, opts.loop_bound, opts.retry_loops) {
-        Ok(mut m) => {
-            m.por = opts.por;
-            if !opts.lazy_coherence {
-                m.coherence = Coherence::Eager;
-            }
-            m.persistent = opts.persistent;
-            m.barriers = opts.barriers.for_program(p);
-            let eo = ExploreOptions {
-                limits: opts.limits,
-                jobs: opts.jobs,
-                exact: opts.exact,
-                progress: opts.progress,
-                termination: check,
-            };
-            let r = explore::explore_within(&m, &eo, budget);
-            let finished = r.incomplete.is_none();
-            let run = EngineRun {
-                outcomes: r.outcomes,
-                bound_hit: r.bound_hit,
-                stopped: r.incomplete.map(|why| why.to_string()),
-                term: (check && finished).then(|| r.hang.ok_or(r.cut_reached || r.bound_hit)),
-                term_stopped: None,
-                undefined: r.undefined,
-            };
-            (run, Some(r.stats))
-        }
-        Err(TooManySlots(n)) => {
-            let run = EngineRun {
-                outcomes: Outcomes::new(),
-                bound_hit: false,
-                term: None,
-                term_stopped: None,
-                undefined: None,
-                stopped: Some(format!(
-                    "the program needs {n} event slots (at most {})",
-                    crate::rel::MAX_EVENTS
-                )),
-            };
-            (run, None)
-        }
+    // The machine's event sets are as wide as the program's slots need: the
+    // plain word pair first, then (told how many slots there are) the width
+    // `rel::with_width!` picks for them.
+    match run_op_at::<u128>(p, opts, check, budget) {
+        Err(TooManySlots { needed, .. }) => crate::with_width!(
+            needed,
+            S => run_op_at::<S>(p, opts, check, budget),
+            Err(TooManySlots {
+                needed,
+                capacity: crate::rel::MAX_EVENTS,
+            })
+        ),
+        done => done,
     }
+    .unwrap_or_else(|too_many| {
+        let run = EngineRun {
+            outcomes: Outcomes::new(),
+            bound_hit: false,
+            term: None,
+            term_stopped: None,
+            undefined: None,
+            stopped: Some(too_many.to_string()),
+        };
+        (run, None)
+    })
+}
+
+/// [`run_op`] with event sets of type `S`; `Err` if the program has more
+/// event slots than `S` holds.
+fn run_op_at<S: Bits>(
+    p: &Program,
+    opts: &RunOptions,
+    check: bool,
+    budget: &Budget,
+) -> Result<(EngineRun, Option<ExploreStats>), TooManySlots> {
+    let mut m = Machine::<S>::build(p, opts.loop_bound, opts.retry_loops)?;
+    m.por = opts.por;
+    if !opts.lazy_coherence {
+        m.coherence = Coherence::Eager;
+    }
+    m.persistent = opts.persistent;
+    m.barriers = opts.barriers.for_program(p);
+    let eo = ExploreOptions {
+        limits: opts.limits,
+        jobs: opts.jobs,
+        exact: opts.exact,
+        progress: opts.progress,
+        termination: check,
+    };
+    let r = explore::explore_within(&m, &eo, budget);
+    let finished = r.incomplete.is_none();
+    let run = EngineRun {
+        outcomes: r.outcomes,
+        bound_hit: r.bound_hit,
+        stopped: r.incomplete.map(|why| why.to_string()),
+        term: (check && finished).then(|| r.hang.ok_or(r.cut_reached || r.bound_hit)),
+        term_stopped: None,
+        undefined: r.undefined,
+    };
+    Ok((run, Some(r.stats)))
 }

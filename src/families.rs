@@ -160,6 +160,98 @@ pub fn spin_lock(threads: usize) -> String {
     )
 }
 
+/// Message passing behind a wide payload: P0 stores `1..=n` to `x0 …
+/// x{n-1}` and then releases `flag`; P1 acquires `flag` and reads `x0` and
+/// `x{n-1}`. An execution has `2n + 5` events (initial writes included), so
+/// `wide_mp(62)` is the first past 128 and `wide_mp(998)` past 2,000, while
+/// the outcomes stay five (P1 sees the flag and then both payload ends, or
+/// not the flag and each end either way): the family that checks the engines
+/// have no event cap (`crate::rel`). The condition (flag seen, last store
+/// not) is forbidden.
+pub fn wide_mp(n: usize) -> String {
+    assert!(n >= 1, "a payload of at least one location");
+    let locs: Vec<String> = (0..n)
+        .map(|i| format!("x{i}"))
+        .chain(["flag".to_string()])
+        .collect();
+    let mut p0: Vec<String> = (0..n)
+        .map(|i| format!("st.relaxed.gpu x{i}, {}", i + 1))
+        .collect();
+    p0.push("st.release.gpu flag, 1".into());
+    let p1 = vec![
+        "ld.acquire.gpu r0, flag".to_string(),
+        "ld.relaxed.gpu r1, x0".to_string(),
+        format!("ld.relaxed.gpu r2, x{}", n - 1),
+    ];
+    let init: String = locs.iter().map(|l| format!("{l}=0; ")).collect();
+    format!(
+        "PTX MP-wide-{n}\n{{ {init}}}\n{}exists (1:r0=1 /\\ 1:r2=0)\n",
+        table(&[p0, p1])
+    )
+}
+
+/// A CUTLASS-style TMA pipeline of `stages` stages run for `rounds` rounds
+/// (`litmus/liveness/Pipeline-2stage-2round.litmus` generalised; issue 27's
+/// "S × R" family). Both threads sit in CTA 0. Tile `k = round·stages + stage`
+/// goes through stage buffer `s{stage}`: the producer spins on `empty{stage}`
+/// (parity 1 in round 0, which passes at once, then alternating), announces 4
+/// bytes on `full{stage}` and issues the TMA load of `g{k}` (holding `k + 1`)
+/// into the buffer; the consumer spins on `full{stage}` (parity `round mod
+/// 2`), reads the buffer into `r{2k+1}`, orders that generic read before the
+/// next TMA write with `fence.proxy.async.shared::cta` and arrives on
+/// `empty{stage}`. The condition asks for a stale or overwritten read: it
+/// never holds, and every run terminates.
+pub fn pipeline(stages: usize, rounds: usize) -> String {
+    let mut prod = Vec::new();
+    let mut cons = Vec::new();
+    let mut init = String::new();
+    for s in 0..stages {
+        init += &format!(
+            "s{s} @ shared cta 0 = 0; full{s} @ mbarrier cta 0 = 1; empty{s} @ mbarrier cta 0 = 1; "
+        );
+    }
+    let mut cond = Vec::new();
+    for r in 0..rounds {
+        for s in 0..stages {
+            let k = r * stages + s;
+            init += &format!("g{k}={}; ", k + 1);
+            prod.push(format!("LP{k}:"));
+            prod.push(format!(
+                "mbarrier.try_wait.parity.shared::cta r{}, [empty{s}], {}",
+                2 * k,
+                (r + 1) % 2
+            ));
+            prod.push(format!("beq r{}, 0, LP{k}", 2 * k));
+            prod.push(format!(
+                "mbarrier.arrive.expect_tx.shared::cta _, [full{s}], 4"
+            ));
+            prod.push(format!(
+                "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s{s}], [g{k}], 4, [full{s}]"
+            ));
+            cons.push(format!("LC{k}:"));
+            cons.push(format!(
+                "mbarrier.try_wait.parity.shared::cta r{}, [full{s}], {}",
+                2 * k,
+                r % 2
+            ));
+            cons.push(format!("beq r{}, 0, LC{k}", 2 * k));
+            cons.push(format!("ld.shared::cta r{}, s{s}", 2 * k + 1));
+            cons.push("fence.proxy.async.shared::cta".to_string());
+            cons.push(format!("mbarrier.arrive.shared::cta _, [empty{s}]"));
+            cond.push(format!("P1:r{} != {}", 2 * k + 1, k + 1));
+        }
+    }
+    let headers = [
+        "P0@cta 0,cluster 0,gpu 0".to_string(),
+        "P1@cta 0,cluster 0,gpu 0".to_string(),
+    ];
+    format!(
+        "PTX Pipeline-{stages}stage-{rounds}round\n{{ {init}}}\n{}exists ({})\n",
+        crate::litmus::print::table(&headers, &[prod, cons]),
+        cond.join(" \\/ ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +273,8 @@ mod tests {
             sb_ring(3),
             writers(3),
             spin_lock(2),
+            pipeline(2, 2),
+            wide_mp(3),
         ] {
             let p = parses(&text);
             assert!(

@@ -8,21 +8,21 @@
 use crate::ir::{BarrierKind, Value};
 use crate::model::barrier::{self, CtaThreads, PlanArrival, PlannedPhase, Reading};
 use crate::model::ub::Undefined;
-use crate::rel::Rel;
+use crate::rel::{Bits, Rel};
 
 use super::graph::Graph;
 use super::search::Instance;
 
 /// One way the barrier arrivals of a candidate form phases.
-pub struct BarChoice {
+pub struct BarChoice<S: Bits> {
     /// Arrive → wait of every other participant, in each complete phase.
-    pub sync: Rel,
+    pub sync: Rel<S>,
     /// What the phases order in time, without synchronising: every arrival
     /// of a phase before every arrival of the next phase of its barrier, and
     /// the last event of a thread whose exit completed a count-less phase
     /// before that phase's waits. Retirement order extends base causality
     /// and these, so base causality with them must stay acyclic.
-    pub time: Rel,
+    pub time: Rel<S>,
     /// The phases as instances (for hang descriptions).
     pub instances: Vec<Instance>,
     /// The least undefined step of the choice, if any.
@@ -33,11 +33,11 @@ pub struct BarChoice {
 /// phases in which every waiting arrival is released and every stuck one
 /// is not; `None` if there is none (a deadlock). `stop` is polled per plan
 /// step; once it says so the choices found so far are returned.
-pub fn isa_choices(
-    g: &Graph,
+pub fn isa_choices<S: Bits>(
+    g: &Graph<'_, S>,
     rf: &[Option<usize>],
     stop: &mut dyn FnMut() -> bool,
-) -> Option<Vec<BarChoice>> {
+) -> Option<Vec<BarChoice<S>>> {
     let n = g.len();
     let p = g.program;
     type Key = (u32, u32, Vec<Value>);
@@ -152,15 +152,15 @@ pub fn isa_choices(
 }
 
 /// The edges, instances and undefined step of one resource's plan.
-fn phases_as_choice(
-    g: &Graph,
+fn phases_as_choice<S: Bits>(
+    g: &Graph<'_, S>,
     id: &[Value],
     arr: &[PlanArrival],
     of: &[usize],
     plan: &[PlannedPhase],
     threads: &[usize],
     last_event: &dyn Fn(usize) -> Option<usize>,
-) -> BarChoice {
+) -> BarChoice<S> {
     let n = g.len();
     let mut sync = Rel::empty(n);
     let mut time = Rel::empty(n);

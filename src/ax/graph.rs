@@ -8,7 +8,7 @@ use crate::ir::{
 use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
 
 use super::unfold::{Constraint, Expr, Path, PathEventKind, StuckKind, StuckPoint};
-use crate::rel::{Rel, Set, bit};
+use crate::rel::{Bits, Rel, bit};
 
 /// What an event is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,8 +87,9 @@ pub struct BarrierEvent {
     pub stuck: bool,
 }
 
-/// The static part of a candidate execution.
-pub struct Graph<'p> {
+/// The static part of a candidate execution, with its event sets of width
+/// `S` (chosen from its event count, [`crate::with_width!`]).
+pub struct Graph<'p, S: Bits> {
     /// The program.
     pub program: &'p Program,
     /// Events: initial writes (one per location) first, then each thread's path.
@@ -100,27 +101,27 @@ pub struct Graph<'p> {
     /// Reads, in program order thread by thread.
     pub reads: Vec<usize>,
     /// Writes of each location (initial write included).
-    pub writes_of: Vec<Set>,
+    pub writes_of: Vec<S>,
     /// Initial writes.
-    pub inits: Set,
+    pub inits: S,
     /// Program order.
-    pub po: Rel,
+    pub po: Rel<S>,
     /// Program order between accesses to the same virtual address.
-    pub po_loc: Rel,
+    pub po_loc: Rel<S>,
     /// Moral strength (symmetric).
-    pub ms: Rel,
+    pub ms: Rel<S>,
     /// RMW read half → write half.
-    pub rmw: Rel,
+    pub rmw: Rel<S>,
     /// Syntactic dependencies: read → event that depends on its value.
-    pub dep: Rel,
+    pub dep: Rel<S>,
     /// Release patterns: head → strong write.
-    pub rp: Rel,
+    pub rp: Rel<S>,
     /// Acquire patterns: strong read → tail.
-    pub ap: Rel,
+    pub ap: Rel<S>,
     /// `fence.sc` events.
-    pub fence_sc: Set,
+    pub fence_sc: S,
     /// `fence.proxy.alias` events.
-    pub alias_fences: Set,
+    pub alias_fences: S,
     /// Branch outcomes assumed, with their thread.
     pub constraints: Vec<(ThreadId, Constraint)>,
     /// Final register expressions per thread.
@@ -128,10 +129,10 @@ pub struct Graph<'p> {
     /// Barrier arrivals.
     pub barriers: Vec<BarrierEvent>,
     /// Signal → await synchronisation (agents' starts and completions).
-    pub await_edges: Rel,
+    pub await_edges: Rel<S>,
     /// Release heads that publish only part of their causal past, with the
     /// events they publish.
-    pub restricted: Vec<(usize, Set)>,
+    pub restricted: Vec<(usize, S)>,
     /// The proxy-fence role of each event, if it has one.
     pub proxy_role: Vec<Option<ProxyRole>>,
     /// mbarrier waits (which acquire only when they succeed), with the
@@ -143,12 +144,12 @@ pub struct Graph<'p> {
     pub stuck: Vec<Option<StuckPoint>>,
     /// Reads that must read a coherence-maximal write (stuck paths' spinning
     /// iterations and failing blocking waits).
-    pub latest: Set,
+    pub latest: S,
 }
 
-impl<'p> Graph<'p> {
+impl<'p, S: Bits> Graph<'p, S> {
     /// Build the candidate skeleton for one path per thread.
-    pub fn new(program: &'p Program, paths: &[&Path]) -> Graph<'p> {
+    pub fn new(program: &'p Program, paths: &[&Path]) -> Graph<'p, S> {
         let mut events = Vec::new();
         let mut value = Vec::new();
         let nlocs = program.locations.len();
@@ -185,14 +186,14 @@ impl<'p> Graph<'p> {
         let mut dep_pairs = Vec::new();
         let mut cond_reads = Vec::new();
         let mut stuck = Vec::new();
-        let mut latest = 0;
+        let mut latest = S::EMPTY;
         for (t, path) in paths.iter().enumerate() {
             let base = events.len();
             offset.push(base);
             truncated |= path.truncated;
             stuck.push(path.stuck.clone());
             if let Some(sp) = &path.stuck {
-                latest |= sp.latest << base;
+                latest |= sp.latest.to_bits::<S>(base);
             }
             let stuck_at_barrier = matches!(
                 path.stuck,
@@ -203,7 +204,7 @@ impl<'p> Graph<'p> {
             );
             for (k, pe) in path.events.iter().enumerate() {
                 let idx = events.len();
-                for r in crate::rel::members(pe.deps) {
+                for r in pe.deps.members() {
                     dep_pairs.push((base + r, idx));
                 }
                 let placement = placement_of(program, t, pe.pc);
@@ -273,8 +274,8 @@ impl<'p> Graph<'p> {
             offset,
             value,
             reads: Vec::new(),
-            writes_of: vec![0; nlocs],
-            inits: 0,
+            writes_of: vec![S::EMPTY; nlocs],
+            inits: S::EMPTY,
             po: Rel::empty(n),
             po_loc: Rel::empty(n),
             ms: Rel::empty(n),
@@ -282,8 +283,8 @@ impl<'p> Graph<'p> {
             dep: Rel::empty(n),
             rp: Rel::empty(n),
             ap: Rel::empty(n),
-            fence_sc: 0,
-            alias_fences: 0,
+            fence_sc: S::EMPTY,
+            alias_fences: S::EMPTY,
             constraints,
             final_regs,
             barriers,
@@ -344,7 +345,10 @@ impl<'p> Graph<'p> {
             }
         }
         // Release patterns (head, strong write) and acquire patterns (strong read, tail), §3.4.
-        let cond = self.cond_reads.iter().fold(0, |s, (c, _)| s | bit(*c));
+        let cond = self
+            .cond_reads
+            .iter()
+            .fold(S::EMPTY, |s, (c, _)| s | bit(*c));
         for i in 0..n {
             let a = &self.events[i];
             for j in 0..n {
@@ -361,7 +365,7 @@ impl<'p> Graph<'p> {
                 let strong_r = a.kind == Kind::Read && a.is_strong() && !a.red;
                 // A wait acquires only if it succeeds: added during the search.
                 let acq_r = |e: &Event| {
-                    e.kind == Kind::Read && e.sem.is_acquire() && !e.red && cond & bit(j) == 0
+                    e.kind == Kind::Read && e.sem.is_acquire() && !e.red && !cond.has(j)
                 };
                 if strong_r
                     && ((i == j && acq_r(a))
@@ -404,7 +408,7 @@ impl<'p> Graph<'p> {
             if head {
                 let publish = Publish::of(p, t, e.pc, e.placement);
                 if !publish.is_all() {
-                    let mask = (0..n).fold(0, |m, x| {
+                    let mask = (0..n).fold(S::EMPTY, |m, x| {
                         let ex = &self.events[x];
                         let loc = ex.is_mem().then_some(ex.loc);
                         let store = ex.kind == Kind::Write && !self.rmw_write(x);
@@ -464,11 +468,11 @@ impl<'p> Graph<'p> {
 
     /// The value of read `r` under the partial reads-from `rf`, if known.
     pub fn read_value(&self, rf: &[Option<usize>], r: usize) -> Option<Value> {
-        let mut visiting: Set = 0;
+        let mut visiting = S::EMPTY;
         self.read_value_in(rf, r, &mut visiting)
     }
 
-    fn read_value_in(&self, rf: &[Option<usize>], r: usize, visiting: &mut Set) -> Option<Value> {
+    fn read_value_in(&self, rf: &[Option<usize>], r: usize, visiting: &mut S) -> Option<Value> {
         let w = rf[r]?;
         self.write_value_in(rf, w, visiting)
     }
@@ -476,12 +480,12 @@ impl<'p> Graph<'p> {
     /// The value write `w` writes, given reads-from `rf` (`None` while a
     /// read it depends on is unbound).
     pub fn write_value(&self, rf: &[Option<usize>], w: usize) -> Option<Value> {
-        let mut visiting: Set = 0;
+        let mut visiting = S::EMPTY;
         self.write_value_in(rf, w, &mut visiting)
     }
 
-    fn write_value_in(&self, rf: &[Option<usize>], w: usize, visiting: &mut Set) -> Option<Value> {
-        if *visiting & bit(w) != 0 {
+    fn write_value_in(&self, rf: &[Option<usize>], w: usize, visiting: &mut S) -> Option<Value> {
+        if visiting.has(w) {
             return None; // a value cycle: thin air, rejected by No-Thin-Air
         }
         *visiting |= bit(w);
@@ -489,7 +493,7 @@ impl<'p> Graph<'p> {
         let v = self.value[w]
             .as_ref()?
             .eval(&mut |i| self.read_value_in(rf, base + i, visiting));
-        *visiting &= !bit(w);
+        *visiting &= !S::bit(w);
         v
     }
 

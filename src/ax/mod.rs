@@ -86,7 +86,8 @@ pub enum AxLimit {
         /// The limit.
         limit: usize,
     },
-    /// A candidate has more events than the bit matrices hold.
+    /// A candidate has more events than the widest bit matrices hold
+    /// ([`rel::MAX_EVENTS`], thousands): a resource limit, like the others.
     TooManyEvents,
     /// A limit of the run (states = search nodes, time, memory) was reached.
     Budget(Exceeded),
@@ -102,7 +103,11 @@ impl std::fmt::Display for AxLimit {
                 )
             }
             AxLimit::TooManyEvents => {
-                write!(f, "an execution has more than {} events", rel::MAX_EVENTS)
+                write!(
+                    f,
+                    "an execution has more than {} events (the widest event sets this build holds)",
+                    rel::MAX_EVENTS
+                )
             }
             AxLimit::Budget(e) => e.fmt(f),
         }
@@ -162,26 +167,27 @@ fn search_all(
             return Ok(());
         };
         let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
-        if nevents > rel::MAX_EVENTS {
-            return Err(AxLimit::TooManyEvents);
-        }
         let truncated = combo.iter().any(|c| c.truncated);
         if !(truncated && r.bound_hit) && termination::awaits_consistent(p, &combo) {
-            let g = graph::Graph::new(p, &combo);
-            let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
-                .forced_coherence(opts.forced_coherence);
-            s.barriers = opts.barriers;
-            let found = s.run();
-            add_stats(&mut r.stats, &s.stats);
-            if let Some(u) = s.undefined.take() {
-                if r.undefined.as_ref().is_none_or(|b| u < *b) {
-                    r.undefined = Some(u);
+            // The event sets of this combination are as wide as its events
+            // need (`rel::with_width!`), so there is no cap but the widest.
+            crate::with_width!(nevents, S => {
+                let g = graph::Graph::<S>::new(p, &combo);
+                let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
+                    .forced_coherence(opts.forced_coherence);
+                s.barriers = opts.barriers;
+                let found = s.run();
+                add_stats(&mut r.stats, &s.stats);
+                if let Some(u) = s.undefined.take() {
+                    if r.undefined.as_ref().is_none_or(|b| u < *b) {
+                        r.undefined = Some(u);
+                    }
                 }
-            }
-            if let Some(e) = s.stopped {
-                return Err(AxLimit::Budget(e));
-            }
-            r.bound_hit |= truncated && found.any;
+                if let Some(e) = s.stopped {
+                    return Err(AxLimit::Budget(e));
+                }
+                r.bound_hit |= truncated && found.any;
+            }, return Err(AxLimit::TooManyEvents))
         }
     }
 }
@@ -207,7 +213,6 @@ pub(crate) fn unfold_all(
         )
         .map_err(|e| match e {
             unfold::UnfoldError::TooManyPaths(limit) => AxLimit::TooManyPaths { thread: t, limit },
-            unfold::UnfoldError::TooManyEvents => AxLimit::TooManyEvents,
             unfold::UnfoldError::Budget(e) => AxLimit::Budget(e),
         })?;
         paths.push(ps);

@@ -27,7 +27,7 @@ use crate::model::ub::Undefined;
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
-use crate::rel::{Rel, Set, bit, has_cycle_within, members};
+use crate::rel::{Bits, Rel, bit, has_cycle_within, members};
 
 /// Counters of the search, one per step and per reason for rejection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -69,24 +69,24 @@ pub struct Found {
 }
 
 /// Search state for one skeleton.
-pub struct Search<'a, 'p> {
-    g: &'a Graph<'p>,
+pub struct Search<'a, 'p, S: Bits> {
+    g: &'a Graph<'p, S>,
     cols: &'a Columns,
     /// Reads-from so far, indexed by read event.
     rf: Vec<Option<usize>>,
     /// The same as a relation write → read.
-    rf_rel: Rel,
+    rf_rel: Rel<S>,
     /// Rows of a relation being checked, indexed by event (reused, to not
     /// allocate per check; only the rows of the events checked are current).
-    scratch: Vec<Set>,
+    scratch: Vec<S>,
     /// Every event of the skeleton.
-    all: Set,
+    all: S,
     /// Per location: its memory events, initial write included. The axioms
     /// that mention coherence relate events of one location, so orienting a
     /// location's writes is checked on these events alone.
-    loc_events: Vec<Set>,
+    loc_events: Vec<S>,
     /// Per read: the reads program-order-before it at its address.
-    reads_po_loc_before: Vec<Set>,
+    reads_po_loc_before: Vec<S>,
     /// Per location: whether it is *total* — its events (initial write
     /// included) pairwise morally strong, no RMW and no read that must read
     /// the latest write. For such a location every coherence order that
@@ -95,35 +95,35 @@ pub struct Search<'a, 'p> {
     /// the writes `min_co` leaves maximal.
     total_loc: Vec<bool>,
     /// The events of the total locations.
-    total_events: Set,
+    total_events: S,
     /// Every write (initial writes included): what coherence relates.
-    writes: Set,
+    writes: S,
     /// Per event: the writes of its location.
-    same_loc_writes: Vec<Set>,
+    same_loc_writes: Vec<S>,
     /// The part of the least coherence that holds for every reads-from:
     /// initial writes first, and (with forced coherence) writes in program
     /// order at one address, morally strong, in that order (coWW).
-    co_base: Rel,
+    co_base: Rel<S>,
     /// Per read: the writes program-order-before it at its address that are
     /// morally strong with it (coWR's writes).
-    po_loc_ms_writes_before: Vec<Set>,
+    po_loc_ms_writes_before: Vec<S>,
     /// Add forced coherence edges and use total locations (see
     /// [`Search::forced_coherence`]).
     forced: bool,
     /// Per memory event X of a non-generic proxy: the proxy fences that may
     /// be in `Src(X)` (bi-directional, X's proxy, X's CTA, X's space).
-    src_cand: Vec<Set>,
+    src_cand: Vec<S>,
     /// Per memory event Y of a non-generic proxy: the proxy fences that may
     /// be in `Dst(Y)` (either direction).
-    dst_cand: Vec<Set>,
+    dst_cand: Vec<S>,
     /// Program order and signal → await edges, closed: the static part of
     /// base causality.
-    base: Rel,
+    base: Rel<S>,
     /// When every access is generic and each location has one address (no
     /// proxies, no aliases): per memory event of a thread, the memory events
     /// of its location. Proxy-preserved causality is then base causality
     /// restricted to these pairs, which saves the per-pair proxy rules.
-    plain_same_loc: Option<Vec<Set>>,
+    plain_same_loc: Option<Vec<S>>,
     /// Some event depends on a read (`dep` is not empty).
     has_deps: bool,
     /// Morally strong pairs of `fence.sc`.
@@ -146,7 +146,7 @@ pub struct Search<'a, 'p> {
     pub barriers: crate::model::barrier::Reading,
     /// ISA reading: what the barrier phases of the current choice order in
     /// time ([`super::barriers::BarChoice::time`]).
-    bar_time: Option<Rel>,
+    bar_time: Option<Rel<S>>,
     /// ISA reading: the phases of the current choice, as instances.
     bar_instances: Vec<Instance>,
     /// The undefined step of the current barrier choice, if any.
@@ -193,37 +193,37 @@ impl Instance {
 }
 
 /// What the Fence-SC and coherence steps share about one reads-from choice.
-struct Ctx<'r> {
+struct Ctx<'r, S: Bits> {
     /// Release/acquire synchronisation.
-    sw_ra: &'r Rel,
+    sw_ra: &'r Rel<S>,
     /// Observation.
-    obs: &'r Rel,
+    obs: &'r Rel<S>,
 }
 
 /// Base causality for each *signature* of origins: with restricted release
 /// heads, an event travels through such a head only if the head publishes
 /// it, so each set of passable heads has its own closure (digest §3.5 with
 /// the restricted releases of `docs/async.md`).
-struct Closures {
+struct Closures<S: Bits> {
     /// The closure for each signature.
-    by_sig: Vec<Rel>,
+    by_sig: Vec<Rel<S>>,
     /// Each event's signature.
     sig_of: Vec<usize>,
 }
 
-impl<'a, 'p> Search<'a, 'p> {
+impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
     /// Prepare the search of `g`; outcomes go to `out`. The search stops
     /// when `budget` is exceeded, its state limit counting `nodes_before`
     /// plus this search's nodes.
     pub fn new(
-        g: &'a Graph<'p>,
+        g: &'a Graph<'p, S>,
         cols: &'a Columns,
         out: &'a mut Outcomes,
         budget: &'a Budget,
         nodes_before: u64,
     ) -> Self {
         let n = g.len();
-        let mut cta_of = vec![0; n];
+        let mut cta_of = vec![S::EMPTY; n];
         for (i, row) in cta_of.iter_mut().enumerate() {
             for j in 0..n {
                 if g.events[i].thread.is_some()
@@ -234,8 +234,8 @@ impl<'a, 'p> Search<'a, 'p> {
                 }
             }
         }
-        let mut src_cand = vec![0 as Set; n];
-        let mut dst_cand = vec![0 as Set; n];
+        let mut src_cand = vec![S::EMPTY; n];
+        let mut dst_cand = vec![S::EMPTY; n];
         for x in 0..n {
             let e = &g.events[x];
             if !e.is_mem() || e.thread.is_none() || e.proxy == Proxy::Generic {
@@ -244,7 +244,7 @@ impl<'a, 'p> Search<'a, 'p> {
             for (f, role) in g.proxy_role.iter().enumerate() {
                 let Some(role) = role else { continue };
                 if role.proxy == Some(e.proxy)
-                    && cta_of[x] & bit(f) != 0
+                    && cta_of[x].has(f)
                     && role.space.contains(g.program, e.loc)
                 {
                     dst_cand[x] |= bit(f);
@@ -295,21 +295,24 @@ impl<'a, 'p> Search<'a, 'p> {
                     let e = &g.events[x];
                     (0..n)
                         .filter(|&y| e.is_mem() && g.events[y].is_mem() && g.events[y].loc == e.loc)
-                        .fold(0, |m, y| m | bit(y))
+                        .fold(S::EMPTY, |m, y| m | bit(y))
                 })
                 .collect()
         });
-        let mut loc_events = vec![0 as Set; g.writes_of.len()];
+        let mut loc_events = vec![S::EMPTY; g.writes_of.len()];
         for (i, e) in g.events.iter().enumerate() {
             if e.is_mem() {
                 loc_events[e.loc] |= bit(i);
             }
         }
-        let rmw_events = g.rmw.pairs().fold(0, |m, (r, w)| m | bit(r) | bit(w));
+        let rmw_events = g
+            .rmw
+            .pairs()
+            .fold(S::EMPTY, |m, (r, w)| m | bit(r) | bit(w));
         let total_loc: Vec<bool> = loc_events
             .iter()
             .map(|&evs| {
-                evs & (rmw_events | g.latest) == 0
+                !evs.meets(rmw_events | g.latest)
                     && members(evs).all(|a| (g.ms.row(a) | bit(a)) & evs == evs)
             })
             .collect();
@@ -317,13 +320,17 @@ impl<'a, 'p> Search<'a, 'p> {
             .iter()
             .zip(&total_loc)
             .filter(|(_, t)| **t)
-            .fold(0, |m, (&evs, _)| m | evs);
-        let read_set = g.reads.iter().fold(0, |m, &r| m | bit(r));
-        let writes = g.writes_of.iter().fold(0, |m, &ws| m | ws);
-        let same_loc_writes: Vec<Set> = (0..n)
+            .fold(S::EMPTY, |m, (&evs, _)| m | evs);
+        let read_set = g.reads.iter().fold(S::EMPTY, |m, &r| m | bit(r));
+        let writes = g.writes_of.iter().fold(S::EMPTY, |m, &ws| m | ws);
+        let same_loc_writes: Vec<S> = (0..n)
             .map(|i| {
                 let e = &g.events[i];
-                if e.is_mem() { g.writes_of[e.loc] } else { 0 }
+                if e.is_mem() {
+                    g.writes_of[e.loc]
+                } else {
+                    S::EMPTY
+                }
             })
             .collect();
         let mut co_base = initial_writes_first(g);
@@ -331,11 +338,11 @@ impl<'a, 'p> Search<'a, 'p> {
             // coWW (A1 covers it unless proxies differ).
             co_base.set_row(w, same_loc_writes[w] & g.po_loc.row(w) & g.ms.row(w));
         }
-        let po_loc_ms_writes_before: Vec<Set> = (0..n)
+        let po_loc_ms_writes_before: Vec<S> = (0..n)
             .map(|r| {
                 members(writes)
                     .filter(|&w| g.po_loc.has(w, r) && g.ms.has(r, w))
-                    .fold(0, |m, w| m | bit(w))
+                    .fold(S::EMPTY, |m, w| m | bit(w))
             })
             .collect();
         let mbar_rmws = g
@@ -352,7 +359,7 @@ impl<'a, 'p> Search<'a, 'p> {
         Search {
             g,
             cols,
-            all: (0..n).fold(0, |m, i| m | bit(i)),
+            all: (0..n).fold(S::EMPTY, |m, i| m | bit(i)),
             loc_events,
             reads_po_loc_before,
             total_loc,
@@ -366,7 +373,7 @@ impl<'a, 'p> Search<'a, 'p> {
             has_deps: g.dep.pairs().next().is_some(),
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
-            scratch: vec![0; n],
+            scratch: vec![S::EMPTY; n],
             src_cand,
             dst_cand,
             base,
@@ -399,7 +406,7 @@ impl<'a, 'p> Search<'a, 'p> {
         if !on {
             self.co_base = initial_writes_first(self.g);
             self.total_loc.iter_mut().for_each(|t| *t = false);
-            self.total_events = 0;
+            self.total_events = S::EMPTY;
         }
         self
     }
@@ -457,7 +464,7 @@ impl<'a, 'p> Search<'a, 'p> {
             if self.partial_ok(r, k + 1 == self.g.reads.len()) {
                 self.rf_step(k + 1);
             }
-            self.rf_rel.set_row(w, self.rf_rel.row(w) & !bit(r));
+            self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));
             self.rf[r] = None;
             if self.stop() {
                 return;
@@ -560,7 +567,7 @@ impl<'a, 'p> Search<'a, 'p> {
     // ---- derived relations ----------------------------------------------
 
     /// Observation: `(ms ∩ rf) ; (rmw ; (ms ∩ rf))*`.
-    fn obs(&self) -> Rel {
+    fn obs(&self) -> Rel<S> {
         let msrf = self.g.ms.intersect(&self.rf_rel);
         if self.g.rmw.pairs().next().is_none() {
             return msrf; // no RMW to chain through
@@ -572,7 +579,7 @@ impl<'a, 'p> Search<'a, 'p> {
     }
 
     /// Release/acquire synchronisation: `ms ∩ (RP ; obs ; AP)`.
-    fn sw_ra(&self, obs: &Rel) -> Rel {
+    fn sw_ra(&self, obs: &Rel<S>) -> Rel<S> {
         let g = self.g;
         let rp_obs = g.rp.compose(obs);
         if g.cond_reads.is_empty() {
@@ -601,7 +608,7 @@ impl<'a, 'p> Search<'a, 'p> {
 
     /// Base causality `(po ∪ sw)+`, closed (every synchronisation edge in
     /// full: the order in which the machine retires events).
-    fn cb(&self, sw_ra: &Rel, extra: Option<&Rel>) -> Rel {
+    fn cb(&self, sw_ra: &Rel<S>, extra: Option<&Rel<S>>) -> Rel<S> {
         // The static part is closed already and the synchronisation edges
         // are few: adding them one by one, closed, is a row pass each where
         // closing the union is a pass per event.
@@ -618,13 +625,13 @@ impl<'a, 'p> Search<'a, 'p> {
 
     /// Base causality per signature of origins, when some synchronising
     /// release head is restricted; `cb` itself serves every origin otherwise.
-    fn closures(&self, cb: &Rel, sw_ra: &Rel, extra: Option<&Rel>) -> Closures {
+    fn closures(&self, cb: &Rel<S>, sw_ra: &Rel<S>, extra: Option<&Rel<S>>) -> Closures<S> {
         let g = self.g;
         let n = g.len();
-        let heads: Vec<(usize, Set)> = g
+        let heads: Vec<(usize, S)> = g
             .restricted
             .iter()
-            .filter(|(h, _)| sw_ra.row(*h) != 0)
+            .filter(|(h, _)| !sw_ra.row(*h).is_empty())
             .copied()
             .collect();
         if heads.is_empty() {
@@ -637,18 +644,17 @@ impl<'a, 'p> Search<'a, 'p> {
         let mut by_sig = Vec::new();
         let mut sig_of = vec![0; n];
         for (x, slot) in sig_of.iter_mut().enumerate() {
-            let sig =
-                heads.iter().enumerate().fold(
-                    0u64,
-                    |s, (k, (_, m))| if m & bit(x) != 0 { s | 1 << k } else { s },
-                );
+            let sig = heads
+                .iter()
+                .enumerate()
+                .fold(0u64, |s, (k, (_, m))| if m.has(x) { s | 1 << k } else { s });
             *slot = match sigs.iter().position(|&s| s == sig) {
                 Some(i) => i,
                 None => {
                     let mut sw = sw_ra.clone();
                     for (k, (h, _)) in heads.iter().enumerate() {
                         if sig & (1 << k) == 0 {
-                            sw.set_row(*h, 0);
+                            sw.set_row(*h, S::EMPTY);
                         }
                     }
                     by_sig.push(self.cb(&sw, extra));
@@ -664,7 +670,7 @@ impl<'a, 'p> Search<'a, 'p> {
     /// (digest §3.5): every segment of the chain from X to Y (through its
     /// source-side fence, an alias fence, its destination-side fence) is taken
     /// in the base causality of X's signature.
-    fn cause(&self, cb: &Rel, sw_ra: &Rel, extra: Option<&Rel>, obs: &Rel) -> Rel {
+    fn cause(&self, cb: &Rel<S>, sw_ra: &Rel<S>, extra: Option<&Rel<S>>, obs: &Rel<S>) -> Rel<S> {
         let g = self.g;
         let n = g.len();
         let cl = self.closures(cb, sw_ra, extra);
@@ -691,8 +697,9 @@ impl<'a, 'p> Search<'a, 'p> {
             } else {
                 c.row(x) & self.src_cand[x]
             };
-            let src_reach = members(src).fold(0, |acc, s| acc | c.row(s));
-            let alias_reach = members(src_reach & g.alias_fences).fold(0, |acc, f| acc | c.row(f));
+            let src_reach = members(src).fold(S::EMPTY, |acc, s| acc | c.row(s));
+            let alias_reach =
+                members(src_reach & g.alias_fences).fold(S::EMPTY, |acc, f| acc | c.row(f));
             for y in members(c.row(x)) {
                 let b = &g.events[y];
                 if !b.is_mem() || b.loc != a.loc {
@@ -704,14 +711,14 @@ impl<'a, 'p> Search<'a, 'p> {
                 } else {
                     members(self.dst_cand[y])
                         .filter(|&d| c.has(d, y))
-                        .fold(0, |acc, d| acc | bit(d))
+                        .fold(S::EMPTY, |acc, d| acc | bit(d))
                 };
                 let ok = if a.va == b.va {
                     (a.proxy == Proxy::Generic && b.proxy == Proxy::Generic)
                         || (a.proxy == b.proxy && g.cta(x) == g.cta(y))
-                        || src_reach & dst != 0
+                        || src_reach.meets(dst)
                 } else {
-                    alias_reach & dst != 0
+                    alias_reach.meets(dst)
                 };
                 if ok {
                     ppcb.add(x, y);
@@ -726,9 +733,9 @@ impl<'a, 'p> Search<'a, 'p> {
     /// A6 for the reads among `within`: no read reads from a write it
     /// causally precedes; with `co`, no read reads from a write
     /// coherence-before one that causally precedes it.
-    fn causality_ok(&self, cause: &Rel, co: Option<&Rel>, within: Set) -> bool {
+    fn causality_ok(&self, cause: &Rel<S>, co: Option<&Rel<S>>, within: S) -> bool {
         self.g.reads.iter().all(|&r| {
-            if within & bit(r) == 0 {
+            if !within.has(r) {
                 return true;
             }
             let Some(w) = self.rf[r] else { return true };
@@ -931,7 +938,7 @@ impl<'a, 'p> Search<'a, 'p> {
     /// Every way the barrier arrivals can form completed instances, as
     /// synchronisation edges; `None` if some waiting thread never gets
     /// through, or a stuck thread's barrier completes.
-    fn barrier_choices(&mut self) -> Option<Vec<Rel>> {
+    fn barrier_choices(&mut self) -> Option<Vec<Rel<S>>> {
         let g = self.g;
         let n = g.len();
         let mut choices = vec![Rel::empty(n)];
@@ -989,7 +996,7 @@ impl<'a, 'p> Search<'a, 'p> {
 
     /// `extra`: barrier edges and the Fence-SC orientations chosen so far
     /// (kept apart from `cb` for the per-signature closures).
-    fn sc_step(&mut self, i: usize, cb: Rel, extra: Rel, ctx: &Ctx) {
+    fn sc_step(&mut self, i: usize, cb: Rel<S>, extra: Rel<S>, ctx: &Ctx<S>) {
         self.tick();
         if self.stop() {
             return;
@@ -1014,7 +1021,7 @@ impl<'a, 'p> Search<'a, 'p> {
 
     // ---- step 4: coherence --------------------------------------------------
 
-    fn co_start(&mut self, cb: &Rel, extra: &Rel, ctx: &Ctx) {
+    fn co_start(&mut self, cb: &Rel<S>, extra: &Rel<S>, ctx: &Ctx<S>) {
         // Fence-SC orientations are retirement order too: with them, base
         // causality and the barrier phases' order in time stay acyclic.
         if !self.sc_pairs.is_empty() {
@@ -1074,7 +1081,7 @@ impl<'a, 'p> Search<'a, 'p> {
     ///
     /// The forced edges only cut the orientations the search would try and
     /// reject; they let most locations finish with nothing left to orient.
-    fn min_co(&self, cause: &Rel) -> Option<Rel> {
+    fn min_co(&self, cause: &Rel<S>) -> Option<Rel<S>> {
         let g = self.g;
         let mut co = self.co_base.clone();
         for w in members(self.writes & !g.inits) {
@@ -1083,10 +1090,10 @@ impl<'a, 'p> Search<'a, 'p> {
         if self.forced {
             for &r in &g.reads {
                 let Some(w) = self.rf[r] else { continue };
-                let others = self.same_loc_writes[r] & g.ms.row(w) & !bit(w);
+                let others = self.same_loc_writes[r] & g.ms.row(w) & !S::bit(w);
                 // A6 and coWR: these go before `w`.
                 for w2 in members(others) {
-                    if self.po_loc_ms_writes_before[r] & bit(w2) != 0 || cause.has(w2, r) {
+                    if self.po_loc_ms_writes_before[r].has(w2) || cause.has(w2, r) {
                         co.add(w2, w);
                     }
                 }
@@ -1113,8 +1120,8 @@ impl<'a, 'p> Search<'a, 'p> {
     /// (a one-element list). `None` when the search was stopped.
     fn co_finals(
         &mut self,
-        co: &Rel,
-        cause: &Rel,
+        co: &Rel<S>,
+        cause: &Rel<S>,
         l: usize,
         pairs: &[(usize, usize)],
     ) -> Option<Vec<Value>> {
@@ -1126,7 +1133,7 @@ impl<'a, 'p> Search<'a, 'p> {
         let settled = || pairs.iter().all(|&(a, b)| co.has(a, b) || co.has(b, a));
         if self.total_loc[l] || (self.record && settled()) {
             let mut vals: Vec<Value> = members(ws)
-                .filter(|&w| co.row(w) & ws == 0)
+                .filter(|&w| !co.row(w).meets(ws))
                 .map(|w| if self.record { self.write_value(w) } else { 0 })
                 .collect();
             vals.sort_unstable();
@@ -1143,7 +1150,7 @@ impl<'a, 'p> Search<'a, 'p> {
         let g = self.g;
         let mut vals = Vec::new();
         for w in members(ws) {
-            if co.row(w) & ws != 0 {
+            if co.row(w).meets(ws) {
                 continue; // something already follows it
             }
             // Every write morally strong with w goes before it.
@@ -1153,7 +1160,7 @@ impl<'a, 'p> Search<'a, 'p> {
                     c.add_closed(w2, w);
                 }
             }
-            if !c.closed_is_acyclic() || c.row(w) & ws != 0 {
+            if !c.closed_is_acyclic() || c.row(w).meets(ws) {
                 self.stats.pruned_coherence += 1;
                 continue;
             }
@@ -1178,11 +1185,11 @@ impl<'a, 'p> Search<'a, 'p> {
     /// write and its location's writes) kept coherence-maximal.
     fn co_exists(
         &mut self,
-        co: &Rel,
-        cause: &Rel,
+        co: &Rel<S>,
+        cause: &Rel<S>,
         pairs: &[(usize, usize)],
-        last: Option<(usize, Set)>,
-        within: Set,
+        last: Option<(usize, S)>,
+        within: S,
     ) -> bool {
         self.tick();
         if self.stopped.is_some() {
@@ -1192,7 +1199,7 @@ impl<'a, 'p> Search<'a, 'p> {
             return false;
         }
         if let Some((w, ws)) = last {
-            if co.row(w) & ws != 0 {
+            if co.row(w).meets(ws) {
                 return false;
             }
         }
@@ -1237,7 +1244,7 @@ impl<'a, 'p> Search<'a, 'p> {
     /// locations); for stuck paths, fairness: spinning and failing waits'
     /// reads read a coherence-maximal write (`co` only grows, so this is
     /// final too).
-    fn co_consistent(&mut self, co: &Rel, cause: &Rel, within: Set) -> bool {
+    fn co_consistent(&mut self, co: &Rel<S>, cause: &Rel<S>, within: S) -> bool {
         let g = self.g;
         // On a total location, with `co` from `Search::min_co`, the one
         // cycle left to look for is a read reading a write program-order
@@ -1252,14 +1259,14 @@ impl<'a, 'p> Search<'a, 'p> {
         for r in members(g.latest & within) {
             // During reads-from, a read not bound yet has no say.
             let Some(w) = self.rf[r] else { continue };
-            if co.row(w) & g.writes_of[g.events[r].loc] != 0 {
+            if co.row(w).meets(g.writes_of[g.events[r].loc]) {
                 self.stats.pruned_not_latest += 1;
                 return false;
             }
         }
         // Atomicity: no morally strong write between an RMW's read and write.
         for (r, w) in g.rmw.pairs() {
-            if within & bit(r) == 0 {
+            if !within.has(r) {
                 continue;
             }
             // During reads-from, an RMW whose read is not bound yet has no say.
@@ -1279,7 +1286,7 @@ impl<'a, 'p> Search<'a, 'p> {
         // row into a reused buffer (this runs once per coherence candidate).
         // fr = rf⁻¹; co, and a read has one source: fr(r) = co(rf(r)).
         for i in members(within) {
-            let fr = self.rf[i].map_or(0, |w| co.row(w));
+            let fr = self.rf[i].map_or(S::EMPTY, |w| co.row(w));
             self.scratch[i] =
                 (((self.rf_rel.row(i) | co.row(i) | fr) & g.ms.row(i)) | g.po_loc.row(i)) & within;
         }
@@ -1376,17 +1383,17 @@ impl<'a, 'p> Search<'a, 'p> {
 }
 
 /// The coherence edges from each location's initial write to its other writes.
-fn initial_writes_first(g: &Graph) -> Rel {
+fn initial_writes_first<S: Bits>(g: &Graph<'_, S>) -> Rel<S> {
     let mut co = Rel::empty(g.len());
     for &ws in &g.writes_of {
         for i in members(ws & g.inits) {
-            co.set_row(i, ws & !bit(i));
+            co.set_row(i, ws & !S::bit(i));
         }
     }
     co
 }
 
-fn g_has_stuck(g: &Graph) -> bool {
+fn g_has_stuck<S: Bits>(g: &Graph<'_, S>) -> bool {
     g.stuck.iter().any(Option::is_some)
 }
 
@@ -1397,7 +1404,7 @@ fn subsets(n: usize, k: usize) -> impl Iterator<Item = u64> {
 
 /// Whether closed base causality `cb` with the order in time `time` adds
 /// (which need not be closed) has no cycle.
-fn time_acyclic(cb: &Rel, time: &Rel) -> bool {
+fn time_acyclic<S: Bits>(cb: &Rel<S>, time: &Rel<S>) -> bool {
     if time.pairs().next().is_none() {
         return true;
     }

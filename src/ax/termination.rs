@@ -16,7 +16,7 @@ use crate::ir::{AwaitPoint, Instr, Program, mbar};
 use crate::limits::Budget;
 use crate::model::hang::{Hang, Stuck, Waits};
 use crate::outcome::{Columns, Outcomes};
-use crate::rel::{self, members};
+use crate::rel::Bits;
 
 use super::graph::Graph;
 use super::search::{AxStats, Search};
@@ -84,38 +84,44 @@ pub fn termination_within(
             && awaits_consistent(p, &combo);
         if worth {
             let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
-            if nevents > rel::MAX_EVENTS {
-                return Err(AxLimit::TooManyEvents);
-            }
-            let g = Graph::new(p, &combo);
-            let mut s = Search::new(&g, &cols, &mut sink, budget, spent)
-                .forced_coherence(opts.forced_coherence);
-            s.barriers = opts.barriers;
-            s.hunt_undefined = hunt;
-            s.run();
-            super::add_stats(&mut result.stats, &s.stats);
-            if let Some(e) = s.stopped {
-                return Err(AxLimit::Budget(e));
-            }
-            if let Some(rf) = s.witness.take() {
-                if truncated {
-                    result.bound_hit = true;
-                } else {
-                    if result.hang.is_none() {
-                        result.hang = Some(describe(&s, &g, &combo, &rf));
+            let step = |result: &mut AxTermination, sink: &mut Outcomes| {
+                crate::with_width!(nevents, S => {
+                    let g = Graph::<S>::new(p, &combo);
+                    let mut s = Search::new(&g, &cols, sink, budget, spent)
+                        .forced_coherence(opts.forced_coherence);
+                    s.barriers = opts.barriers;
+                    s.hunt_undefined = hunt;
+                    s.run();
+                    super::add_stats(&mut result.stats, &s.stats);
+                    if let Some(e) = s.stopped {
+                        return Err(AxLimit::Budget(e));
                     }
-                    if let Some(u) = s.undefined.take() {
-                        if result.undefined.as_ref().is_none_or(|b| u < *b) {
-                            result.undefined = Some(u);
+                    if let Some(rf) = s.witness.take() {
+                        if truncated {
+                            result.bound_hit = true;
+                        } else {
+                            if result.hang.is_none() {
+                                result.hang = Some(describe(&s, &g, &combo, &rf));
+                            }
+                            if let Some(u) = s.undefined.take() {
+                                if result.undefined.as_ref().is_none_or(|b| u < *b) {
+                                    result.undefined = Some(u);
+                                }
+                            }
+                            // A program that may reach an undefined step is
+                            // searched to the end, for the least undefined
+                            // step of its stuck executions (the machine
+                            // reports the least of all).
+                            if !hunt {
+                                return Ok(true);
+                            }
                         }
                     }
-                    // A program that may reach an undefined step is searched
-                    // to the end, for the least undefined step of its stuck
-                    // executions (the machine reports the least of all).
-                    if !hunt {
-                        return Ok(result);
-                    }
-                }
+                    Ok(false)
+                }, Err(AxLimit::TooManyEvents))
+            };
+            if step(&mut result, &mut sink)? {
+                return Ok(result);
             }
         }
     }
@@ -146,7 +152,12 @@ pub fn awaits_consistent(p: &Program, combo: &[&Path]) -> bool {
 }
 
 /// The hang a consistent stuck candidate stands for.
-fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Hang {
+fn describe<S: Bits>(
+    s: &Search<'_, '_, S>,
+    g: &Graph<'_, S>,
+    combo: &[&Path],
+    rf: &[Option<usize>],
+) -> Hang {
     let p = g.program;
     let mut stuck = Vec::new();
     for (t, path) in combo.iter().enumerate() {
@@ -200,7 +211,7 @@ fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Han
                     unreachable!("stuck at a wait")
                 };
                 let (_, arg) = mbar::Test::of(phase);
-                let (_, loc, value) = read(members(sp.latest).next().unwrap());
+                let (_, loc, value) = read(sp.latest.members().next().unwrap());
                 let phase = match arg {
                     crate::ir::Operand::Imm(k) => k,
                     crate::ir::Operand::Reg(_) => unreachable!("blocking waits name their phase"),
@@ -210,7 +221,7 @@ fn describe(s: &Search, g: &Graph, combo: &[&Path], rf: &[Option<usize>]) -> Han
             StuckKind::Spin { back } => Waits::Spin {
                 head: sp.pc,
                 back,
-                reads: members(sp.latest).map(read).collect(),
+                reads: sp.latest.members().map(read).collect(),
             },
         };
         stuck.push(Stuck {

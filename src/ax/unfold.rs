@@ -21,7 +21,7 @@ use crate::ir::{
 use crate::limits::{Exceeded, Poll};
 use crate::model::loops::{Beyond, LoopInfo};
 
-use crate::rel::{MAX_EVENTS, Set, bit};
+use crate::rel::Grow;
 
 /// A value computed from the reads of one path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,13 +53,25 @@ impl crate::ir::eval::Domain for Expr {
 
 impl Expr {
     /// The reads this expression depends on.
-    pub fn reads(&self) -> Set {
+    pub fn reads(&self) -> Grow {
+        let mut out = Grow::new();
+        self.add_reads(&mut out);
+        out
+    }
+    fn add_reads(&self, out: &mut Grow) {
         match self {
-            Expr::Const(_) => 0,
-            Expr::Read(i) => bit(*i),
-            Expr::Arith(_, a, b) => a.reads() | b.reads(),
-            Expr::Rmw(_, old, args) => args.iter().fold(old.reads(), |s, a| s | a.reads()),
-            Expr::Done(_, v, a) => v.reads() | a.reads(),
+            Expr::Const(_) => {}
+            Expr::Read(i) => out.insert(*i),
+            Expr::Arith(_, a, b) | Expr::Done(_, a, b) => {
+                a.add_reads(out);
+                b.add_reads(out);
+            }
+            Expr::Rmw(_, old, args) => {
+                old.add_reads(out);
+                for a in args {
+                    a.add_reads(out);
+                }
+            }
         }
     }
     /// Renumber the reads after removing event `k` (never referred to).
@@ -177,7 +189,7 @@ pub struct PathEvent {
     /// What it is.
     pub kind: PathEventKind,
     /// The path's reads it depends on (data, address of barrier ids, control).
-    pub deps: Set,
+    pub deps: Grow,
 }
 
 /// One control-flow path of a thread.
@@ -238,7 +250,7 @@ pub struct StuckPoint {
     pub kind: StuckKind,
     /// Reads (path indices) that must read a coherence-maximal write: a
     /// spinning iteration's reads, a failing blocking wait's read.
-    pub latest: Set,
+    pub latest: Grow,
 }
 
 /// How a stuck path is stuck.
@@ -265,8 +277,6 @@ pub enum StuckKind {
 pub enum UnfoldError {
     /// More paths than the limit.
     TooManyPaths(usize),
-    /// A path with more events than the oracle can represent.
-    TooManyEvents,
     /// A limit of the run (time, memory) was reached.
     Budget(Exceeded),
 }
@@ -277,7 +287,7 @@ struct State {
     regs: Vec<Expr>,
     events: Vec<PathEvent>,
     constraints: Vec<Constraint>,
-    ctrl: Set,
+    ctrl: Grow,
     iters: Vec<u32>,
     /// Index of the first event of the current spin-loop iteration.
     iter_start: usize,
@@ -317,7 +327,7 @@ pub fn unfold(
         regs: t.regs.iter().map(|r| Expr::Const(r.init)).collect(),
         events: Vec::new(),
         constraints: Vec::new(),
-        ctrl: 0,
+        ctrl: Grow::new(),
         iters: vec![0; t.code.len()],
         iter_start: 0,
     };
@@ -335,9 +345,6 @@ pub fn unfold(
         loop {
             if let Some(e) = poll.step() {
                 return Err(UnfoldError::Budget(e));
-            }
-            if s.events.len() + 2 > MAX_EVENTS {
-                return Err(UnfoldError::TooManyEvents);
             }
             let Some(instr) = t.code.get(s.pc) else {
                 out.push(Path {
@@ -366,7 +373,7 @@ pub fn unfold(
                             red: false,
                             cond_acq: None,
                         },
-                        deps: s.ctrl,
+                        deps: s.ctrl.clone(),
                     });
                     s.regs[*dst] = Expr::Read(i);
                 }
@@ -397,7 +404,7 @@ pub fn unfold(
                             red: false,
                             cond_acq: Some(done.clone()),
                         },
-                        deps: s.ctrl,
+                        deps: s.ctrl.clone(),
                     });
                     if let Some(d) = dst {
                         s.regs[*d] = done.clone();
@@ -415,7 +422,7 @@ pub fn unfold(
                             out.push(fails.stuck(StuckPoint {
                                 pc,
                                 kind: StuckKind::Wait,
-                                latest: bit(i),
+                                latest: Grow::single(i),
                             }));
                         }
                         s.constraints.push(Constraint {
@@ -429,7 +436,7 @@ pub fn unfold(
                 Instr::Signal { .. } => s.events.push(PathEvent {
                     pc,
                     kind: PathEventKind::Signal,
-                    deps: s.ctrl,
+                    deps: s.ctrl.clone(),
                 }),
                 Instr::Await { .. } => {
                     // An agent's start either happens or the agent never
@@ -438,13 +445,13 @@ pub fn unfold(
                         out.push(s.stuck(StuckPoint {
                             pc,
                             kind: StuckKind::Await,
-                            latest: 0,
+                            latest: Grow::new(),
                         }));
                     }
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::Await,
-                        deps: s.ctrl,
+                        deps: s.ctrl.clone(),
                     })
                 }
                 Instr::ProxyFenceUni { acquire, scope, .. } => s.events.push(PathEvent {
@@ -457,7 +464,7 @@ pub fn unfold(
                         },
                         scope: *scope,
                     },
-                    deps: s.ctrl,
+                    deps: s.ctrl.clone(),
                 }),
                 Instr::AsyncCopy { .. }
                 | Instr::CommitGroup { .. }
@@ -469,7 +476,7 @@ pub fn unfold(
                 }
                 Instr::Store { src, access } => {
                     let value = val(&s, src);
-                    let deps = s.ctrl | value.reads();
+                    let deps = s.ctrl.clone().union(&value.reads());
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::Write {
@@ -489,7 +496,7 @@ pub fn unfold(
                     let (rsem, wsem) = split_rmw_sem(access.sem, dst.is_none());
                     let i = s.events.len();
                     let args: Vec<Expr> = args.iter().map(|a| val(&s, a)).collect();
-                    let arg_deps = args.iter().fold(0, |d, a| d | a.reads());
+                    let arg_deps = args.iter().fold(Grow::new(), |d, a| d.union(&a.reads()));
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::Read {
@@ -501,14 +508,14 @@ pub fn unfold(
                             red: dst.is_none(),
                             cond_acq: None,
                         },
-                        deps: s.ctrl,
+                        deps: s.ctrl.clone(),
                     });
                     let value = if op.write_depends_on_read() {
                         Expr::Rmw(*op, Box::new(Expr::Read(i)), args)
                     } else {
                         args[0].clone()
                     };
-                    let deps = s.ctrl | arg_deps | value.reads();
+                    let deps = s.ctrl.clone().union(&arg_deps).union(&value.reads());
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::Write {
@@ -531,12 +538,12 @@ pub fn unfold(
                         sem: *sem,
                         scope: *scope,
                     },
-                    deps: s.ctrl,
+                    deps: s.ctrl.clone(),
                 }),
                 Instr::ProxyFence { kind } => s.events.push(PathEvent {
                     pc,
                     kind: PathEventKind::ProxyFence(*kind),
-                    deps: s.ctrl,
+                    deps: s.ctrl.clone(),
                 }),
                 Instr::Barrier {
                     kind, id, count, ..
@@ -546,7 +553,7 @@ pub fn unfold(
                     let deps = id
                         .iter()
                         .chain(count.iter())
-                        .fold(s.ctrl, |d, e| d | e.reads());
+                        .fold(s.ctrl.clone(), |d, e| d.union(&e.reads()));
                     let waits = kind.waits();
                     s.events.push(PathEvent {
                         pc,
@@ -558,13 +565,13 @@ pub fn unfold(
                             out.push(s.stuck(StuckPoint {
                                 pc,
                                 kind: StuckKind::Barrier,
-                                latest: 0,
+                                latest: Grow::new(),
                             }));
                         }
                         s.events.push(PathEvent {
                             pc,
                             kind: PathEventKind::BarWait,
-                            deps: s.ctrl,
+                            deps: s.ctrl.clone(),
                         });
                     }
                 }
@@ -595,7 +602,7 @@ pub fn unfold(
                                 (Expr::Const(x), Expr::Const(y)) => Some(cmp.holds(*x, *y)),
                                 _ => {
                                     // Fork: the not-taken continuation goes on the stack.
-                                    let reads = x.reads() | y.reads();
+                                    let reads = x.reads().union(&y.reads());
                                     let mut other = s.clone();
                                     other.constraints.push(Constraint {
                                         cmp: *cmp,
@@ -603,7 +610,7 @@ pub fn unfold(
                                         b: y.clone(),
                                         holds: false,
                                     });
-                                    other.ctrl |= reads;
+                                    other.ctrl.union_with(&reads);
                                     other.pc = pc + 1;
                                     stack.push(other);
                                     if stack.len() + out.len() > max_paths {
@@ -615,7 +622,7 @@ pub fn unfold(
                                         b: y,
                                         holds: true,
                                     });
-                                    s.ctrl |= reads;
+                                    s.ctrl.union_with(&reads);
                                     Some(true)
                                 }
                             }
@@ -663,7 +670,7 @@ fn spinning(s: &State, loops: &LoopInfo, back: usize) -> Path {
     let mut p = s.stuck(StuckPoint {
         pc: head,
         kind: StuckKind::Spin { back },
-        latest: 0,
+        latest: Grow::new(),
     });
     // A failed CAS writes back what it read; the iteration that repeats
     // forever is its read alone (docs/loops.md, retry loops).
@@ -681,7 +688,10 @@ fn spinning(s: &State, loops: &LoopInfo, back: usize) -> Path {
     }
     let latest = (s.iter_start..p.events.len())
         .filter(|&i| matches!(p.events[i].kind, PathEventKind::Read { .. }))
-        .fold(0, |m, i| m | bit(i));
+        .fold(Grow::new(), |mut m, i| {
+            m.insert(i);
+            m
+        });
     p.stuck.as_mut().unwrap().latest = latest;
     p
 }
@@ -690,10 +700,9 @@ fn spinning(s: &State, loops: &LoopInfo, back: usize) -> Path {
 /// the later events in every expression and dependency set.
 fn remove_event(p: &mut Path, k: usize) {
     p.events.remove(k);
-    let shift = |s: Set| (s & (bit(k) - 1)) | ((s >> 1) & !(bit(k) - 1));
     let fix = |e: &mut Expr| e.renumber(k);
     for ev in &mut p.events {
-        ev.deps = shift(ev.deps);
+        ev.deps = ev.deps.remove_shift(k);
         match &mut ev.kind {
             PathEventKind::Read {
                 cond_acq: Some(e), ..

@@ -80,13 +80,29 @@ pub fn run(args: &StepArgs) -> Exit {
                 .or_else(|| super::common::physical_memory().map(|b| b / 10 * 8)),
         },
     };
-    let mut session = match Session::new(&t.program, options) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Incomplete;
-        }
+    // The machine at the width the program's slots need, like `run`'s.
+    let done = match session_at::<u128>(args, t, options) {
+        Err(too) => crate::with_width!(
+            too.needed,
+            S => session_at::<S>(args, t, options),
+            Err(too)
+        ),
+        done => done,
     };
+    done.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        Exit::Incomplete
+    })
+}
+
+/// [`run`]'s session with event sets of type `S`; `Err` if the program has
+/// more event slots than `S` holds.
+fn session_at<S: crate::rel::Bits>(
+    args: &StepArgs,
+    t: &LitmusTest,
+    options: step::Options,
+) -> Result<Exit, crate::op::TooManySlots> {
+    let mut session = Session::<S>::build(&t.program, options)?;
     if let Some(f) = &args.follow {
         if let Err(crate::op::trace::TraceError::BadChoice {
             step,
@@ -95,7 +111,7 @@ pub fn run(args: &StepArgs) -> Exit {
         }) = session.replay(f)
         {
             eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
-            return Exit::BadInput;
+            return Ok(Exit::BadInput);
         }
     }
     let file = args.test.file.display().to_string();
@@ -118,7 +134,7 @@ pub fn run(args: &StepArgs) -> Exit {
         super::common::hang_lines(&note, "`g hang` walks into it")
     );
     if session.stopped().is_some() {
-        return Exit::Incomplete;
+        return Ok(Exit::Incomplete);
     }
     if interactive {
         let _ = writeln!(out, "(h for help)");
@@ -138,21 +154,21 @@ pub fn run(args: &StepArgs) -> Exit {
         }
         if session.stopped().is_some() {
             let _ = out.flush();
-            return Exit::Incomplete;
+            return Ok(Exit::Incomplete);
         }
         let _ = out.flush();
     }
-    if ub.is_some() {
+    Ok(if ub.is_some() {
         Exit::Undefined
     } else if note.hangs() {
         Exit::Hang
     } else {
         Exit::Success
-    }
+    })
 }
 
 /// The state and the transitions.
-fn show(s: &Session) -> String {
+fn show<S: crate::rel::Bits>(s: &Session<'_, S>) -> String {
     let pic = picture::picture(s.machine(), s.current());
     let transitions = match s.transitions_within() {
         Ok(list) => text::transitions(s, &list),
@@ -169,7 +185,13 @@ enum Reply {
 }
 
 /// Carry out one command line.
-fn command(s: &mut Session, t: &LitmusTest, file: &str, line: &str, args: &StepArgs) -> Reply {
+fn command<S: crate::rel::Bits>(
+    s: &mut Session<'_, S>,
+    t: &LitmusTest,
+    file: &str,
+    line: &str,
+    args: &StepArgs,
+) -> Reply {
     let (cmd, rest) = match line.split_once(char::is_whitespace) {
         Some((c, r)) => (c, r.trim()),
         None => (line, ""),
@@ -257,7 +279,13 @@ fn outcome(t: &LitmusTest, text: &str) -> Result<Prop, String> {
 }
 
 /// `e [COND]`: the explanation of an outcome, in words.
-fn explain(s: &Session, t: &LitmusTest, file: &str, rest: &str, args: &StepArgs) -> String {
+fn explain<S: crate::rel::Bits>(
+    s: &Session<'_, S>,
+    t: &LitmusTest,
+    file: &str,
+    rest: &str,
+    args: &StepArgs,
+) -> String {
     let p = &t.program;
     let want = if !rest.is_empty() {
         match outcome(t, rest) {

@@ -71,28 +71,46 @@ pub fn run(args: &TraceArgs) -> Exit {
         Err(e) => return e,
     };
     let t = &t;
-    let p = &t.program;
     let limits = limits(args.max_states, args.timeout, args.max_memory);
     let options = step::Options {
         loop_bound: args.test.loop_bound,
-        barriers: args.test.barriers.for_program(p),
+        barriers: args.test.barriers.for_program(&t.program),
         every_step: args.every_step,
         limits,
     };
-    // One stepping core: `trace` replays and searches through a session.
-    let mut session = match Session::new(p, options) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Incomplete;
-        }
+    // One stepping core: `trace` replays and searches through a session,
+    // whose machine is as wide as the program's slots need.
+    let done = match run_at::<u128>(args, t, options, &limits) {
+        Err(too) => crate::with_width!(
+            too.needed,
+            S => run_at::<S>(args, t, options, &limits),
+            Err(too)
+        ),
+        done => done,
     };
+    done.unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        Exit::Incomplete
+    })
+}
+
+/// [`run`] with event sets of type `S`; `Err` if the program has more event
+/// slots than `S` holds.
+fn run_at<S: crate::rel::Bits>(
+    args: &TraceArgs,
+    t: &crate::litmus::LitmusTest,
+    options: step::Options,
+    limits: &Limits,
+) -> Result<Exit, crate::op::TooManySlots> {
+    let p = &t.program;
+    let limits = *limits;
+    let mut session = Session::<S>::build(p, options)?;
     let m = session.machine();
     if args.hang {
-        return hang(args, m, t, &limits);
+        return Ok(hang(args, m, t, &limits));
     }
     if args.undefined {
-        return undefined(args, &mut session, t);
+        return Ok(undefined(args, &mut session, t));
     }
     // A run to an outcome of a program that can hang must not read as the
     // whole story: the hang is said after it, and the exit status is `run`'s.
@@ -172,12 +190,12 @@ pub fn run(args: &TraceArgs) -> Exit {
         None => {
             let (want, goal) = match target_outcome(t, args.outcome.as_deref()) {
                 Ok(w) => w,
-                Err(e) => return e,
+                Err(e) => return Ok(e),
             };
             match session.go_to(&want) {
                 GoTo::Path(c) => (c, Some(goal)),
-                GoTo::Unreachable { .. } => return answer(&goal, NoRun::Forbidden),
-                GoTo::Incomplete(e) => return answer(&goal, NoRun::Incomplete(e.to_string())),
+                GoTo::Unreachable { .. } => return Ok(answer(&goal, NoRun::Forbidden)),
+                GoTo::Incomplete(e) => return Ok(answer(&goal, NoRun::Incomplete(e.to_string()))),
             }
         }
     };
@@ -188,7 +206,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     }) = session.replay(&choices)
     {
         eprintln!("error: expected a choice below {available} at step {step}, found {choice}");
-        return Exit::BadInput;
+        return Ok(Exit::BadInput);
     }
     let run = session.trace();
     let m = session.machine();
@@ -219,11 +237,16 @@ pub fn run(args: &TraceArgs) -> Exit {
             ))
         ),
     }
-    hang_exit(Exit::Success)
+    Ok(hang_exit(Exit::Success))
 }
 
 /// `ptxmc trace --hang`.
-fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest, limits: &Limits) -> Exit {
+fn hang<S: crate::rel::Bits>(
+    args: &TraceArgs,
+    m: &Machine<'_, S>,
+    t: &crate::litmus::LitmusTest,
+    limits: &Limits,
+) -> Exit {
     let p = &t.program;
     let none = |why: String, exit: Exit| -> Exit {
         match args.format {
@@ -299,7 +322,11 @@ fn hang(args: &TraceArgs, m: &Machine, t: &crate::litmus::LitmusTest, limits: &L
 }
 
 /// `ptxmc trace --undefined`.
-fn undefined(args: &TraceArgs, session: &mut Session, t: &crate::litmus::LitmusTest) -> Exit {
+fn undefined<S: crate::rel::Bits>(
+    args: &TraceArgs,
+    session: &mut Session<'_, S>,
+    t: &crate::litmus::LitmusTest,
+) -> Exit {
     let p = &t.program;
     let none = |why: String, exit: Exit| -> Exit {
         match args.format {

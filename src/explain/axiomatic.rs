@@ -10,10 +10,10 @@ use crate::ax::graph::Kind;
 use crate::ir::{Program, Prop, Term};
 use crate::litmus::print;
 use crate::model::lower;
-use crate::rel::{Rel, members};
+use crate::rel::{Bits, Rel, members};
 
 use super::check::{Axiom, Edge, EdgeRel, Relations, Sync, Violation, Witness};
-use super::enumerate::{self, Candidate, Filter, Limits, Verdict};
+use super::enumerate::{self, Candidate, Filter, Limits, Verdict, Visit};
 use super::words::{Words, letter};
 
 /// How many groups an explanation lists, and how many reasons per group.
@@ -150,25 +150,31 @@ pub struct ExecEdge {
     pub cycle: bool,
 }
 
-/// Explain why `prop` is allowed or forbidden for `source` (the test as
-/// written), by the axioms.
-pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> AxExplanation {
-    let lowered = lower::lower(source, limits.loop_bound);
-    let mut witness = None;
-    let mut groups: Vec<(Vec<Option<usize>>, usize, Group)> = Vec::new();
-    let result = enumerate::enumerate(&lowered, Filter::Outcome(prop), limits, &mut |c| {
+/// What [`explain`] keeps of the candidates it is shown: the first
+/// consistent one, and the rejected ones grouped by how they read.
+struct Collect<'a> {
+    source: &'a Program,
+    prop: &'a Prop,
+    caps: Caps,
+    witness: Option<Execution>,
+    groups: Vec<(Vec<Option<usize>>, usize, Group)>,
+}
+
+impl Visit for Collect<'_> {
+    fn visit<S: Bits>(&mut self, c: &Candidate<'_, '_, '_, S>) -> bool {
         let words = Words {
-            source,
+            source: self.source,
             graph: c.graph,
         };
         match &c.verdict {
             Verdict::Consistent => {
-                witness = Some(execution(&words, c.witness, c.relations.unwrap(), None));
+                self.witness = Some(execution(&words, c.witness, c.relations.unwrap(), None));
                 false
             }
             Verdict::Rejected(vs) => {
-                let key = group_key(c, prop);
-                let pos = groups
+                let key = group_key(c, self.prop);
+                let pos = self
+                    .groups
                     .iter()
                     .position(|(k, combo, _)| *k == key && *combo == c.combo);
                 let gi = match pos {
@@ -187,28 +193,28 @@ pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> Ax
                             }
                         };
                         let picture = execution(&words, c.witness, rels, vs.first());
-                        groups.push((
+                        self.groups.push((
                             key.clone(),
                             c.combo,
                             Group {
-                                reads: describe_reads(&words, c, prop),
+                                reads: describe_reads(&words, c, self.prop),
                                 candidates: 0,
                                 reasons: Vec::new(),
                                 more_reasons: 0,
                                 picture,
                             },
                         ));
-                        groups.len() - 1
+                        self.groups.len() - 1
                     }
                 };
-                let g = &mut groups[gi].2;
+                let g = &mut self.groups[gi].2;
                 g.candidates += 1;
                 for v in vs {
                     let r = reason(&words, &c.witness.rf, v);
                     if g.reasons.contains(&r) {
                         continue;
                     }
-                    if g.reasons.len() < caps.reasons {
+                    if g.reasons.len() < self.caps.reasons {
                         g.reasons.push(r);
                     } else {
                         g.more_reasons += 1;
@@ -217,7 +223,24 @@ pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> Ax
                 true
             }
         }
-    });
+    }
+}
+
+/// Explain why `prop` is allowed or forbidden for `source` (the test as
+/// written), by the axioms.
+pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> AxExplanation {
+    let lowered = lower::lower(source, limits.loop_bound);
+    let mut collect = Collect {
+        source,
+        prop,
+        caps,
+        witness: None,
+        groups: Vec::new(),
+    };
+    let result = enumerate::enumerate(&lowered, Filter::Outcome(prop), limits, &mut collect);
+    let Collect {
+        witness, groups, ..
+    } = collect;
     let outcome = print::prop(source, prop);
     let (candidates, bound_hit) = match &result {
         Ok(s) => (s.candidates, s.bound_hit),
@@ -249,13 +272,13 @@ pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> Ax
 }
 
 /// The reads the outcome depends on (through its registers), in event order.
-fn outcome_reads(c: &Candidate, prop: &Prop) -> Vec<usize> {
+fn outcome_reads<S: Bits>(c: &Candidate<'_, '_, '_, S>, prop: &Prop) -> Vec<usize> {
     let g = c.graph;
     let mut out = Vec::new();
     for t in prop.terms() {
         if let Term::Reg { thread, reg } = t {
             if let Some(e) = g.final_regs.get(thread).and_then(|r| r.get(reg)) {
-                out.extend(members(e.reads()).map(|i| g.offset[thread] + i));
+                out.extend(e.reads().members().map(|i| g.offset[thread] + i));
             }
         }
     }
@@ -264,14 +287,18 @@ fn outcome_reads(c: &Candidate, prop: &Prop) -> Vec<usize> {
     out
 }
 
-fn group_key(c: &Candidate, prop: &Prop) -> Vec<Option<usize>> {
+fn group_key<S: Bits>(c: &Candidate<'_, '_, '_, S>, prop: &Prop) -> Vec<Option<usize>> {
     outcome_reads(c, prop)
         .into_iter()
         .map(|r| c.witness.rf[r])
         .collect()
 }
 
-fn describe_reads(words: &Words, c: &Candidate, prop: &Prop) -> Vec<String> {
+fn describe_reads<S: Bits>(
+    words: &Words<'_, '_, S>,
+    c: &Candidate<'_, '_, '_, S>,
+    prop: &Prop,
+) -> Vec<String> {
     let rf = &c.witness.rf;
     outcome_reads(c, prop)
         .into_iter()
@@ -290,7 +317,7 @@ fn describe_reads(words: &Words, c: &Candidate, prop: &Prop) -> Vec<String> {
 }
 
 /// A violation in words.
-fn reason(words: &Words, rf: &[Option<usize>], v: &Violation) -> Reason {
+fn reason<S: Bits>(words: &Words<'_, '_, S>, rf: &[Option<usize>], v: &Violation) -> Reason {
     let g = words.graph;
     let edges = rotate(words, &v.edges, v.axiom);
     let mut text = format!("{}: ", v.axiom.name());
@@ -327,7 +354,7 @@ fn reason(words: &Words, rf: &[Option<usize>], v: &Violation) -> Reason {
 
 /// Cycles start at the first release/acquire edge (else any synchronisation
 /// edge, else the earliest event), so that the same cycle reads the same.
-fn rotate(words: &Words, edges: &[Edge], axiom: Axiom) -> Vec<Edge> {
+fn rotate<S: Bits>(words: &Words<'_, '_, S>, edges: &[Edge], axiom: Axiom) -> Vec<Edge> {
     let cyclic = !matches!(axiom, Axiom::Atomicity | Axiom::Deadlock)
         && edges.first().map(|e| e.from) == edges.last().map(|e| e.to);
     if !cyclic || edges.is_empty() {
@@ -352,7 +379,7 @@ fn rotate(words: &Words, edges: &[Edge], axiom: Axiom) -> Vec<Edge> {
 }
 
 /// The synchronisation a cycle goes through, in words.
-fn through(words: &Words, edges: &[Edge]) -> Vec<String> {
+fn through<S: Bits>(words: &Words<'_, '_, S>, edges: &[Edge]) -> Vec<String> {
     let g = words.graph;
     let mut out: Vec<String> = Vec::new();
     let mut push = |s: String| {
@@ -431,10 +458,10 @@ fn summarise(groups: &[Group]) -> String {
 }
 
 /// The events and edges of a candidate, with `violation`'s edges marked.
-pub fn execution(
-    words: &Words,
-    w: &Witness,
-    rels: &Relations,
+pub fn execution<S: Bits>(
+    words: &Words<'_, '_, S>,
+    w: &Witness<S>,
+    rels: &Relations<'_, '_, S>,
     violation: Option<&Violation>,
 ) -> Execution {
     let g = words.graph;
@@ -533,7 +560,7 @@ fn drawn(r: EdgeRel) -> &'static str {
 }
 
 /// The transitive reduction of an acyclic relation (its covering pairs).
-fn reduce(r: &Rel) -> Rel {
+fn reduce<S: Bits>(r: &Rel<S>) -> Rel<S> {
     let mut c = r.clone();
     c.close();
     let mut out = Rel::empty(r.len());

@@ -18,24 +18,24 @@ use serde::Serialize;
 
 use crate::ax::graph::{Graph, Kind};
 use crate::ir::{LocId, Proxy};
-use crate::rel::{Rel, Set, bit, members};
+use crate::rel::{Bits, Rel, bit, members};
 
 /// The witnesses of one candidate execution of a skeleton.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Witness {
+pub struct Witness<S: Bits> {
     /// Reads-from, indexed by event (`None` for events that are not reads).
     pub rf: Vec<Option<usize>>,
     /// Barrier synchronisation: arrive → wait edges of the completed instances.
-    pub bar: Rel,
+    pub bar: Rel<S>,
     /// ISA reading: what the barrier phases order in time without
     /// synchronising (`ax::barriers::BarChoice::time`); base causality with
     /// it must stay acyclic.
-    pub time: Rel,
+    pub time: Rel<S>,
     /// The Fence-SC order (transitively closed).
-    pub sc: Rel,
+    pub sc: Rel<S>,
     /// The chosen orientation of every morally strong pair of same-location
     /// writes (before closure with the causality edges of A1).
-    pub orient: Rel,
+    pub orient: Rel<S>,
 }
 
 /// An axiom of the model, or the oracle's extra rule.
@@ -194,61 +194,61 @@ pub struct Violation {
 }
 
 /// Every relation of one candidate, computed by its definition.
-pub struct Relations<'a, 'p> {
-    g: &'a Graph<'p>,
-    w: &'a Witness,
+pub struct Relations<'a, 'p, S: Bits> {
+    g: &'a Graph<'p, S>,
+    w: &'a Witness<S>,
     /// The orientations `co` is built from (see [`Relations::set_orient`]).
-    orient: Rel,
+    orient: Rel<S>,
     /// Moral strength (§3.3).
-    pub ms: Rel,
+    pub ms: Rel<S>,
     /// Program order between accesses to one virtual address.
-    pub po_loc: Rel,
+    pub po_loc: Rel<S>,
     /// Reads-from as a relation write → read.
-    pub rf: Rel,
+    pub rf: Rel<S>,
     /// Observation (§3.4).
-    pub obs: Rel,
+    pub obs: Rel<S>,
     /// Release patterns (head, strong write).
-    pub rp: Rel,
+    pub rp: Rel<S>,
     /// Acquire patterns (strong read, tail).
-    pub ap: Rel,
+    pub ap: Rel<S>,
     /// Release/acquire synchronisation.
-    pub sw_ra: Rel,
+    pub sw_ra: Rel<S>,
     /// Base causality (closed), every synchronisation included.
-    pub cb: Rel,
+    pub cb: Rel<S>,
     /// Base causality (closed) per signature of origins (restricted releases).
-    cb_sig: Vec<Rel>,
+    cb_sig: Vec<Rel<S>>,
     /// The synchronisation edges each signature may use (`sw_ra` rows of
     /// restricted heads that do not publish that origin are removed).
-    sw_sig: Vec<Rel>,
+    sw_sig: Vec<Rel<S>>,
     sig_of: Vec<usize>,
     /// Proxy-preserved base causality, with the proxy fences each pair goes through.
-    pub ppcb: Rel,
+    pub ppcb: Rel<S>,
     ppcb_via: Vec<(usize, usize, [Option<usize>; 3])>,
     /// Causality order.
-    pub cause: Rel,
+    pub cause: Rel<S>,
     /// Coherence (closed): initial writes first, the orientations, A1's causality edges.
-    pub co: Rel,
+    pub co: Rel<S>,
     /// From-read.
-    pub fr: Rel,
+    pub fr: Rel<S>,
 }
 
 /// The parts of the relations that do not depend on the witnesses.
-pub struct Static {
+pub struct Static<S: Bits> {
     /// Moral strength (§3.3).
-    pub ms: Rel,
+    pub ms: Rel<S>,
     /// Program order between accesses to one virtual address.
-    pub po_loc: Rel,
+    pub po_loc: Rel<S>,
     /// Release patterns (head, strong write), §3.4.
-    pub rp: Rel,
+    pub rp: Rel<S>,
     /// Morally strong pairs of `fence.sc`, each once.
     pub sc_pairs: Vec<(usize, usize)>,
     /// Morally strong pairs of same-location writes (initial writes apart), each once.
     pub write_pairs: Vec<(usize, usize)>,
 }
 
-impl Static {
+impl<S: Bits> Static<S> {
     /// Compute the static relations of `g`.
-    pub fn new(g: &Graph) -> Static {
+    pub fn new(g: &Graph<'_, S>) -> Static<S> {
         let n = g.len();
         let ev = &g.events;
         // Moral strength, §3.3, with the initial write morally strong with
@@ -311,11 +311,11 @@ impl Static {
     }
 }
 
-impl<'a, 'p> Relations<'a, 'p> {
+impl<'a, 'p, S: Bits> Relations<'a, 'p, S> {
     /// Compute every relation of candidate `w` of skeleton `g` (whose
     /// static relations are `st`). Values (which mbarrier waits succeed)
     /// use the reads-from of `w`.
-    pub fn new(g: &'a Graph<'p>, st: &Static, w: &'a Witness) -> Self {
+    pub fn new(g: &'a Graph<'p, S>, st: &Static<S>, w: &'a Witness<S>) -> Self {
         let n = g.len();
         let ev = &g.events;
         let ms = st.ms.clone();
@@ -376,7 +376,7 @@ impl<'a, 'p> Relations<'a, 'p> {
         let mut other_sw = w.sc.clone();
         other_sw.union_with(&w.bar);
         other_sw.union_with(&g.await_edges);
-        let closure_of = |sw: &Rel| {
+        let closure_of = |sw: &Rel<S>| {
             let mut c = g.po.clone();
             c.union_with(sw);
             c.union_with(&other_sw);
@@ -385,10 +385,10 @@ impl<'a, 'p> Relations<'a, 'p> {
         };
         let cb = closure_of(&sw_ra);
         // Signatures: which restricted, synchronising heads publish an origin.
-        let heads: Vec<(usize, Set)> = g
+        let heads: Vec<(usize, S)> = g
             .restricted
             .iter()
-            .filter(|(h, _)| sw_ra.row(*h) != 0)
+            .filter(|(h, _)| !sw_ra.row(*h).is_empty())
             .copied()
             .collect();
         let mut sigs: Vec<u64> = Vec::new();
@@ -396,20 +396,19 @@ impl<'a, 'p> Relations<'a, 'p> {
         let mut sw_sig = Vec::new();
         let mut sig_of = vec![0; n];
         for (x, slot) in sig_of.iter_mut().enumerate() {
-            let sig =
-                heads.iter().enumerate().fold(
-                    0u64,
-                    |s, (k, (_, m))| {
-                        if m & bit(x) != 0 { s | 1 << k } else { s }
-                    },
-                );
+            let sig = heads.iter().enumerate().fold(
+                0u64,
+                |s, (k, (_, m))| {
+                    if m.has(x) { s | 1 << k } else { s }
+                },
+            );
             *slot = match sigs.iter().position(|&s| s == sig) {
                 Some(i) => i,
                 None => {
                     let mut sw = sw_ra.clone();
                     for (k, (h, _)) in heads.iter().enumerate() {
                         if sig & (1 << k) == 0 {
-                            sw.set_row(*h, 0);
+                            sw.set_row(*h, S::EMPTY);
                         }
                     }
                     cb_sig.push(closure_of(&sw));
@@ -451,13 +450,13 @@ impl<'a, 'p> Relations<'a, 'p> {
     /// Rebuild coherence and from-read from `orient` (orientations of
     /// morally strong write pairs): the initial write first, the
     /// orientations, and A1's causality edges between writes of one location.
-    pub fn set_orient(&mut self, orient: &Rel) {
+    pub fn set_orient(&mut self, orient: &Rel<S>) {
         let g = self.g;
         let mut co = orient.clone();
         for &wsl in &g.writes_of {
             for a in members(wsl) {
-                if g.inits & bit(a) != 0 {
-                    for b in members(wsl & !bit(a)) {
+                if g.inits.has(a) {
+                    for b in members(wsl & !S::bit(a)) {
                         co.add(a, b);
                     }
                 }
@@ -473,7 +472,7 @@ impl<'a, 'p> Relations<'a, 'p> {
     }
 
     /// The signature-specific base causality of origin `x`.
-    fn cb_of(&self, x: usize) -> &Rel {
+    fn cb_of(&self, x: usize) -> &Rel<S> {
         &self.cb_sig[self.sig_of[x]]
     }
 
@@ -487,9 +486,9 @@ impl<'a, 'p> Relations<'a, 'p> {
             ev[a].thread.is_some() && ev[b].thread.is_some() && g.cta(a) == g.cta(b)
         };
         // Proxy fences that may stand for a non-generic access on its side.
-        let fence_for = |x: usize, source: bool| -> Set {
+        let fence_for = |x: usize, source: bool| -> S {
             let e = &ev[x];
-            (0..n).fold(0, |acc, f| match g.proxy_role[f] {
+            (0..n).fold(S::EMPTY, |acc, f| match g.proxy_role[f] {
                 Some(role)
                     if role.proxy == Some(e.proxy)
                         && same_cta(x, f)
@@ -509,7 +508,7 @@ impl<'a, 'p> Relations<'a, 'p> {
                 continue;
             }
             let c = self.cb_of(x);
-            let src: Set = if a.proxy == Proxy::Generic {
+            let src: S = if a.proxy == Proxy::Generic {
                 bit(x)
             } else {
                 c.row(x) & fence_for(x, true)
@@ -519,12 +518,12 @@ impl<'a, 'p> Relations<'a, 'p> {
                 if !b.is_mem() || b.loc != a.loc {
                     continue;
                 }
-                let dst: Set = if b.proxy == Proxy::Generic {
+                let dst: S = if b.proxy == Proxy::Generic {
                     bit(y)
                 } else {
                     members(fence_for(y, false))
                         .filter(|&d| c.has(d, y))
-                        .fold(0, |acc, d| acc | bit(d))
+                        .fold(S::EMPTY, |acc, d| acc | bit(d))
                 };
                 let fences = if a.va == b.va {
                     if (a.proxy == Proxy::Generic && b.proxy == Proxy::Generic)
@@ -625,7 +624,7 @@ impl<'a, 'p> Relations<'a, 'p> {
             let co_basic: Vec<Step> = self
                 .co_basic_edges()
                 .into_iter()
-                .filter(|s| here & bit(s.ends().0) != 0)
+                .filter(|s| here.has(s.ends().0))
                 .collect();
             let cyc = find_cycle(g.len(), &co_basic).expect("a cyclic closure has a cycle");
             return Some(Self::violation(Axiom::Coherence, self.expand_all(cyc)));
@@ -655,8 +654,8 @@ impl<'a, 'p> Relations<'a, 'p> {
         }
         for &wsl in &g.writes_of {
             for a in members(wsl) {
-                if g.inits & bit(a) != 0 {
-                    for b in members(wsl & !bit(a)) {
+                if g.inits.has(a) {
+                    for b in members(wsl & !S::bit(a)) {
                         out.push(Step::Basic(Edge::new(a, b, EdgeRel::Co)));
                     }
                 }
@@ -826,7 +825,7 @@ impl<'a, 'p> Relations<'a, 'p> {
     /// A shortest path from `a` to `b` (one step at least) in
     /// `po ∪ sw_ra ∪ sc ∪ bar ∪ await`, release/acquire steps expanded into
     /// their pattern (po to the released write, the observation, po to the tail).
-    fn sync_path(&self, sw_ra: &Rel, a: usize, b: usize) -> Vec<Edge> {
+    fn sync_path(&self, sw_ra: &Rel<S>, a: usize, b: usize) -> Vec<Edge> {
         let g = self.g;
         let mut steps = Vec::new();
         let tagged = |x, y, rel, sync| {
@@ -944,7 +943,7 @@ fn merge_po(edges: Vec<Edge>) -> Vec<Edge> {
 }
 
 /// Moral strength of two distinct events, §3.3 read literally.
-fn morally_strong(g: &Graph, i: usize, j: usize) -> bool {
+fn morally_strong<S: Bits>(g: &Graph<'_, S>, i: usize, j: usize) -> bool {
     let (a, b) = (&g.events[i], &g.events[j]);
     if a.thread.is_none() || b.thread.is_none() {
         return a.is_mem() && b.is_mem() && a.loc == b.loc;

@@ -17,7 +17,7 @@ use crate::ax::graph::Graph;
 use crate::ax::unfold::{self, Path};
 use crate::ir::{LocId, Program, Prop, Term, Value};
 use crate::outcome::{Columns, Outcomes};
-use crate::rel::{Rel, bit, members};
+use crate::rel::{Bits, Rel, members};
 
 use super::check::{Axiom, Relations, Static, Violation, Witness};
 
@@ -79,23 +79,39 @@ pub enum Verdict {
 
 /// One candidate, as the visitor sees it: reads-from, barrier instances and
 /// Fence-SC order chosen, coherence judged per location.
-pub struct Candidate<'c, 'g, 'p> {
+pub struct Candidate<'c, 'g, 'p, S: Bits> {
     /// The skeleton (one path per thread).
-    pub graph: &'g Graph<'p>,
+    pub graph: &'g Graph<'p, S>,
     /// Index of the path combination (odometer order over threads).
     pub combo: usize,
     /// The witnesses; for a consistent candidate `orient` is one coherence
     /// order per location that passes.
-    pub witness: &'c Witness,
+    pub witness: &'c Witness<S>,
     /// Only some reads are chosen (`rf` is `None` for the others): every
     /// candidate that extends this choice fails the same way.
     pub prefix: bool,
     /// Relations of the witness (for a consistent one: with its coherence).
-    pub relations: Option<&'c Relations<'c, 'p>>,
+    pub relations: Option<&'c Relations<'c, 'p, S>>,
     /// For each location the outcome names, the write it ends with (consistent candidates).
     pub finals: &'c [(LocId, usize)],
     /// The checker's verdict.
     pub verdict: Verdict,
+}
+
+/// What [`enumerate`] shows each candidate to, at whatever width the
+/// candidate's events need (a generic method, so a closure would not do).
+pub trait Visit {
+    /// Look at one candidate; `false` to stop the enumeration.
+    fn visit<S: Bits>(&mut self, c: &Candidate<'_, '_, '_, S>) -> bool;
+}
+
+/// A visitor that looks at nothing and never stops.
+struct Every;
+
+impl Visit for Every {
+    fn visit<S: Bits>(&mut self, _: &Candidate<'_, '_, '_, S>) -> bool {
+        true
+    }
 }
 
 /// What an enumeration saw.
@@ -118,11 +134,11 @@ pub enum Filter<'a> {
 
 /// Enumerate the candidates of `p` (a *lowered* program) that pass `filter`;
 /// `visit` returns false to stop.
-pub fn enumerate(
+pub fn enumerate<V: Visit>(
     p: &Program,
     filter: Filter,
     limits: &Limits,
-    visit: &mut dyn FnMut(&Candidate) -> bool,
+    visit: &mut V,
 ) -> Result<Summary, Stopped> {
     walk_all(p, filter, limits, None, visit)
 }
@@ -132,18 +148,16 @@ pub fn enumerate(
 pub fn outcomes(p: &Program, limits: &Limits) -> Result<Outcomes, Stopped> {
     let cols = Columns::of(p);
     let mut out = Outcomes::new();
-    walk_all(p, Filter::All, limits, Some((&cols, &mut out)), &mut |_| {
-        true
-    })?;
+    walk_all(p, Filter::All, limits, Some((&cols, &mut out)), &mut Every)?;
     Ok(out)
 }
 
-fn walk_all(
+fn walk_all<V: Visit>(
     p: &Program,
     filter: Filter,
     limits: &Limits,
     mut sink: Option<(&Columns, &mut Outcomes)>,
-    visit: &mut dyn FnMut(&Candidate) -> bool,
+    visit: &mut V,
 ) -> Result<Summary, Stopped> {
     let mut paths: Vec<Vec<Path>> = Vec::new();
     // Unfolding polls the run's budget like the oracle's does; here the only
@@ -162,9 +176,6 @@ fn walk_all(
                 unfold::UnfoldError::Budget(_) => Stopped::Timeout,
                 unfold::UnfoldError::TooManyPaths(n) => {
                     Stopped::TooLarge(format!("thread P{t} has more than {n} control-flow paths"))
-                }
-                unfold::UnfoldError::TooManyEvents => {
-                    Stopped::TooLarge("a path has too many events".into())
                 }
             },
         )?;
@@ -194,24 +205,53 @@ fn walk_all(
     let mut combo = 0;
     while let Some(chosen) = combos.next() {
         let events = p.locations.len() + chosen.iter().map(|c| c.events.len()).sum::<usize>();
-        if events > crate::rel::MAX_EVENTS {
-            return Err(Stopped::TooLarge(format!(
-                "an execution has more than {} events",
-                crate::rel::MAX_EVENTS
-            )));
-        }
         if chosen.iter().any(|c| c.truncated) {
             summary.bound_hit = true;
         } else if crate::ax::termination::awaits_consistent(p, &chosen) {
-            let g = Graph::new(p, &chosen);
+            // As wide as this combination's events need (`rel::with_width!`).
+            let too_many = || {
+                Err(Stopped::TooLarge(format!(
+                    "an execution has more than {} events (the widest event sets this build holds)",
+                    crate::rel::MAX_EVENTS
+                )))
+            };
+            let end = crate::with_width!(events, S => {
+                walk_one::<S, V>(p, &chosen, filter, &named, limits, combo, &mut summary, &mut sink, visit)
+            }, too_many())?;
+            if end {
+                return Ok(summary);
+            }
+        }
+        combo += 1;
+    }
+    Ok(summary)
+}
+
+/// Walk the candidates of one path combination with event sets of type
+/// `S`; `Ok(true)` if the visitor asked to stop.
+#[allow(clippy::too_many_arguments)]
+fn walk_one<S: Bits, V: Visit>(
+    p: &Program,
+    chosen: &[&Path],
+    filter: Filter,
+    named: &[LocId],
+    limits: &Limits,
+    combo: usize,
+    summary: &mut Summary,
+    sink: &mut Option<(&Columns, &mut Outcomes)>,
+    visit: &mut V,
+) -> Result<bool, Stopped> {
+    {
+        {
+            let g = Graph::<S>::new(p, chosen);
             let mut walk = Walk {
                 g: &g,
                 st: Static::new(&g),
                 filter,
-                named: &named,
+                named,
                 limits,
                 combo,
-                summary: &mut summary,
+                summary,
                 sink: sink.as_mut().map(|(c, o)| (*c, &mut **o)),
                 rf: vec![None; g.len()],
                 time: Rel::empty(g.len()),
@@ -222,17 +262,13 @@ fn walk_all(
             if let Some(s) = walk.stop {
                 return Err(s);
             }
-            if walk.done {
-                return Ok(summary);
-            }
+            Ok(walk.done)
         }
-        combo += 1;
     }
-    Ok(summary)
 }
 
 /// The value write `w` writes under reads-from `rf`, if defined.
-pub fn write_value(g: &Graph, rf: &[Option<usize>], w: usize) -> Option<Value> {
+pub fn write_value<S: Bits>(g: &Graph<'_, S>, rf: &[Option<usize>], w: usize) -> Option<Value> {
     let t = g.events[w].thread;
     let base = t.map_or(0, |t| g.offset[t]);
     g.value[w]
@@ -268,9 +304,9 @@ pub fn tri(prop: &Prop, term: &dyn Fn(&Term) -> Option<Value>) -> Option<bool> {
 }
 
 /// What one coherence order of one location gives.
-struct LocChoice {
+struct LocChoice<S: Bits> {
     /// The orientations of the location's morally strong write pairs.
-    orient: Rel,
+    orient: Rel<S>,
     /// The write the outcome needs last (named locations).
     last: Option<usize>,
     /// Why it fails, if it does.
@@ -280,9 +316,9 @@ struct LocChoice {
 }
 
 /// The walk over one skeleton's candidates.
-struct Walk<'w, 'g, 'p> {
-    g: &'g Graph<'p>,
-    st: Static,
+struct Walk<'w, 'g, 'p, S: Bits> {
+    g: &'g Graph<'p, S>,
+    st: Static<S>,
     filter: Filter<'w>,
     named: &'w [LocId],
     limits: &'w Limits,
@@ -291,12 +327,12 @@ struct Walk<'w, 'g, 'p> {
     sink: Option<(&'w Columns, &'w mut Outcomes)>,
     rf: Vec<Option<usize>>,
     /// ISA reading: the order in time of the current barrier choice's phases.
-    time: Rel,
+    time: Rel<S>,
     stop: Option<Stopped>,
     done: bool,
 }
 
-impl Walk<'_, '_, '_> {
+impl<S: Bits> Walk<'_, '_, '_, S> {
     fn halted(&self) -> bool {
         self.stop.is_some() || self.done
     }
@@ -336,7 +372,7 @@ impl Walk<'_, '_, '_> {
         }
     }
 
-    fn empty(&self) -> Rel {
+    fn empty(&self) -> Rel<S> {
         Rel::empty(self.g.len())
     }
 
@@ -344,7 +380,7 @@ impl Walk<'_, '_, '_> {
     // axiom whatever the rest is (every relation only grows with more
     // reads-from, barrier, Fence-SC and coherence edges) is reported once, as
     // a prefix, and not extended.
-    fn reads(&mut self, k: usize, visit: &mut dyn FnMut(&Candidate) -> bool) {
+    fn reads<V: Visit>(&mut self, k: usize, visit: &mut V) {
         // Each node checks every axiom on the prefix (`prefix_violation`), so
         // a look at the clock per node costs nothing beside it; nodes can be
         // millions before a candidate is complete.
@@ -401,8 +437,8 @@ impl Walk<'_, '_, '_> {
     }
 
     // Step 2: barrier instances.
-    fn barriers(&mut self, visit: &mut dyn FnMut(&Candidate) -> bool) {
-        let choices: Option<Vec<(Rel, Rel)>> = match self.limits.barriers {
+    fn barriers<V: Visit>(&mut self, visit: &mut V) {
+        let choices: Option<Vec<(Rel<S>, Rel<S>)>> = match self.limits.barriers {
             crate::model::barrier::Reading::Dat3m => {
                 match barrier_choices(self.g, &self.rf, self.limits) {
                     Ok(c) => c.map(|v| v.into_iter().map(|r| (r, self.empty())).collect()),
@@ -456,13 +492,7 @@ impl Walk<'_, '_, '_> {
     }
 
     // Step 3: Fence-SC orders.
-    fn fence_sc(
-        &mut self,
-        i: usize,
-        bar: &Rel,
-        sc: Rel,
-        visit: &mut dyn FnMut(&Candidate) -> bool,
-    ) {
+    fn fence_sc<V: Visit>(&mut self, i: usize, bar: &Rel<S>, sc: Rel<S>, visit: &mut V) {
         let Some(&(a, b)) = self.st.sc_pairs.get(i) else {
             let w = Witness {
                 rf: self.rf.clone(),
@@ -487,7 +517,7 @@ impl Walk<'_, '_, '_> {
 
     // Step 4: coherence, location by location (given reads-from, barriers and
     // Fence-SC, each location's checks depend on its own coherence only).
-    fn judge(&mut self, mut w: Witness, visit: &mut dyn FnMut(&Candidate) -> bool) {
+    fn judge<V: Visit>(&mut self, mut w: Witness<S>, visit: &mut V) {
         let g = self.g;
         let mut rels = Relations::new(g, &self.st, &w);
         if let Some(v) = rels.independent_violation(true) {
@@ -500,7 +530,7 @@ impl Walk<'_, '_, '_> {
                 visit,
             );
         }
-        let mut per_loc: Vec<Vec<LocChoice>> = Vec::new();
+        let mut per_loc: Vec<Vec<LocChoice<S>>> = Vec::new();
         for l in 0..g.writes_of.len() {
             let choices = match self.location_choices(&mut rels, l) {
                 Ok(c) => c,
@@ -612,7 +642,11 @@ impl Walk<'_, '_, '_> {
     /// of them, so the deadline is looked at while they are made, and a
     /// location with 64 pairs or more (2^64 orientations) is more than any
     /// candidate limit.
-    fn location_choices(&self, rels: &mut Relations, l: LocId) -> Result<Vec<LocChoice>, Stopped> {
+    fn location_choices(
+        &self,
+        rels: &mut Relations<'_, '_, S>,
+        l: LocId,
+    ) -> Result<Vec<LocChoice<S>>, Stopped> {
         let g = self.g;
         let pairs: Vec<(usize, usize)> = self
             .st
@@ -641,7 +675,7 @@ impl Walk<'_, '_, '_> {
             }
             let mut co0 = orient.clone();
             for i in members(here & g.inits) {
-                for x in members(here & !bit(i)) {
+                for x in members(here & !S::bit(i)) {
                     co0.add(i, x);
                 }
             }
@@ -650,10 +684,10 @@ impl Walk<'_, '_, '_> {
                 continue;
             }
             rels.set_orient(&orient);
-            let maximal = |co: &Rel| -> Vec<usize> {
-                members(here).filter(|&x| co.row(x) & here == 0).collect()
+            let maximal = |co: &Rel<S>| -> Vec<usize> {
+                members(here).filter(|&x| !co.row(x).meets(here)).collect()
             };
-            let finals_of = |rels: &Relations| -> Vec<Value> {
+            let finals_of = |rels: &Relations<'_, '_, S>| -> Vec<Value> {
                 let mut v: Vec<Value> = maximal(&rels.co)
                     .into_iter()
                     .filter_map(|x| write_value(g, &self.rf, x))
@@ -688,7 +722,7 @@ impl Walk<'_, '_, '_> {
 
     /// For each location, a passing choice, such that the named locations'
     /// final writes give the outcome; `None` if there is none.
-    fn outcome_pick(&self, per_loc: &[Vec<LocChoice>]) -> Option<Vec<usize>> {
+    fn outcome_pick(&self, per_loc: &[Vec<LocChoice<S>>]) -> Option<Vec<usize>> {
         let ok: Vec<Vec<usize>> = per_loc
             .iter()
             .map(|cs| {
@@ -727,14 +761,14 @@ impl Walk<'_, '_, '_> {
         }
     }
 
-    fn emit(
+    fn emit<V: Visit>(
         &mut self,
-        w: &Witness,
+        w: &Witness<S>,
         prefix: bool,
-        rels: Option<&Relations>,
+        rels: Option<&Relations<'_, '_, S>>,
         finals: &[(LocId, usize)],
         verdict: Verdict,
-        visit: &mut dyn FnMut(&Candidate) -> bool,
+        visit: &mut V,
     ) {
         self.summary.candidates += 1;
         if self.summary.candidates > self.limits.max_candidates {
@@ -756,7 +790,7 @@ impl Walk<'_, '_, '_> {
             finals,
             verdict,
         };
-        if !visit(&c) {
+        if !visit.visit(&c) {
             self.done = true;
         }
     }
@@ -788,11 +822,11 @@ fn distinct(vs: impl Iterator<Item = Violation>) -> Vec<Violation> {
 /// (not as a filter over every subset: 2^64 with 64 arrivals), the deadline
 /// of `limits` is looked at while they are, and more choices than its
 /// candidate limit stop the enumeration.
-pub fn barrier_choices(
-    g: &Graph,
+pub fn barrier_choices<S: Bits>(
+    g: &Graph<'_, S>,
     rf: &[Option<usize>],
     limits: &Limits,
-) -> Result<Option<Vec<Rel>>, Stopped> {
+) -> Result<Option<Vec<Rel<S>>>, Stopped> {
     let n = g.len();
     type Key = (u32, u32, Vec<Value>);
     /// Per participating thread, its arrivals (indices into `g.barriers`) in order.

@@ -165,16 +165,34 @@ pub fn explain_outcome(
         AxVerdict::Incomplete { .. } => None,
     };
     let op = allowed.and_then(|allowed| {
-        let mut m = Machine::new(p, limits.loop_bound).ok()?;
-        m.barriers = limits.barriers;
-        Some(operational::explain(
-            &m,
-            want,
-            file,
-            allowed,
-            max_states,
-            limits.deadline,
-        ))
+        // The machine at the width its slots need, like `engine::run`'s.
+        fn at<S: crate::rel::Bits>(
+            p: &Program,
+            want: &Prop,
+            file: &str,
+            allowed: bool,
+            limits: &Limits,
+            max_states: u64,
+        ) -> Result<OpExplanation, crate::op::TooManySlots> {
+            let mut m = Machine::<S>::build(p, limits.loop_bound, true)?;
+            m.barriers = limits.barriers;
+            Ok(operational::explain(
+                &m,
+                want,
+                file,
+                allowed,
+                max_states,
+                limits.deadline,
+            ))
+        }
+        match at::<u128>(p, want, file, allowed, limits, max_states) {
+            Ok(x) => Some(x),
+            Err(too) => crate::with_width!(
+                too.needed,
+                S => at::<S>(p, want, file, allowed, limits, max_states).ok(),
+                None
+            ),
+        }
     });
     let (termination, undefined) = TerminationNote::with_undefined(p, limits, max_states);
     Explanation {

@@ -12,6 +12,7 @@ use crate::ir::{Instr, Program, Prop, Term, Value};
 use crate::op::Machine;
 use crate::op::state::State;
 use crate::op::{Step, StepKind};
+use crate::rel::Bits;
 
 use super::enumerate::tri;
 
@@ -48,8 +49,8 @@ pub enum OpExplanation {
 
 /// Explain `want` on machine `m` (built from the test in `file`); `allowed`
 /// is the axioms' verdict, which the machine must confirm.
-pub fn explain(
-    m: &Machine,
+pub fn explain<S: Bits>(
+    m: &Machine<'_, S>,
     want: &Prop,
     file: &str,
     allowed: bool,
@@ -120,7 +121,7 @@ enum Search {
 
 /// Breadth-first over the states that still agree with `want`: the first
 /// run that ends in it, or the (first) deepest state reached.
-fn search(m: &Machine, want: &Prop, budget: &crate::limits::Budget) -> Search {
+fn search<S: Bits>(m: &Machine<'_, S>, want: &Prop, budget: &crate::limits::Budget) -> Search {
     let init = m.initial();
     let root = init.fingerprint();
     let mut parent: FxHashMap<u64, (u64, usize)> = FxHashMap::default();
@@ -177,7 +178,7 @@ fn search(m: &Machine, want: &Prop, budget: &crate::limits::Budget) -> Search {
     Search::Deepest(path(&parent, deepest.1))
 }
 
-fn replay_state(m: &Machine, choices: &[usize]) -> State {
+fn replay_state<S: Bits>(m: &Machine<'_, S>, choices: &[usize]) -> State<S> {
     let mut st = m.initial();
     for &c in choices {
         let (_, next) = m.successors(&st).swap_remove(c);
@@ -187,7 +188,7 @@ fn replay_state(m: &Machine, choices: &[usize]) -> State {
 }
 
 /// Whether the registers known in `st` still agree with `want`.
-fn towards(m: &Machine, st: &State, want: &Prop) -> bool {
+fn towards<S: Bits>(m: &Machine<'_, S>, st: &State<S>, want: &Prop) -> bool {
     tri(want, &|t: &Term| match *t {
         Term::Const(v) => Some(v),
         Term::Reg { thread, reg } => known_reg(m, st, thread, reg),
@@ -198,7 +199,7 @@ fn towards(m: &Machine, st: &State, want: &Prop) -> bool {
 /// A register's final value, if already decided: the thread is finished, or
 /// (straight-line code) no instruction left writes it, or the last one left
 /// that writes it is a bound load.
-fn known_reg(m: &Machine, st: &State, t: usize, reg: usize) -> Option<Value> {
+fn known_reg<S: Bits>(m: &Machine<'_, S>, st: &State<S>, t: usize, reg: usize) -> Option<Value> {
     let th: &crate::ir::Thread = &m.program.threads[t];
     let ts = &st.threads[t];
     if ts.finished(th.code.len()) {
@@ -216,12 +217,14 @@ fn known_reg(m: &Machine, st: &State, t: usize, reg: usize) -> Option<Value> {
     match &th.code[pc] {
         Instr::Load { .. } | Instr::Rmw { .. } => {
             let slot = m.layout.base[t][pc]?;
-            (st.bound & crate::rel::bit(slot) != 0).then(|| m.read_value(st, slot))
+            st.bound.has(slot).then(|| m.read_value(st, slot))
         }
         // A wait's register says whether it succeeded; its operand must be known.
         Instr::MbarWait { .. } if th.code[ts.pc..pc].iter().all(|i| i.def().is_none()) => {
             let slot = m.layout.base[t][pc]?;
-            (st.bound & crate::rel::bit(slot) != 0).then(|| m.wait_done(st, t, slot) as Value)
+            st.bound
+                .has(slot)
+                .then(|| m.wait_done(st, t, slot) as Value)
         }
         _ => None,
     }
@@ -229,7 +232,7 @@ fn known_reg(m: &Machine, st: &State, t: usize, reg: usize) -> Option<Value> {
 
 /// At the end of the longest run: what each thread cannot do, and what it
 /// can do that leaves the outcome.
-fn blocked_words(m: &Machine, st: &State, want: &Prop) -> Vec<String> {
+fn blocked_words<S: Bits>(m: &Machine<'_, S>, st: &State<S>, want: &Prop) -> Vec<String> {
     let mut out = Vec::new();
     let p: &Program = &m.program;
     let instr = |t: usize, pc: usize| crate::model::describe::instr_text(m.source, p, t, pc);
@@ -261,7 +264,7 @@ fn blocked_words(m: &Machine, st: &State, want: &Prop) -> Vec<String> {
     out
 }
 
-fn version_words(m: &Machine, st: &State, v: usize) -> String {
+fn version_words<S: Bits>(m: &Machine<'_, S>, st: &State<S>, v: usize) -> String {
     let si = &m.layout.slots[v];
     let loc = &m.program.locations[si.loc].name;
     let value = crate::model::describe::value_text(&m.program, si.loc, st.value[v]);

@@ -6,16 +6,17 @@ use crate::ir::{FenceSem, Program, Proxy, Sem, Value};
 use crate::model::describe;
 
 use super::enumerate::write_value;
+use crate::rel::Bits;
 
 /// Names the events of one skeleton.
-pub struct Words<'a, 'p> {
+pub struct Words<'a, 'p, S: Bits> {
     /// The test as written.
     pub source: &'a Program,
     /// The skeleton (of the lowered program).
-    pub graph: &'a Graph<'p>,
+    pub graph: &'a Graph<'p, S>,
 }
 
-impl Words<'_, '_> {
+impl<S: Bits> Words<'_, '_, S> {
     /// The thread of an event (`P0`, `P0.async@1`); `None` for an initial write.
     pub fn thread(&self, e: usize) -> Option<String> {
         let t = self.graph.events[e].thread?;
@@ -141,7 +142,7 @@ impl Words<'_, '_> {
         } else {
             format!(".{}", ev.proxy)
         };
-        let star = if g.rmw.row(e) != 0 || (e > 0 && g.rmw.has(e - 1, e)) {
+        let star = if !g.rmw.row(e).is_empty() || (e > 0 && g.rmw.has(e - 1, e)) {
             "*"
         } else {
             ""

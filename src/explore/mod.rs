@@ -19,6 +19,7 @@
 //! n = 10⁸: 3·10⁻⁴); a collision would skip a state and could lose outcomes. `--exact` stores full states
 //! instead and has no such risk, at a few kilobytes per state.
 
+use crate::rel::Bits;
 use dashmap::DashSet;
 use fxhash::FxBuildHasher;
 use serde::Serialize;
@@ -119,19 +120,19 @@ pub struct Explored {
 }
 
 /// A 64-bit fingerprint of a state ([`State::fingerprint`]).
-pub fn fingerprint(st: &State) -> u64 {
+pub fn fingerprint<S: Bits>(st: &State<S>) -> u64 {
     st.fingerprint()
 }
 
 /// The seen-set: fingerprints, or full states in `--exact` mode.
-enum Seen {
+enum Seen<S: Bits> {
     Fingerprints(DashSet<u64, FxBuildHasher>),
-    Exact(DashSet<Box<State>, FxBuildHasher>),
+    Exact(DashSet<Box<State<S>>, FxBuildHasher>),
 }
 
-impl Seen {
+impl<S: Bits> Seen<S> {
     /// Insert; true if the state was new.
-    fn insert(&self, st: &State) -> bool {
+    fn insert(&self, st: &State<S>) -> bool {
         match self {
             Seen::Fingerprints(s) => s.insert(fingerprint(st)),
             Seen::Exact(s) => !s.contains(st) && s.insert(Box::new(st.clone())),
@@ -158,9 +159,9 @@ struct Counters {
     final_states: AtomicU64,
 }
 
-struct Ctx<'m, 'p, 'b> {
-    machine: &'m Machine<'p>,
-    seen: Seen,
+struct Ctx<'m, 'p, 'b, S: Bits> {
+    machine: &'m Machine<'p, S>,
+    seen: Seen<S>,
     /// Distinct states inserted (the seen-set's length, without locking its shards).
     distinct: AtomicU64,
     counters: Counters,
@@ -179,7 +180,7 @@ struct Ctx<'m, 'p, 'b> {
     jobs: usize,
 }
 
-impl Ctx<'_, '_, '_> {
+impl<S: Bits> Ctx<'_, '_, '_, S> {
     fn halt(&self, why: Exceeded) {
         let mut w = self.why.lock().unwrap();
         if w.is_none() {
@@ -189,7 +190,7 @@ impl Ctx<'_, '_, '_> {
     }
 
     /// Remember `st`; true if it is new.
-    fn insert(&self, st: &State) -> bool {
+    fn insert(&self, st: &State<S>) -> bool {
         let new = self.seen.insert(st);
         if new {
             let n = self.distinct.fetch_add(1, Ordering::Relaxed) + 1;
@@ -205,7 +206,7 @@ impl Ctx<'_, '_, '_> {
     // States are boxed so that pushing and popping them moves a pointer, not
     // the whole state.
     /// Keep the least undefined step of a consistent state.
-    fn note_undefined(&self, st: &State) {
+    fn note_undefined(&self, st: &State<S>) {
         if let Some(u) = self.machine.undefined(st) {
             let mut best = self.undefined.lock().unwrap();
             if best.as_ref().is_none_or(|b| u < *b) {
@@ -215,7 +216,7 @@ impl Ctx<'_, '_, '_> {
     }
 
     #[allow(clippy::vec_box)]
-    fn run<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, mut stack: Vec<Box<State>>) {
+    fn run<'s>(&'s self, scope: Option<&rayon::Scope<'s>>, mut stack: Vec<Box<State<S>>>) {
         let m = self.machine;
         let mut local = Outcomes::new();
         let mut since_split = 0u32;
@@ -324,7 +325,7 @@ impl Ctx<'_, '_, '_> {
 }
 
 /// Explore every state reachable from the initial state, within `opts.limits`.
-pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
+pub fn explore<S: Bits>(m: &Machine<'_, S>, opts: &ExploreOptions) -> Explored {
     explore_within(m, opts, &Budget::new(opts.limits))
 }
 
@@ -332,16 +333,20 @@ pub fn explore(m: &Machine, opts: &ExploreOptions) -> Explored {
 /// (shared with whatever else the run does; `opts.limits` is not read). The
 /// state limit counts distinct states; time and memory are looked at every
 /// [`Poll::PERIOD`] expansions of each worker.
-pub fn explore_within(m: &Machine, opts: &ExploreOptions, budget: &Budget) -> Explored {
+pub fn explore_within<S: Bits>(
+    m: &Machine<'_, S>,
+    opts: &ExploreOptions,
+    budget: &Budget,
+) -> Explored {
     explore_from_within(m, m.initial(), opts, budget)
 }
 
 /// [`explore_within`] from `from` instead of the initial state: every final
 /// state reachable from a state a stepping session stands in
 /// ([`crate::step`]).
-pub fn explore_from_within(
-    m: &Machine,
-    from: State,
+pub fn explore_from_within<S: Bits>(
+    m: &Machine<'_, S>,
+    from: State<S>,
     opts: &ExploreOptions,
     budget: &Budget,
 ) -> Explored {

@@ -15,30 +15,30 @@
 
 use smallvec::SmallVec;
 
-use crate::rel::{Set, bit, members};
+use crate::rel::{Bits, bit, members};
 
 use super::state::State;
 use super::{Machine, add_co_in};
 
 /// A coherence order being completed (rows per slot, closed).
-type Rows = SmallVec<[Set; 32]>;
+type Rows<S> = SmallVec<[S; 32]>;
 
 /// The most location parts [`Machine::maxima`] remembers (a few hundred
 /// bytes each), so that the memo stays a small part of a run's memory.
 const MEMO_LIMIT: usize = 1 << 20;
 
 /// Remembered [`Machine::maxima`] per location part of a state.
-pub(super) type MaximaMemo = dashmap::DashMap<Box<[u8]>, Set, fxhash::FxBuildHasher>;
+pub(super) type MaximaMemo<S> = dashmap::DashMap<Box<[u8]>, S, fxhash::FxBuildHasher>;
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// The morally strong pairs of versions of `loc` that `st` leaves unordered.
-    fn open_pairs(&self, st: &State, loc: usize) -> SmallVec<[(usize, usize); 8]> {
+    fn open_pairs(&self, st: &State<S>, loc: usize) -> SmallVec<[(usize, usize); 8]> {
         let l = &self.layout;
         let vs = st.versions & l.loc_slots[loc];
         let mut pairs = SmallVec::new();
         for a in members(vs) {
-            for b in members(vs & l.ms[a] & !(bit(a + 1) - 1)) {
-                if st.co[a] & bit(b) == 0 && st.co[b] & bit(a) == 0 {
+            for b in members(vs & l.ms[a] & !S::below(a + 1)) {
+                if !st.co[a].has(b) && !st.co[b].has(a) {
                     pairs.push((a, b));
                 }
             }
@@ -49,7 +49,7 @@ impl Machine<'_> {
     /// The versions of `loc` that end some consistent completion of `st`'s
     /// coherence, one per value (the least slot of each): the versions a
     /// final read of `loc` may show. Empty when no completion is consistent.
-    pub fn maxima(&self, st: &State, loc: usize) -> Set {
+    pub fn maxima(&self, st: &State<S>, loc: usize) -> S {
         let pairs = self.open_pairs(st, loc);
         if pairs.is_empty() {
             return self.maxima_of(st, loc, &pairs);
@@ -72,21 +72,21 @@ impl Machine<'_> {
     /// the location's versions with their coherence rows, obligations and
     /// values, its bound reads with what they read, the program-order
     /// positions of its events, and which of them retired.
-    fn projection(&self, st: &State, loc: usize) -> Box<[u8]> {
+    fn projection(&self, st: &State<S>, loc: usize) -> Box<[u8]> {
         let here = self.layout.loc_slots[loc];
         let vs = st.versions & here;
         let nodes = (st.versions | st.bound | st.retired) & here;
-        let mut b: Vec<u8> = Vec::with_capacity(64 + 48 * nodes.count_ones() as usize);
+        let mut b: Vec<u8> = Vec::with_capacity(64 + 48 * nodes.count());
         b.extend_from_slice(&(loc as u32).to_le_bytes());
         for s in [vs, st.bound & here, st.retired & here] {
-            b.extend_from_slice(&s.to_le_bytes());
+            b.extend_from_slice(bytemuck::bytes_of(&s));
         }
         for v in members(nodes) {
             b.extend_from_slice(&st.seq[v].to_le_bytes());
-            b.push(st.rf[v]);
-            if vs & bit(v) != 0 {
-                b.extend_from_slice(&(st.co[v] & here).to_le_bytes());
-                b.extend_from_slice(&(st.never_below[v] & here).to_le_bytes());
+            b.extend_from_slice(&st.rf[v].to_le_bytes());
+            if vs.has(v) {
+                b.extend_from_slice(bytemuck::bytes_of(&(st.co[v] & here)));
+                b.extend_from_slice(bytemuck::bytes_of(&(st.never_below[v] & here)));
                 b.extend_from_slice(&st.value[v].to_le_bytes());
             }
         }
@@ -106,13 +106,13 @@ impl Machine<'_> {
     /// `docs/oracle.md`, "Forced coherence and total locations", shows that
     /// every extension of such an order is consistent. `tests/explorer.rs`
     /// and `tests/differential.rs` check it against eager coherence.
-    fn maxima_of(&self, st: &State, loc: usize, pairs: &[(usize, usize)]) -> Set {
+    fn maxima_of(&self, st: &State<S>, loc: usize, pairs: &[(usize, usize)]) -> S {
         let vs = st.versions & self.layout.loc_slots[loc];
-        let mut out: Set = 0;
+        let mut out: S = S::EMPTY;
         let mut values: SmallVec<[crate::ir::Value; 8]> = SmallVec::new();
         let total = self.total_loc[loc];
         for w in members(vs) {
-            if st.co[w] & vs != 0 || values.contains(&st.value[w]) {
+            if st.co[w].meets(vs) || values.contains(&st.value[w]) {
                 continue; // something follows it, or its value is known possible
             }
             let ok = if pairs.is_empty() || total {
@@ -120,13 +120,13 @@ impl Machine<'_> {
                 true
             } else {
                 // Every morally strong version goes before w.
-                let mut co: Rows = SmallVec::from_slice(&st.co);
+                let mut co: Rows<S> = SmallVec::from_slice(&st.co);
                 for u in members(vs & self.layout.ms[w]) {
-                    if u != w && co[u] & bit(w) == 0 {
+                    if u != w && !co[u].has(w) {
                         add_co_in(st.versions, &mut co, u, w);
                     }
                 }
-                co[w] & vs == 0 && self.completes(st, &mut co, loc, pairs, Some(w))
+                !co[w].meets(vs) && self.completes(st, &mut co, loc, pairs, Some(w))
             };
             if ok {
                 out |= bit(w);
@@ -139,11 +139,11 @@ impl Machine<'_> {
     /// Whether every location's coherence has a consistent completion (in
     /// the eager machine, or with nothing left to order, the state's own
     /// checks decide, and they hold in every state the machine keeps).
-    pub fn completable(&self, st: &State) -> bool {
+    pub fn completable(&self, st: &State<S>) -> bool {
         (0..self.program.locations.len()).all(|loc| {
             let pairs = self.open_pairs(st, loc);
             pairs.is_empty() || {
-                let mut co: Rows = SmallVec::from_slice(&st.co);
+                let mut co: Rows<S> = SmallVec::from_slice(&st.co);
                 self.completes(st, &mut co, loc, &pairs, None)
             }
         })
@@ -164,18 +164,18 @@ impl Machine<'_> {
     /// exact either way.
     fn completes(
         &self,
-        st: &State,
-        co: &mut Rows,
+        st: &State<S>,
+        co: &mut Rows<S>,
         loc: usize,
         pairs: &[(usize, usize)],
         last: Option<usize>,
     ) -> bool {
         let vs = st.versions & self.layout.loc_slots[loc];
-        if last.is_some_and(|w| co[w] & vs != 0) {
+        if last.is_some_and(|w| co[w].meets(vs)) {
             return false;
         }
         let first = one_completion(co, vs, pairs, last);
-        if last.is_none_or(|w| first[w] & vs == 0) && self.co_check_with(st, &first, loc).is_ok() {
+        if last.is_none_or(|w| !first[w].meets(vs)) && self.co_check_with(st, &first, loc).is_ok() {
             return true;
         }
         self.completes_dfs(st, co, loc, pairs, last)
@@ -186,22 +186,22 @@ impl Machine<'_> {
     /// so a failing partial order prunes.
     fn completes_dfs(
         &self,
-        st: &State,
-        co: &mut Rows,
+        st: &State<S>,
+        co: &mut Rows<S>,
         loc: usize,
         pairs: &[(usize, usize)],
         last: Option<usize>,
     ) -> bool {
         let vs = st.versions & self.layout.loc_slots[loc];
         if self.interrupted()
-            || last.is_some_and(|w| co[w] & vs != 0)
+            || last.is_some_and(|w| co[w].meets(vs))
             || self.co_check_with(st, co, loc).is_err()
         {
             return false;
         }
         let Some(k) = pairs
             .iter()
-            .position(|&(a, b)| co[a] & bit(b) == 0 && co[b] & bit(a) == 0)
+            .position(|&(a, b)| !co[a].has(b) && !co[b].has(a))
         else {
             return true;
         };
@@ -222,8 +222,13 @@ impl Machine<'_> {
 /// `co`) placed at its end; closed again. Kahn's order over bit rows, then
 /// one pass in reverse order to close: n² word operations, where orienting
 /// pair by pair with a closed insertion costs one row pass per pair.
-fn one_completion(co: &Rows, vs: Set, pairs: &[(usize, usize)], last: Option<usize>) -> Rows {
-    let mut preds: SmallVec<[Set; 32]> = SmallVec::from_elem(0, co.len());
+fn one_completion<S: Bits>(
+    co: &Rows<S>,
+    vs: S,
+    pairs: &[(usize, usize)],
+    last: Option<usize>,
+) -> Rows<S> {
+    let mut preds: SmallVec<[S; 32]> = SmallVec::from_elem(S::EMPTY, co.len());
     for u in members(vs) {
         for v in members(co[u] & vs) {
             preds[v] |= bit(u);
@@ -232,8 +237,8 @@ fn one_completion(co: &Rows, vs: Set, pairs: &[(usize, usize)], last: Option<usi
     let mut order: SmallVec<[usize; 32]> = SmallVec::new();
     let mut pos: SmallVec<[usize; 32]> = SmallVec::from_elem(0, co.len());
     let mut left = vs;
-    while left != 0 {
-        let free = members(left).filter(|&v| preds[v] & left == 0);
+    while !left.is_empty() {
+        let free = members(left).filter(|&v| !preds[v].meets(left));
         let mut pick = None;
         for v in free {
             pick = Some(v);
@@ -248,11 +253,11 @@ fn one_completion(co: &Rows, vs: Set, pairs: &[(usize, usize)], last: Option<usi
         };
         pos[v] = order.len();
         order.push(v);
-        left &= !bit(v);
+        left &= !S::bit(v);
     }
     let mut out = co.clone();
     for &(a, b) in pairs {
-        if out[a] & bit(b) == 0 && out[b] & bit(a) == 0 {
+        if !out[a].has(b) && !out[b].has(a) {
             if pos[a] < pos[b] {
                 out[a] |= bit(b);
             } else {
@@ -274,6 +279,8 @@ fn one_completion(co: &Rows, vs: Set, pairs: &[(usize, usize)], last: Option<usi
 mod tests {
     use super::*;
 
+    type S = u128;
+
     /// On random closed partial orders: the completion contains `co`,
     /// orients every pair asked, stays closed and acyclic, and keeps `last`
     /// at the end.
@@ -288,9 +295,9 @@ mod tests {
         };
         for _ in 0..500 {
             let n = 2 + (next() % 12) as usize;
-            let vs: Set = (0..n).fold(0, |m, i| m | bit(i));
+            let vs: S = (0..n).fold(S::EMPTY, |m, i| m | S::bit(i));
             // A random DAG along the indices, closed.
-            let mut co: Rows = SmallVec::from_elem(0, n);
+            let mut co: Rows<S> = SmallVec::from_elem(0, n);
             for a in 0..n {
                 for b in a + 1..n {
                     if next() % 4 == 0 {
@@ -302,17 +309,17 @@ mod tests {
                 .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
                 .filter(|_| next() % 3 != 0)
                 .collect();
-            let last = members(vs).find(|&w| co[w] == 0 && next() % 2 == 0);
+            let last = members(vs).find(|&w| co[w].is_empty() && next() % 2 == 0);
             let out = one_completion(&co, vs, &pairs, last);
             for v in 0..n {
                 assert_eq!(out[v] & co[v], co[v], "contains co");
-                assert_eq!(out[v] & bit(v), 0, "acyclic");
+                assert!(!out[v].has(v), "acyclic");
                 for u in members(out[v]) {
                     assert_eq!(out[u] & out[v], out[u], "closed");
                 }
             }
             for &(a, b) in &pairs {
-                assert!(out[a] & bit(b) != 0 || out[b] & bit(a) != 0, "oriented");
+                assert!(out[a].has(b) || out[b].has(a), "oriented");
             }
             if let Some(w) = last {
                 assert_eq!(out[w], 0, "last stays maximal");

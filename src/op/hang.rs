@@ -26,7 +26,7 @@ use smallvec::SmallVec;
 use crate::ir::{Instr, Value, WaitPhase, mbar};
 use crate::model::hang::{Hang, Stuck, Waits};
 use crate::model::loops::SpinLoop;
-use crate::rel::{bit, members};
+use crate::rel::{Bits, members};
 
 use super::Machine;
 use super::state::State;
@@ -53,11 +53,11 @@ enum Standing {
     Cut,
 }
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// Whether `st` is a hang witness (or a settled state with a thread cut
     /// at the bound). Cheap when it is not: it stops at the first thread that
     /// can still move.
-    pub fn quiescence(&self, st: &State) -> Quiescence {
+    pub fn quiescence(&self, st: &State<S>) -> Quiescence {
         let mut standing = Vec::new();
         let mut any = false;
         for (t, th) in self.program.threads.iter().enumerate() {
@@ -115,7 +115,7 @@ impl Machine<'_> {
     /// ever: a branch skipped it, a loop ran fewer times, or the issuer is
     /// stuck before it). Such an agent has no events and is never stuck
     /// (`docs/async.md`, "Branching issuers").
-    pub fn unstarted(&self, st: &State, t: usize) -> bool {
+    pub fn unstarted(&self, st: &State<S>, t: usize) -> bool {
         let Some(a) = &self.program.threads[t].agent else {
             return false;
         };
@@ -125,7 +125,7 @@ impl Machine<'_> {
         }
         self.layout
             .slot(a.issuer, a.spawn_pc, a.exec)
-            .is_none_or(|s| st.retired & bit(s) == 0)
+            .is_none_or(|s| !st.retired.has(s))
     }
 
     /// Whether thread `t` is an agent that never starts: it has not
@@ -137,13 +137,13 @@ impl Machine<'_> {
     /// start retires (as any thread's); an agent that never starts never
     /// retires them, so a state where another thread read such a write is
     /// not the prefix of any execution and must not count as final.
-    pub fn never_starts(&self, st: &State, t: usize) -> bool {
-        self.cannot_start(st, t) && (st.bound | st.versions) & self.layout.thread_slots[t] == 0
+    pub fn never_starts(&self, st: &State<S>, t: usize) -> bool {
+        self.cannot_start(st, t) && !(st.bound | st.versions).meets(self.layout.thread_slots[t])
     }
 
     /// Whether thread `t` is an agent that has not started and whose issuer
     /// has finished, so that nothing can start it any more.
-    pub fn cannot_start(&self, st: &State, t: usize) -> bool {
+    pub fn cannot_start(&self, st: &State<S>, t: usize) -> bool {
         self.unstarted(st, t) && {
             let i = self.program.threads[t].agent.as_ref().unwrap().issuer;
             st.threads[i].finished(self.program.threads[i].code.len())
@@ -152,12 +152,12 @@ impl Machine<'_> {
 
     /// Every issued write and bound read has retired: the state is a
     /// prefix of an execution, with no speculation ahead of it.
-    fn clean(&self, st: &State) -> bool {
-        st.bound & !st.retired == 0 && st.versions & !(st.retired | self.layout.inits) == 0
+    fn clean(&self, st: &State<S>) -> bool {
+        !st.bound.meets(!st.retired) && !st.versions.meets(!(st.retired | self.layout.inits))
     }
 
     /// How unfinished thread `t` stands, if it is stuck or may be.
-    fn standing(&self, st: &State, t: usize) -> Option<Standing> {
+    fn standing(&self, st: &State<S>, t: usize) -> Option<Standing> {
         let ts = &st.threads[t];
         let code = &self.program.threads[t].code;
         let pc = ts.pc;
@@ -179,7 +179,7 @@ impl Machine<'_> {
                             .layout
                             .slot(a.thread, a.pc, a.exec)
                             .expect("awaited points have slots");
-                        st.retired & bit(s) == 0
+                        !st.retired.has(s)
                     })
                     .map(|a| (a.thread, a.pc))
                     .collect();
@@ -192,7 +192,7 @@ impl Machine<'_> {
                 phase: WaitPhase::Phase(k),
                 addr,
                 ..
-            } if slot.is_some_and(|s| st.bound & bit(s) == 0) => {
+            } if slot.is_some_and(|s| !st.bound.has(s)) => {
                 let loc = self.program.addresses[*addr].loc;
                 let failing = self
                     .latest(st, loc)
@@ -209,7 +209,7 @@ impl Machine<'_> {
             // of an iteration. Not so once a retry loop's CAS has written.
             _ => {
                 let lp = *self.layout.loops[t].loop_at(pc)?;
-                let bound = slot.is_some_and(|s| st.bound & bit(s) != 0);
+                let bound = slot.is_some_and(|s| st.bound.has(s));
                 let wrote = lp.retry.is_some_and(|cas| pc > cas);
                 (!bound && !wrote).then_some(Standing::SpinStart(t, lp))
             }
@@ -218,12 +218,12 @@ impl Machine<'_> {
 
     /// The coherence-maximal versions of location `loc` (with lazy
     /// coherence, those that end some consistent completion; one per value).
-    fn latest(&self, st: &State, loc: usize) -> impl Iterator<Item = usize> + use<> {
+    fn latest(&self, st: &State<S>, loc: usize) -> impl Iterator<Item = usize> + use<S> {
         members(self.maxima(st, loc))
     }
 
     /// The barrier thread `t` (arrived in `slot`) waits at, and who arrived.
-    fn barrier_waits(&self, st: &State, t: usize, slot: usize) -> Waits {
+    fn barrier_waits(&self, st: &State<S>, t: usize, slot: usize) -> Waits {
         let me = st
             .arrivals
             .iter()
@@ -279,7 +279,7 @@ impl Machine<'_> {
     /// first in slot order is reported.
     pub fn spinning_reads(
         &self,
-        st: &State,
+        st: &State<S>,
         t: usize,
         lp: &SpinLoop,
     ) -> Option<Vec<(usize, usize, Value)>> {
@@ -291,7 +291,7 @@ impl Machine<'_> {
 
     fn spin_from(
         &self,
-        st: &State,
+        st: &State<S>,
         t: usize,
         lp: &SpinLoop,
         mut pc: usize,

@@ -13,7 +13,7 @@ use crate::ir::{
 };
 use crate::model::loops::LoopInfo;
 use crate::model::sync::{ProxyRole, Publish, placement_of, proxy_role};
-use crate::rel::{MAX_EVENTS, Set, bit};
+use crate::rel::{Bits, bit};
 
 /// What a slot holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,23 +121,39 @@ impl SlotInfo {
     }
 }
 
-/// Why a program does not fit the machine: the event slots it needs.
+/// Why a program does not fit a machine of a given width: the event slots
+/// it needs. A caller that chose the width too narrow builds the machine
+/// again at `rel::with_width!(needed)`; past [`crate::rel::MAX_EVENTS`]
+/// (`needed` is then one more than that: counting stops there) the run ends
+/// incomplete.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TooManySlots(pub usize);
+pub struct TooManySlots {
+    /// Slots the program needs (at least).
+    pub needed: usize,
+    /// Slots the machine's sets hold.
+    pub capacity: usize,
+}
 
 impl std::fmt::Display for TooManySlots {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the test needs {} event slots; the machine holds at most {}",
-            self.0,
-            crate::rel::MAX_EVENTS
-        )
+        if self.needed > crate::rel::MAX_EVENTS {
+            write!(
+                f,
+                "the test needs more than {} event slots (the widest event sets this build holds)",
+                crate::rel::MAX_EVENTS
+            )
+        } else {
+            write!(
+                f,
+                "the test needs {} event slots; this machine holds at most {}",
+                self.needed, self.capacity
+            )
+        }
     }
 }
 
 /// The static layout of a program.
-pub struct Layout {
+pub struct Layout<S: Bits = u128> {
     /// Slot facts.
     pub slots: Vec<SlotInfo>,
     /// `base[t][pc]`: first slot of instruction `pc` of thread `t`.
@@ -149,42 +165,42 @@ pub struct Layout {
     /// Placement of each thread.
     pub placement: Vec<Placement>,
     /// What each release head publishes (all slots unless restricted).
-    pub publish: Vec<Set>,
+    pub publish: Vec<S>,
     /// Slots whose view some [`Instr::Await`] takes on.
-    pub snapshot_points: Set,
+    pub snapshot_points: S,
     /// Per slot with a proxy-fence role: the slots of the locations it acts on.
-    pub role_space: Vec<Set>,
+    pub role_space: Vec<S>,
     /// Loop facts per thread.
     pub loops: Vec<LoopInfo>,
     /// `ms[s]`: slots morally strong with `s` (symmetric).
-    pub ms: Vec<Set>,
+    pub ms: Vec<S>,
     /// Slots of each location.
-    pub loc_slots: Vec<Set>,
+    pub loc_slots: Vec<S>,
     /// Slots of each virtual address (indexed by the owning address id).
-    pub va_slots: Vec<Set>,
+    pub va_slots: Vec<S>,
     /// Slots of each proxy.
-    pub proxy_slots: [Set; 5],
+    pub proxy_slots: [S; 5],
     /// Slots of each CTA.
-    pub cta_slots: Vec<Set>,
+    pub cta_slots: Vec<S>,
     /// Reads (loads and RMWs).
-    pub reads: Set,
+    pub reads: S,
     /// Writes (stores, RMWs, initial versions).
-    pub writes: Set,
+    pub writes: S,
     /// Initial versions.
-    pub inits: Set,
+    pub inits: S,
     /// `fence.sc` slots.
-    pub fence_sc: Set,
+    pub fence_sc: S,
     /// Slots of each thread.
-    pub thread_slots: Vec<Set>,
+    pub thread_slots: Vec<S>,
     /// The (CTA, proxy) caches some proxy fence can invalidate: only these
     /// carry line tokens in views (most programs have none).
     pub line_pairs: Vec<(usize, Proxy)>,
 }
 
-impl Layout {
+impl<S: Bits> Layout<S> {
     /// Lay out `p` with loop bound `bound`; `retry`: recognise retry loops
     /// ([`crate::model::loops`]).
-    pub fn new(p: &Program, bound: u32, retry: bool) -> Result<Layout, TooManySlots> {
+    pub fn new(p: &Program, bound: u32, retry: bool) -> Result<Layout<S>, TooManySlots> {
         let mut ctas: Vec<(u32, u32)> = Vec::new();
         for (t, th) in p.threads.iter().enumerate() {
             let k = (th.placement.gpu, th.placement.cta);
@@ -258,8 +274,13 @@ impl Layout {
                     .unwrap();
                 b[pc] = Some(slots.len());
                 for k in 0..ex[pc] {
-                    if slots.len() >= MAX_EVENTS {
-                        return Err(TooManySlots(slots.len() + 1));
+                    // Loop bounds multiply: stop counting once no width
+                    // could hold the slots.
+                    if slots.len() >= crate::rel::MAX_EVENTS {
+                        return Err(TooManySlots {
+                            needed: slots.len() + 1,
+                            capacity: S::CAPACITY,
+                        });
                     }
                     let mut s = SlotInfo {
                         thread: Some(t),
@@ -332,21 +353,27 @@ impl Layout {
             loops.push(info);
         }
         let n = slots.len();
+        if n > S::CAPACITY {
+            return Err(TooManySlots {
+                needed: n,
+                capacity: S::CAPACITY,
+            });
+        }
         let placement: Vec<Placement> = p.threads.iter().map(|t| t.placement).collect();
         let mut l = Layout {
-            ms: vec![0; n],
-            loc_slots: vec![0; p.locations.len()],
-            va_slots: vec![0; p.addresses.len()],
-            proxy_slots: [0; 5],
-            publish: vec![Set::MAX; n],
-            snapshot_points: 0,
-            role_space: vec![0; n],
-            cta_slots: vec![0; ctas.len()],
-            reads: 0,
-            writes: 0,
-            inits: 0,
-            fence_sc: 0,
-            thread_slots: vec![0; p.threads.len()],
+            ms: vec![S::EMPTY; n],
+            loc_slots: vec![S::EMPTY; p.locations.len()],
+            va_slots: vec![S::EMPTY; p.addresses.len()],
+            proxy_slots: [S::EMPTY; 5],
+            publish: vec![S::FULL; n],
+            snapshot_points: S::EMPTY,
+            role_space: vec![S::EMPTY; n],
+            cta_slots: vec![S::EMPTY; ctas.len()],
+            reads: S::EMPTY,
+            writes: S::EMPTY,
+            inits: S::EMPTY,
+            fence_sc: S::EMPTY,
+            thread_slots: vec![S::EMPTY; p.threads.len()],
             line_pairs: Vec::new(),
             slots,
             base,
@@ -406,7 +433,7 @@ impl Layout {
             if sh.release_write() || sh.release_fence() {
                 let publish = Publish::of(p, t, sh.pc, sh.placement);
                 if !publish.is_all() {
-                    self.publish[h] = (0..n).fold(0, |m, x| {
+                    self.publish[h] = (0..n).fold(S::EMPTY, |m, x| {
                         let sx = &self.slots[x];
                         let loc = sx.is_mem().then_some(sx.loc);
                         if publish.admits(p, sx.thread, loc, sx.kind == SlotKind::Store) {
@@ -418,7 +445,7 @@ impl Layout {
                 }
             }
             if let Some(role) = sh.role {
-                self.role_space[h] = (0..n).fold(0, |m, x| {
+                self.role_space[h] = (0..n).fold(S::EMPTY, |m, x| {
                     let sx = &self.slots[x];
                     if sx.is_mem() && role.space.contains(p, sx.loc) {
                         m | bit(x)
@@ -481,7 +508,7 @@ impl Layout {
 
     /// Whether `a` and `b` are morally strong.
     pub fn ms(&self, a: usize, b: usize) -> bool {
-        self.ms[a] & bit(b) != 0
+        self.ms[a].has(b)
     }
 }
 

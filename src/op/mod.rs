@@ -32,7 +32,7 @@ use std::borrow::Cow;
 use crate::ir::{Instr, Program, Proxy, Value};
 use crate::model::lower;
 use crate::outcome::{Columns, State as Outcome};
-use crate::rel::{Set, bit, members};
+use crate::rel::{Bits, bit, members};
 
 use layout::{Layout, SlotKind};
 use reason::Reason;
@@ -58,13 +58,13 @@ pub enum Coherence {
 }
 
 /// The machine for one program.
-pub struct Machine<'p> {
+pub struct Machine<'p, S: Bits = u128> {
     /// The program it runs: the test, lowered ([`crate::model::lower`]).
     pub program: Cow<'p, Program>,
     /// The test as written (for descriptions).
     pub source: &'p Program,
     /// Slots and static relations.
-    pub layout: Layout,
+    pub layout: Layout<S>,
     /// Loop bound.
     pub bound: u32,
     /// Final-state columns.
@@ -87,14 +87,14 @@ pub struct Machine<'p> {
     reach: Vec<Vec<Vec<bool>>>,
     /// `writes_reach[t][pc]`: the locations (as a bit set) that instructions
     /// reachable from `pc` (inclusive) may write.
-    writes_reach: Vec<Vec<Set>>,
+    writes_reach: Vec<Vec<S>>,
     /// `po_va_after[s]`: the slots of `s`'s thread and virtual address that
     /// come after it in program order, when the thread has no loop (then
     /// slot order is program order); `None` in a thread with a loop, whose
     /// order the state's `seq` gives.
-    po_va_after: Vec<Option<Set>>,
+    po_va_after: Vec<Option<S>>,
     /// [`Machine::maxima`] remembered per location part of a state.
-    maxima_memo: coherence::MaximaMemo,
+    maxima_memo: coherence::MaximaMemo<S>,
     /// How CTA barriers are read (`model::barrier`).
     pub barriers: crate::model::barrier::Reading,
     /// Per CTA (index into [`Layout::ctas`]): whether some thread of it has
@@ -109,7 +109,7 @@ pub struct Machine<'p> {
     total_loc: Vec<bool>,
     /// The slots of mbarrier read-modify-writes (arrive-on, expect-tx,
     /// complete-tx), whose states [`Machine::undefined`] judges.
-    mbar_rmws: Set,
+    mbar_rmws: S,
     /// Set by [`Machine::within`]'s watchdog when the run's budget is
     /// exhausted: the long loops of one step (binds with forwarding chains,
     /// coherence orientations and completions, a final state's outcomes)
@@ -119,9 +119,10 @@ pub struct Machine<'p> {
 }
 
 impl<'p> Machine<'p> {
-    /// Build the machine for `p` with loop bound `bound`.
+    /// Build the machine for `p` with loop bound `bound`, at the plain width
+    /// (128 event slots; [`Machine::build`] for any width).
     pub fn new(source: &'p Program, bound: u32) -> Result<Machine<'p>, TooManySlots> {
-        Machine::with_retry_loops(source, bound, true)
+        Machine::build(source, bound, true)
     }
 
     /// [`Machine::new`]; `retry`: recognise retry loops (`false` bounds them
@@ -131,6 +132,21 @@ impl<'p> Machine<'p> {
         bound: u32,
         retry: bool,
     ) -> Result<Machine<'p>, TooManySlots> {
+        Machine::build(source, bound, retry)
+    }
+}
+
+impl<'p, S: Bits> Machine<'p, S> {
+    /// Build the machine for `p` with loop bound `bound` and event sets of
+    /// type `S`; `retry`: recognise retry loops (`false` bounds them like
+    /// any other loop, to check the reduction). `Err` if the program has
+    /// more event slots than `S` holds: pick `S` with
+    /// `rel::with_width!(needed)`.
+    pub fn build(
+        source: &'p Program,
+        bound: u32,
+        retry: bool,
+    ) -> Result<Machine<'p, S>, TooManySlots> {
         let program = lower::lowered(source, bound);
         let p: &Program = &program;
         let layout = Layout::new(p, bound, retry)?;
@@ -169,7 +185,7 @@ impl<'p> Machine<'p> {
                                 }
                                 _ => None,
                             })
-                            .fold(0, |a, b| a | b)
+                            .fold(S::EMPTY, |a, b| a | b)
                     })
                     .collect()
             })
@@ -181,10 +197,10 @@ impl<'p> Machine<'p> {
                 if layout.loops[t].back_edge.iter().any(|&b| b) {
                     return None;
                 }
-                let later = !(bit(a) | (bit(a) - 1));
+                let later = !(S::bit(a) | S::below(a));
                 Some(
                     layout.thread_slots[t]
-                        & layout.va_slots.get(sa.va).copied().unwrap_or(0)
+                        & layout.va_slots.get(sa.va).copied().unwrap_or(S::EMPTY)
                         & later,
                 )
             })
@@ -221,7 +237,7 @@ impl<'p> Machine<'p> {
                         .thread
                         .is_some_and(|t| crate::model::ub::is_mbarrier_rmw(p, t, info.pc))
             })
-            .fold(0, |acc, s| acc | bit(s));
+            .fold(S::EMPTY, |acc, s| acc | S::bit(s));
         let cta_threads: Vec<Vec<usize>> = (0..layout.ctas.len())
             .map(|c| {
                 (0..p.threads.len())
@@ -290,7 +306,7 @@ impl<'p> Machine<'p> {
     }
 
     /// The initial state: initial versions in memory, nothing issued.
-    pub fn initial(&self) -> State {
+    pub fn initial(&self) -> State<S> {
         let n = self.layout.len();
         let pairs = self.layout.line_pairs.len();
         let threads = self
@@ -314,11 +330,11 @@ impl<'p> Machine<'p> {
         State {
             threads,
             versions: self.layout.inits,
-            bound: 0,
+            bound: S::EMPTY,
             retired: self.layout.inits,
-            co: SmallVec::from_elem(0, n),
+            co: SmallVec::from_elem(S::EMPTY, n),
             rf: SmallVec::from_elem(NONE, n),
-            never_below: SmallVec::from_elem(0, n),
+            never_below: SmallVec::from_elem(S::EMPTY, n),
             seq: SmallVec::from_elem(0, n),
             value: SmallVec::from_elem(0, n),
             snapshots: SmallVec::from_elem(None, n),
@@ -329,7 +345,7 @@ impl<'p> Machine<'p> {
 
     /// Whether every thread has retired everything or stopped at the loop
     /// bound, or is an agent that never starts ([`Machine::never_starts`]).
-    pub fn is_final(&self, st: &State) -> bool {
+    pub fn is_final(&self, st: &State<S>) -> bool {
         st.threads
             .iter()
             .zip(&self.program.threads)
@@ -338,13 +354,13 @@ impl<'p> Machine<'p> {
     }
 
     /// Whether a final state was reached with some thread stopped at the loop bound.
-    pub fn is_cut(&self, st: &State) -> bool {
+    pub fn is_cut(&self, st: &State<S>) -> bool {
         st.threads.iter().any(|t| t.cut)
     }
 
     /// The final states a final machine state stands for: registers, and for
     /// each location any coherence-maximal version (co may stay partial).
-    pub fn outcomes(&self, st: &State) -> Vec<Outcome> {
+    pub fn outcomes(&self, st: &State<S>) -> Vec<Outcome> {
         let mut out = Vec::new();
         self.for_each_outcome(st, |o| {
             out.push(o);
@@ -358,7 +374,7 @@ impl<'p> Machine<'p> {
     /// to stop.
     pub fn for_each_outcome(
         &self,
-        st: &State,
+        st: &State<S>,
         mut f: impl FnMut(Outcome) -> std::ops::ControlFlow<()>,
     ) {
         let mut state = vec![0; self.columns.len()];
@@ -378,7 +394,7 @@ impl<'p> Machine<'p> {
                 return;
             }
             let Some(col) = self.columns.loc(l) else {
-                if maxima == 0 {
+                if maxima.is_empty() {
                     return;
                 }
                 continue;
@@ -415,7 +431,7 @@ impl<'p> Machine<'p> {
     }
 
     /// The value a bound read returned.
-    pub fn read_value(&self, st: &State, r: usize) -> Value {
+    pub fn read_value(&self, st: &State<S>, r: usize) -> Value {
         st.value[st.rf[r] as usize]
     }
 
@@ -423,7 +439,7 @@ impl<'p> Machine<'p> {
 
     /// `Front(K, line(s))`: the events of `s`'s location that `K` guarantees
     /// visible on the cache line `s` uses (its CTA, proxy and virtual address).
-    pub fn front(&self, k: &View, s: usize) -> Set {
+    pub fn front(&self, k: &View<S>, s: usize) -> S {
         let l = &self.layout;
         let si = &l.slots[s];
         let locm = l.loc_slots[si.loc] & !l.inits;
@@ -446,23 +462,23 @@ impl<'p> Machine<'p> {
     /// back through RMWs while each link is morally strong. The second value
     /// is false when the chain reaches an RMW whose read is not bound yet (an
     /// exch whose write was issued first): the chain may still grow.
-    pub fn observed_by(&self, st: &State, z: usize) -> (Set, bool) {
-        let mut out = 0;
+    pub fn observed_by(&self, st: &State<S>, z: usize) -> (S, bool) {
+        let mut out = S::EMPTY;
         let mut r = z;
         loop {
             let u = st.rf[r];
             if u == NONE {
-                return (out, r == z || st.bound & bit(r) != 0);
+                return (out, r == z || st.bound.has(r));
             }
             let u = u as usize;
-            if !self.layout.ms(u, r) || out & bit(u) != 0 {
+            if !self.layout.ms(u, r) || out.has(u) {
                 return (out, true);
             }
             out |= bit(u);
             if self.layout.slots[u].kind != SlotKind::Rmw {
                 return (out, true);
             }
-            if st.bound & bit(u) == 0 {
+            if !st.bound.has(u) {
                 return (out, false);
             }
             r = u;
@@ -472,7 +488,7 @@ impl<'p> Machine<'p> {
     /// `Front⁺(K, line(s))`: writes in the front, and writes observed by reads
     /// in it. The second value is false if some observation chain is not
     /// complete yet.
-    pub fn front_plus(&self, st: &State, k: &View, s: usize) -> (Set, bool) {
+    pub fn front_plus(&self, st: &State<S>, k: &View<S>, s: usize) -> (S, bool) {
         let f = self.front(k, s);
         let mut out = f & self.layout.writes;
         let mut complete = true;
@@ -487,29 +503,29 @@ impl<'p> Machine<'p> {
     // ---- coherence checks -------------------------------------------------
 
     /// Add `a <co b` to the closed coherence order.
-    fn add_co(&self, st: &mut State, a: usize, b: usize) {
+    fn add_co(&self, st: &mut State<S>, a: usize, b: usize) {
         add_co_in(st.versions, &mut st.co, a, b);
     }
 
     /// For location `loc`: coherence acyclic, obligations respected, RMWs
     /// atomic, SC per location. (Coherence and obligations never cross
     /// locations, so a change at `loc` only needs `loc` checked.)
-    fn co_ok(&self, st: &State, loc: usize) -> bool {
+    fn co_ok(&self, st: &State<S>, loc: usize) -> bool {
         self.co_check(st, loc).is_ok()
     }
 
     /// [`Machine::co_ok`], saying which check fails.
-    fn co_check(&self, st: &State, loc: usize) -> Result<(), Reason> {
+    fn co_check(&self, st: &State<S>, loc: usize) -> Result<(), Reason> {
         self.co_check_with(st, &st.co, loc)
     }
 
     /// [`Machine::co_check`] with the coherence order `co` in place of the
     /// state's (a completion being tried, `coherence.rs`).
-    fn co_check_with(&self, st: &State, co: &[Set], loc: usize) -> Result<(), Reason> {
+    fn co_check_with(&self, st: &State<S>, co: &[S], loc: usize) -> Result<(), Reason> {
         let l = &self.layout;
         let here = l.loc_slots[loc];
         for v in members(st.versions & here) {
-            if co[v] & bit(v) != 0 {
+            if co[v].has(v) {
                 return Err(Reason::CoherenceCycle { version: v });
             }
             if let Some(w) = members(co[v] & st.never_below[v]).next() {
@@ -522,7 +538,7 @@ impl<'p> Machine<'p> {
         for x in members(st.versions & st.bound & here) {
             // x is an issued RMW: nothing morally strong between its source and itself.
             let src = st.rf[x] as usize;
-            if let Some(y) = members(co[src] & l.ms[x]).find(|&y| co[y] & bit(x) != 0) {
+            if let Some(y) = members(co[src] & l.ms[x]).find(|&y| co[y].has(x)) {
                 return Err(Reason::Atomicity { rmw: x, between: y });
             }
         }
@@ -538,19 +554,19 @@ impl<'p> Machine<'p> {
     // Hot: runs at every bind and coherence change. Rows stay in slot space
     // (no renumbering), and acyclicity is decided by peeling off nodes with
     // no successor left, which needs no transitive closure.
-    fn ser_ok(&self, st: &State, loc: usize) -> bool {
+    fn ser_ok(&self, st: &State<S>, loc: usize) -> bool {
         self.ser_ok_with(st, &st.co, loc)
     }
 
     /// [`Machine::ser_ok`] with the coherence order `co`.
-    fn ser_ok_with(&self, st: &State, co: &[Set], loc: usize) -> bool {
+    fn ser_ok_with(&self, st: &State<S>, co: &[S], loc: usize) -> bool {
         let l = &self.layout;
         let live = st.versions | st.bound | st.retired;
         let nodes = l.loc_slots[loc] & live;
-        if (nodes & !l.inits).count_ones() < 2 {
+        if (nodes & !l.inits).count() < 2 {
             return true;
         }
-        let mut succ: SmallVec<[Set; 32]> = SmallVec::from_elem(0, l.len());
+        let mut succ: SmallVec<[S; 32]> = SmallVec::from_elem(S::EMPTY, l.len());
         for a in members(nodes) {
             let sa = &l.slots[a];
             let mut out = co[a] & l.ms[a];
@@ -578,10 +594,10 @@ impl<'p> Machine<'p> {
         let mut left = nodes;
         loop {
             let sinks = members(left)
-                .filter(|&a| succ[a] & left == 0)
-                .fold(0, |acc, a| acc | bit(a));
-            if sinks == 0 {
-                return left == 0;
+                .filter(|&a| !succ[a].meets(left))
+                .fold(S::EMPTY, |acc, a| acc | bit(a));
+            if sinks.is_empty() {
+                return left.is_empty();
             }
             left &= !sinks;
         }
@@ -590,7 +606,7 @@ impl<'p> Machine<'p> {
     /// Issue write `w` with value `value`: it becomes a version, ordered
     /// against every morally strong version of its location one way or the
     /// other (each orientation a separate state). Returns the consistent ones.
-    fn issue_write(&self, st: &State, w: usize, value: Value, seq: u16) -> Vec<Box<State>> {
+    fn issue_write(&self, st: &State<S>, w: usize, value: Value, seq: u16) -> Vec<Box<State<S>>> {
         self.issue_write_owned(Box::new(st.clone()), w, value, seq, Coherence::Eager)
     }
 
@@ -598,12 +614,12 @@ impl<'p> Machine<'p> {
     /// copy). With [`Coherence::Lazy`] nothing is oriented: one state at most.
     fn issue_write_owned(
         &self,
-        mut s: Box<State>,
+        mut s: Box<State<S>>,
         w: usize,
         value: Value,
         seq: u16,
         co: Coherence,
-    ) -> Vec<Box<State>> {
+    ) -> Vec<Box<State<S>>> {
         let l = &self.layout;
         let loc = l.slots[w].loc;
         let partners: SmallVec<[usize; 8]> = match co {
@@ -627,7 +643,7 @@ impl<'p> Machine<'p> {
     /// if there is one (then `s` is unchanged); `Some(false)` if a check fails.
     fn issue_write_single(
         &self,
-        s: &mut State,
+        s: &mut State<S>,
         w: usize,
         value: Value,
         seq: u16,
@@ -635,7 +651,7 @@ impl<'p> Machine<'p> {
     ) -> Option<bool> {
         let l = &self.layout;
         let loc = l.slots[w].loc;
-        if co == Coherence::Eager && s.versions & l.loc_slots[loc] & l.ms[w] & !l.inits != 0 {
+        if co == Coherence::Eager && (s.versions & l.loc_slots[loc] & l.ms[w]).meets(!l.inits) {
             return None;
         }
         s.versions |= bit(w);
@@ -646,7 +662,13 @@ impl<'p> Machine<'p> {
         Some(self.co_ok(s, loc))
     }
 
-    fn orient(&self, st: Box<State>, w: usize, partners: &[usize], out: &mut Vec<Box<State>>) {
+    fn orient(
+        &self,
+        st: Box<State<S>>,
+        w: usize,
+        partners: &[usize],
+        out: &mut Vec<Box<State<S>>>,
+    ) {
         if self.interrupted() {
             return;
         }
@@ -670,7 +692,7 @@ impl<'p> Machine<'p> {
 
     /// Bind read `r` of thread `t` to version `v` (ISSUE-R): the early
     /// Causality check against the thread's current view, and SC per location.
-    fn bind(&self, st: &State, t: usize, r: usize, v: usize, seq: u16) -> Option<Box<State>> {
+    fn bind(&self, st: &State<S>, t: usize, r: usize, v: usize, seq: u16) -> Option<Box<State<S>>> {
         if !self.bind_allowed(st, t, r, v) {
             return None;
         }
@@ -681,23 +703,23 @@ impl<'p> Machine<'p> {
     /// [`Machine::bind`] on a state the caller gives up (saves a copy).
     fn bind_owned(
         &self,
-        mut s: Box<State>,
+        mut s: Box<State<S>>,
         t: usize,
         r: usize,
         v: usize,
         seq: u16,
-    ) -> Option<Box<State>> {
+    ) -> Option<Box<State<S>>> {
         (self.bind_allowed(&s, t, r, v) && self.bind_in(&mut s, r, v, seq)).then_some(s)
     }
 
     /// The early Causality check of a bind: no write `t`'s view already
     /// shows on `r`'s line is coherence-after `v`.
-    fn bind_allowed(&self, st: &State, t: usize, r: usize, v: usize) -> bool {
+    fn bind_allowed(&self, st: &State<S>, t: usize, r: usize, v: usize) -> bool {
         self.bind_check(st, t, r, v).is_ok()
     }
 
     /// [`Machine::bind_allowed`], naming the newer write the view shows.
-    fn bind_check(&self, st: &State, t: usize, r: usize, v: usize) -> Result<(), Reason> {
+    fn bind_check(&self, st: &State<S>, t: usize, r: usize, v: usize) -> Result<(), Reason> {
         let k = &st.threads[t].view;
         // A partial front is fine here: this early check only rejects what the
         // full check at retirement would reject too.
@@ -713,15 +735,15 @@ impl<'p> Machine<'p> {
     }
 
     /// Record the bind in `s` and check SC per location.
-    fn bind_in(&self, s: &mut State, r: usize, v: usize, seq: u16) -> bool {
+    fn bind_in(&self, s: &mut State<S>, r: usize, v: usize, seq: u16) -> bool {
         s.bound |= bit(r);
-        s.rf[r] = v as u8;
+        s.rf[r] = v as u16;
         s.seq[r] = seq;
         self.ser_ok(s, self.layout.slots[r].loc)
     }
 
     /// Whether thread `u` may still arrive at the barrier named `id` in CTA `cta`.
-    fn may_arrive(&self, st: &State, u: usize, cta: usize, id: &[Value]) -> bool {
+    fn may_arrive(&self, st: &State<S>, u: usize, cta: usize, id: &[Value]) -> bool {
         let th = &self.program.threads[u];
         let ts = &st.threads[u];
         if ts.finished(th.code.len()) || self.cta_of_thread(u) != cta {
@@ -754,7 +776,7 @@ impl<'p> Machine<'p> {
     /// (`model::barrier::BarrierUb`), phases whose arrivals disagree on
     /// the count (ISA reading), and retired mbarrier read-modify-writes
     /// that made the barrier's state undefined (`model::ub::mbarrier_step`).
-    pub fn undefined(&self, st: &State) -> Option<crate::model::ub::Undefined> {
+    pub fn undefined(&self, st: &State<S>) -> Option<crate::model::ub::Undefined> {
         use crate::model::barrier::{self, PhaseMember, Reading};
         let member = |a: &state::Arrival| PhaseMember {
             ub: a.ub,
@@ -816,17 +838,17 @@ impl<'p> Machine<'p> {
 }
 
 /// Add `a <co b` to the closed coherence order `co` over `versions`.
-fn add_co_in(versions: Set, co: &mut [Set], a: usize, b: usize) {
-    let add = bit(b) | co[b];
+fn add_co_in<S: Bits>(versions: S, co: &mut [S], a: usize, b: usize) {
+    let add = S::bit(b) | co[b];
     for v in members(versions) {
-        if v == a || co[v] & bit(a) != 0 {
+        if v == a || co[v].has(a) {
             co[v] |= add;
         }
     }
 }
 
-impl State {
-    fn with_init_values(mut self, m: &Machine) -> State {
+impl<S: Bits> State<S> {
+    fn with_init_values(mut self, m: &Machine<'_, S>) -> State<S> {
         for v in members(m.layout.inits) {
             self.value[v] = m.program.locations[m.layout.slots[v].loc].init;
         }

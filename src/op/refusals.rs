@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::ir::Instr;
-use crate::rel::{bit, members};
+use crate::rel::{Bits, members};
 
 use super::Machine;
 use super::reason::Reason;
@@ -26,11 +26,11 @@ pub struct Refusal {
     pub reason: Reason,
 }
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// The next step of each unfinished thread that the machine refuses in
     /// `st`: for a read at the retire pointer, each version it may not
     /// return; otherwise a retirement whose validation fails, or one that waits.
-    pub fn refusals(&self, st: &State) -> Vec<Refusal> {
+    pub fn refusals(&self, st: &State<S>) -> Vec<Refusal> {
         let windows = Windows::new(self, st);
         let mut out = Vec::new();
         for t in 0..st.threads.len() {
@@ -47,7 +47,7 @@ impl Machine<'_> {
             if reads && !self.is_bound(st, &e) {
                 let r = e.slot.unwrap();
                 let loc = self.layout.slots[r].loc;
-                for v in members(st.versions & self.layout.loc_slots[loc] & !bit(r)) {
+                for v in members(st.versions & self.layout.loc_slots[loc] & !S::bit(r)) {
                     let reason = match self.bind_check(st, t, r, v) {
                         Err(why) => Some(why),
                         Ok(()) => {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::ir::Value;
-use crate::rel::{Set, bit};
+use crate::rel::Bits;
 
 /// Which stage of propagation a line token records (machine-m2.md §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,20 +30,20 @@ pub enum Stage {
 /// non-generic cache for proxy `q` was invalidated after the event reached
 /// stage σ, so that cache can no longer hold anything older.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct View {
+pub struct View<S: Bits = u128> {
     /// ⟨X⟩raw tokens.
-    pub raw: Set,
+    pub raw: S,
     /// ⟨X⟩gen tokens.
-    pub gen_: Set,
+    pub gen_: S,
     /// ⟨X⟩anyva tokens.
-    pub anyva: Set,
+    pub anyva: S,
     /// ⟨X⟩line(c, q, σ) tokens, two per (CTA, proxy) pair of
     /// [`crate::op::layout::Layout::line_pairs`], indexed by [`View::line_index`].
-    pub line: SmallVec<[Set; 2]>,
+    pub line: SmallVec<[S; 2]>,
 }
 
-impl Clone for View {
-    fn clone(&self) -> View {
+impl<S: Bits> Clone for View<S> {
+    fn clone(&self) -> View<S> {
         // from_slice copies Copy data in one move, where the derived clone goes element by element.
         View {
             raw: self.raw,
@@ -57,47 +57,47 @@ impl Clone for View {
 /// An immutable published view (a release, `fence.sc` or barrier snapshot),
 /// shared between states, with its hash computed once.
 #[derive(Clone, Debug)]
-pub struct Snapshot(Arc<(u64, View)>);
+pub struct Snapshot<S: Bits = u128>(Arc<(u64, View<S>)>);
 
-impl Snapshot {
+impl<S: Bits> Snapshot<S> {
     /// Publish `view`.
-    pub fn new(view: View) -> Snapshot {
+    pub fn new(view: View<S>) -> Snapshot<S> {
         let mut bytes = Bytes::new();
         view.encode(&mut bytes);
         Snapshot(Arc::new((xxh3_64(&bytes), view)))
     }
 }
 
-impl std::ops::Deref for Snapshot {
-    type Target = View;
-    fn deref(&self) -> &View {
+impl<S: Bits> std::ops::Deref for Snapshot<S> {
+    type Target = View<S>;
+    fn deref(&self) -> &View<S> {
         &self.0.1
     }
 }
 
-impl PartialEq for Snapshot {
-    fn eq(&self, other: &Snapshot) -> bool {
+impl<S: Bits> PartialEq for Snapshot<S> {
+    fn eq(&self, other: &Snapshot<S>) -> bool {
         Arc::ptr_eq(&self.0, &other.0) || (self.0.0 == other.0.0 && self.0.1 == other.0.1)
     }
 }
 
-impl Eq for Snapshot {}
+impl<S: Bits> Eq for Snapshot<S> {}
 
-impl Snapshot {
+impl<S: Bits> Snapshot<S> {
     /// The published view's 64-bit hash (computed once, at publication).
     pub fn hash64(&self) -> u64 {
         self.0.0
     }
 }
 
-impl View {
+impl<S: Bits> View<S> {
     /// A view with room for `pairs` (CTA, proxy) caches.
-    pub fn new(pairs: usize) -> View {
+    pub fn new(pairs: usize) -> View<S> {
         View {
-            raw: 0,
-            gen_: 0,
-            anyva: 0,
-            line: SmallVec::from_elem(0, pairs * 2),
+            raw: S::EMPTY,
+            gen_: S::EMPTY,
+            anyva: S::EMPTY,
+            line: SmallVec::from_elem(S::EMPTY, pairs * 2),
         }
     }
     /// Index of the line tokens of (CTA, proxy) pair `pair` at stage `s`.
@@ -105,25 +105,25 @@ impl View {
         pair * 2 + (s == Stage::AnyVa) as usize
     }
     /// The line tokens of pair `pair` at stage `s` (none if the pair has no tokens).
-    pub fn line(&self, pair: Option<usize>, s: Stage) -> Set {
-        pair.map_or(0, |p| self.line[Self::line_index(p, s)])
+    pub fn line(&self, pair: Option<usize>, s: Stage) -> S {
+        pair.map_or(S::EMPTY, |p| self.line[Self::line_index(p, s)])
     }
     /// `self ∪= other`.
-    pub fn merge(&mut self, other: &View) {
+    pub fn merge(&mut self, other: &View<S>) {
         self.raw |= other.raw;
         self.gen_ |= other.gen_;
         self.anyva |= other.anyva;
         for (a, b) in self.line.iter_mut().zip(&other.line) {
-            *a |= b;
+            *a |= *b;
         }
     }
     /// Only the tokens of events in `mask` (what a restricted release publishes).
-    pub fn filtered(&self, mask: Set) -> View {
+    pub fn filtered(&self, mask: S) -> View<S> {
         View {
             raw: self.raw & mask,
             gen_: self.gen_ & mask,
             anyva: self.anyva & mask,
-            line: self.line.iter().map(|s| s & mask).collect(),
+            line: self.line.iter().map(|&s| s & mask).collect(),
         }
     }
     /// Append the view's canonical bytes.
@@ -132,10 +132,10 @@ impl View {
         out.extend_from_slice(bytemuck::cast_slice(&self.line));
     }
     /// Every event with any token.
-    pub fn known(&self) -> Set {
+    pub fn known(&self) -> S {
         self.line
             .iter()
-            .fold(self.raw | self.gen_ | self.anyva, |a, b| a | b)
+            .fold(self.raw | self.gen_ | self.anyva, |a, &b| a | b)
     }
 }
 
@@ -164,7 +164,7 @@ pub struct Arrival {
 
 /// Progress of one thread.
 #[derive(Debug, PartialEq, Eq)]
-pub struct ThreadState {
+pub struct ThreadState<S: Bits = u128> {
     /// Next instruction to retire (= code length when finished).
     pub pc: usize,
     /// Stopped at the loop bound (it would take a bounded back edge once more).
@@ -178,13 +178,13 @@ pub struct ThreadState {
     /// Number of instructions retired (program-order position of the next one).
     pub seq: u16,
     /// The view.
-    pub view: View,
+    pub view: View<S>,
     /// The barrier at `pc` has been arrived at; the thread waits for its phase.
     pub arrived: bool,
 }
 
-impl Clone for ThreadState {
-    fn clone(&self) -> ThreadState {
+impl<S: Bits> Clone for ThreadState<S> {
+    fn clone(&self) -> ThreadState<S> {
         ThreadState {
             pc: self.pc,
             cut: self.cut,
@@ -198,7 +198,7 @@ impl Clone for ThreadState {
     }
 }
 
-impl ThreadState {
+impl<S: Bits> ThreadState<S> {
     /// Retired everything (or stopped at the bound).
     pub fn finished(&self, code_len: usize) -> bool {
         self.pc >= code_len || self.cut
@@ -206,39 +206,39 @@ impl ThreadState {
 }
 
 /// No slot.
-pub const NONE: u8 = u8::MAX;
+pub const NONE: u16 = u16::MAX;
 
 /// The whole machine state.
 #[derive(Debug, PartialEq, Eq)]
-pub struct State {
+pub struct State<S: Bits = u128> {
     /// Per thread. Shared between states until a step changes the thread
     /// ([`State::thread_mut`]): a step changes one thread, so a successor
     /// copies one thread's state instead of all of them.
-    pub threads: SmallVec<[Arc<ThreadState>; 8]>,
+    pub threads: SmallVec<[Arc<ThreadState<S>>; 8]>,
     /// Issued writes: the versions in memory (initial versions included).
-    pub versions: Set,
+    pub versions: S,
     /// Issued reads (bound to a version).
-    pub bound: Set,
+    pub bound: S,
     /// Retired slots.
-    pub retired: Set,
+    pub retired: S,
     /// Coherence: `co[v]` = versions known to be coherence-after `v` (closed).
-    pub co: SmallVec<[Set; 32]>,
+    pub co: SmallVec<[S; 32]>,
     /// Reads-from: the version each bound read returned.
-    pub rf: SmallVec<[u8; 32]>,
+    pub rf: SmallVec<[u16; 32]>,
     /// Obligations: `never_below[v]` = versions `v` must never be coherence-before.
-    pub never_below: SmallVec<[Set; 32]>,
+    pub never_below: SmallVec<[S; 32]>,
     /// The value each version holds.
     pub value: SmallVec<[Value; 32]>,
     /// Program-order position of each issued or retired slot in its thread.
     pub seq: SmallVec<[u16; 32]>,
     /// Release snapshots, fence.sc snapshots and barrier arrival snapshots.
-    pub snapshots: SmallVec<[Option<Snapshot>; 32]>,
+    pub snapshots: SmallVec<[Option<Snapshot<S>>; 32]>,
     /// Barrier arrivals so far.
     pub arrivals: SmallVec<[Arrival; 2]>,
 }
 
-impl Clone for State {
-    fn clone(&self) -> State {
+impl<S: Bits> Clone for State<S> {
+    fn clone(&self) -> State<S> {
         State {
             threads: self.threads.iter().cloned().collect(),
             versions: self.versions,
@@ -263,7 +263,7 @@ thread_local! {
     static BYTES: std::cell::RefCell<Bytes> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-impl State {
+impl<S: Bits> State<S> {
     /// A 64-bit fingerprint: XXH3 of the state's canonical bytes.
     ///
     /// Canonical: equal states have equal bytes (every per-slot and
@@ -291,7 +291,7 @@ impl State {
         b.extend_from_slice(bytemuck::cast_slice(&self.never_below));
         b.extend_from_slice(bytemuck::cast_slice(&self.value));
         b.extend_from_slice(bytemuck::cast_slice(&self.seq));
-        b.extend_from_slice(&self.rf);
+        b.extend_from_slice(bytemuck::cast_slice(&self.rf));
         for s in &self.snapshots {
             let h = s.as_ref().map_or(0, |s| s.hash64() | 1);
             b.extend_from_slice(&h.to_le_bytes());
@@ -329,19 +329,19 @@ impl State {
     }
 
     /// Thread `t`'s state, to change (copied first if another state shares it).
-    pub fn thread_mut(&mut self, t: usize) -> &mut ThreadState {
+    pub fn thread_mut(&mut self, t: usize) -> &mut ThreadState<S> {
         Arc::make_mut(&mut self.threads[t])
     }
 
     /// Whether `a` is coherence-before `b`.
     pub fn co_before(&self, a: usize, b: usize) -> bool {
-        self.co[a] & bit(b) != 0
+        self.co[a].has(b)
     }
 }
 
 // Hashing a state (for the `--exact` seen-set) goes through its fingerprint,
 // which equal states share.
-impl std::hash::Hash for State {
+impl<S: Bits> std::hash::Hash for State<S> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         h.write_u64(self.fingerprint())
     }

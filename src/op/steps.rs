@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 
 use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Value, WaitPhase, mbar};
 use crate::model::barrier::{self, Reading};
-use crate::rel::{Set, bit, members};
+use crate::rel::{Bits, bit, members};
 
 use super::layout::SlotKind;
 use super::reason::Reason;
@@ -65,8 +65,14 @@ pub enum StepKind {
     Cut,
 }
 
+/// Successor states with the step to each.
+type Successors<S> = Vec<(Step, Box<State<S>>)>;
+
+/// States with a read bound, each with the forwarding chain that bound it.
+type BoundStates<S> = Vec<(SmallVec<[usize; 2]>, Box<State<S>>)>;
+
 /// What retiring an instruction amounts to.
-pub(super) enum Plan {
+pub(super) enum Plan<S: Bits> {
     /// Registers only, or a branch: go on at `target` (or the next
     /// instruction), counting a bounded back edge.
     Advance(Option<usize>, Option<usize>),
@@ -76,22 +82,22 @@ pub(super) enum Plan {
     Die,
     /// A store: issue it (unless forwarded earlier) with this value, then
     /// validate against the view.
-    Store { issue: Option<Value>, k: View },
+    Store { issue: Option<Value>, k: View<S> },
     /// A bound load or RMW, a fence or a proxy fence: validate against the
     /// view (after propagation) and update it.
-    Finish(View),
+    Finish(View<S>),
     /// Arrive at a barrier.
     Arrive,
     /// Pass a barrier whose phase is complete, with the merged view.
-    Pass(View),
+    Pass(View<S>),
 }
 
 /// Successors of a state for exhaustive search.
 #[derive(Default)]
 #[allow(clippy::vec_box)] // boxed so the explorer moves states by pointer
-pub struct Folded {
+pub struct Folded<S: Bits = u128> {
     /// The successor states (each carried through its choice-free retirements).
-    pub states: Vec<Box<State>>,
+    pub states: Vec<Box<State<S>>>,
     /// Choice-free retirements carried out in place.
     pub folded: u64,
     /// Transitions of other threads left unexplored because a choice-free
@@ -114,18 +120,18 @@ enum InPlace {
 
 // Short-lived (one per thread and step), so the size of `Ready` does not matter.
 #[allow(clippy::large_enum_variant)]
-pub(super) enum Retire {
+pub(super) enum Retire<S: Bits> {
     /// The retirement of thread `t`'s entry needs no choice but its plan's own.
-    Ready(usize, Entry, Plan),
+    Ready(usize, Entry, Plan<S>),
     /// It needs a choice (a load to bind, a `fence.sc` to order).
     Choice,
     /// It waits for another thread.
     Blocked,
 }
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// Every successor of `st`, in a deterministic order.
-    pub fn successors(&self, st: &State) -> Vec<(Step, Box<State>)> {
+    pub fn successors(&self, st: &State<S>) -> Vec<(Step, Box<State<S>>)> {
         self.successors_with(st, Coherence::Eager, false).0
     }
 
@@ -135,10 +141,10 @@ impl Machine<'_> {
     /// the second value is that thread).
     fn successors_with(
         &self,
-        st: &State,
+        st: &State<S>,
         co: Coherence,
         persistent: bool,
-    ) -> (Vec<(Step, Box<State>)>, Option<usize>) {
+    ) -> (Successors<S>, Option<usize>) {
         let windows = Windows::new(self, st);
         if self.por {
             if let Some(out) = self.eager(st, &windows, co) {
@@ -173,9 +179,9 @@ impl Machine<'_> {
     /// (R1 with a single outcome), so only states where something is chosen
     /// are returned. Also returns how many such steps were folded in, and how
     /// many transitions of other threads they made unnecessary.
-    pub fn successors_folded(&self, st: &State) -> Folded {
+    pub fn successors_folded(&self, st: &State<S>) -> Folded<S> {
         let mut f = Folded::default();
-        let unfinished = |s: &State| {
+        let unfinished = |s: &State<S>| {
             (0..s.threads.len())
                 .filter(|&t| !s.threads[t].finished(self.program.threads[t].code.len()))
                 .count() as u64
@@ -220,13 +226,17 @@ impl Machine<'_> {
     }
 
     /// Whether some thread can retire without a choice.
-    fn is_ready(&self, st: &State) -> bool {
+    fn is_ready(&self, st: &State<S>) -> bool {
         let windows = Windows::new(self, st);
         self.first_ready(st, &windows).is_some()
     }
 
     /// R1: the first thread whose next instruction can retire without a choice.
-    fn first_ready(&self, st: &State, windows: &Windows) -> Option<(usize, Entry, Plan)> {
+    fn first_ready(
+        &self,
+        st: &State<S>,
+        windows: &Windows<'_, '_, S>,
+    ) -> Option<(usize, Entry, Plan<S>)> {
         (0..st.threads.len())
             .filter(|&t| !st.threads[t].finished(self.program.threads[t].code.len()))
             .find_map(|t| match self.try_retire(st, t, windows) {
@@ -238,16 +248,21 @@ impl Machine<'_> {
     /// R1: the first thread that can retire without a choice goes alone.
     fn eager(
         &self,
-        st: &State,
-        windows: &Windows,
+        st: &State<S>,
+        windows: &Windows<'_, '_, S>,
         co: Coherence,
-    ) -> Option<Vec<(Step, Box<State>)>> {
+    ) -> Option<Vec<(Step, Box<State<S>>)>> {
         let (t, e, plan) = self.first_ready(st, windows)?;
         Some(self.apply(st, t, &e, plan, co))
     }
 
     /// The choices of a state where no thread can retire without one.
-    fn choices(&self, st: &State, windows: &Windows, co: Coherence) -> Vec<(Step, Box<State>)> {
+    fn choices(
+        &self,
+        st: &State<S>,
+        windows: &Windows<'_, '_, S>,
+        co: Coherence,
+    ) -> Vec<(Step, Box<State<S>>)> {
         let mut out = Vec::new();
         for t in 0..st.threads.len() {
             if self.interrupted() {
@@ -262,11 +277,11 @@ impl Machine<'_> {
     /// retirements) at a state where no thread can retire without one.
     fn thread_choices(
         &self,
-        st: &State,
+        st: &State<S>,
         t: usize,
-        windows: &Windows,
+        windows: &Windows<'_, '_, S>,
         co: Coherence,
-        out: &mut Vec<(Step, Box<State>)>,
+        out: &mut Vec<(Step, Box<State<S>>)>,
     ) {
         {
             if st.threads[t].finished(self.program.threads[t].code.len()) {
@@ -310,7 +325,7 @@ impl Machine<'_> {
             // Early binding of loads (and RMWs) whose value a later write or branch needs.
             for (k, e) in w.entries.iter().enumerate().skip(1) {
                 let ins = &self.program.threads[t].code[e.pc];
-                let issued_write = e.slot.is_some_and(|s| st.versions & bit(s) != 0);
+                let issued_write = e.slot.is_some_and(|s| st.versions.has(s));
                 if matches!(
                     ins,
                     Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. }
@@ -335,11 +350,11 @@ impl Machine<'_> {
     ///   location that may still be issued is already issued, or can be
     ///   forwarded now with the value it will have (so a bind on any later
     ///   run is a bind it can make now).
-    fn persistent_thread(&self, st: &State, windows: &Windows) -> Option<usize> {
+    fn persistent_thread(&self, st: &State<S>, windows: &Windows<'_, '_, S>) -> Option<usize> {
         (0..st.threads.len()).find(|&t| self.binds_persistent(st, t, windows))
     }
 
-    fn binds_persistent(&self, st: &State, t: usize, windows: &Windows) -> bool {
+    fn binds_persistent(&self, st: &State<S>, t: usize, windows: &Windows<'_, '_, S>) -> bool {
         let code = &self.program.threads[t].code;
         let ts = &st.threads[t];
         if ts.finished(code.len())
@@ -350,7 +365,7 @@ impl Machine<'_> {
             return false;
         }
         let w = windows.get(t);
-        let mut locs: Set = 0;
+        let mut locs: S = S::EMPTY;
         for (k, e) in w.entries.iter().enumerate() {
             match &code[e.pc] {
                 Instr::Rmw { .. } | Instr::MbarWait { .. } if !self.is_bound(st, e) => {
@@ -364,14 +379,14 @@ impl Machine<'_> {
                 _ => {}
             }
         }
-        locs != 0 && members(locs).all(|loc| self.writes_settled(st, windows, loc))
+        !locs.is_empty() && members(locs).all(|loc| self.writes_settled(st, windows, loc))
     }
 
     /// Whether every write of `loc` that some run may still issue is issued
     /// already or is a store in its thread's window whose value is known (so
     /// that [`Machine::binds`] forwards it now, with the value and
     /// program-order position it will have).
-    fn writes_settled(&self, st: &State, windows: &Windows, loc: usize) -> bool {
+    fn writes_settled(&self, st: &State<S>, windows: &Windows<'_, '_, S>, loc: usize) -> bool {
         let l = &self.layout;
         (0..st.threads.len()).all(|u| {
             let code = &self.program.threads[u].code;
@@ -382,7 +397,7 @@ impl Machine<'_> {
             for e in &w.entries {
                 let Some(slot) = e.slot else { continue };
                 let si = &l.slots[slot];
-                if !si.writes() || si.loc != loc || st.versions & bit(slot) != 0 {
+                if !si.writes() || si.loc != loc || st.versions.has(slot) {
                     continue;
                 }
                 match &code[e.pc] {
@@ -399,12 +414,12 @@ impl Machine<'_> {
                     None => return false,
                 },
             };
-            self.writes_reach[u][from] & bit(loc) == 0
+            !self.writes_reach[u][from].has(loc)
         })
     }
 
-    pub(super) fn is_bound(&self, st: &State, e: &Entry) -> bool {
-        e.slot.is_some_and(|s| st.bound & bit(s) != 0)
+    pub(super) fn is_bound(&self, st: &State<S>, e: &Entry) -> bool {
+        e.slot.is_some_and(|s| st.bound.has(s))
     }
 
     /// Whether the register written by entry `k` flows into a later store,
@@ -457,7 +472,12 @@ impl Machine<'_> {
 
     /// Decide what retiring thread `t`'s next instruction amounts to, without
     /// changing the state.
-    pub(super) fn try_retire(&self, st: &State, t: usize, windows: &Windows) -> Retire {
+    pub(super) fn try_retire(
+        &self,
+        st: &State<S>,
+        t: usize,
+        windows: &Windows<'_, '_, S>,
+    ) -> Retire<S> {
         let ts = &st.threads[t];
         let Some(e) = self.head_entry(st, t) else {
             return Retire::Blocked;
@@ -507,12 +527,12 @@ impl Machine<'_> {
                 let Some(k) = self.propagate_in(st, t, slot, windows) else {
                     return Retire::Blocked;
                 };
-                let issue = (st.versions & bit(slot) == 0).then(|| operand(&e.regs, src).unwrap());
+                let issue = (!st.versions.has(slot)).then(|| operand(&e.regs, src).unwrap());
                 Plan::Store { issue, k }
             }
             Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. } => {
                 let slot = e.slot.unwrap();
-                if st.bound & bit(slot) == 0 {
+                if !st.bound.has(slot) {
                     return Retire::Choice;
                 }
                 match self.propagate_in(st, t, slot, windows) {
@@ -542,7 +562,7 @@ impl Machine<'_> {
                 let mut k = st.threads[t].view.clone();
                 for pt in from {
                     let s = self.layout.slot(pt.thread, pt.pc, pt.exec).unwrap();
-                    if st.retired & bit(s) == 0 {
+                    if !st.retired.has(s) {
                         return Retire::Blocked;
                     }
                     k.merge(
@@ -586,12 +606,12 @@ impl Machine<'_> {
     /// check fails).
     fn apply(
         &self,
-        st: &State,
+        st: &State<S>,
         t: usize,
         e: &Entry,
-        plan: Plan,
+        plan: Plan<S>,
         co: Coherence,
-    ) -> Vec<(Step, Box<State>)> {
+    ) -> Vec<(Step, Box<State<S>>)> {
         let step = |kind| Step {
             thread: t,
             pc: e.pc,
@@ -623,10 +643,10 @@ impl Machine<'_> {
     /// failed check `s` is garbage (`Dead`).
     fn apply_in_place(
         &self,
-        s: &mut State,
+        s: &mut State<S>,
         t: usize,
         e: &Entry,
-        plan: Plan,
+        plan: Plan<S>,
         co: Coherence,
     ) -> InPlace {
         match plan {
@@ -674,7 +694,7 @@ impl Machine<'_> {
     }
 
     /// Thread `t` arrives at the barrier of entry `e` (on a copy of `st`).
-    fn arrive(&self, st: &State, t: usize, e: &Entry) -> (Step, Box<State>) {
+    fn arrive(&self, st: &State<S>, t: usize, e: &Entry) -> (Step, Box<State<S>>) {
         let mut s = Box::new(st.clone());
         let kind = self.arrive_in(&mut s, t, e);
         (
@@ -689,7 +709,7 @@ impl Machine<'_> {
 
     /// Thread `t` arrives at the barrier of entry `e`: its view is recorded as
     /// the arrival's snapshot; `bar.arrive` then goes on, `bar.sync` waits.
-    fn arrive_in(&self, s: &mut State, t: usize, e: &Entry) -> StepKind {
+    fn arrive_in(&self, s: &mut State<S>, t: usize, e: &Entry) -> StepKind {
         let Instr::Barrier {
             kind, id, count, ..
         } = &self.program.threads[t].code[e.pc]
@@ -748,7 +768,7 @@ impl Machine<'_> {
     }
 
     /// Advance thread `t` past entry `e` (to `target` for a taken branch).
-    fn advance(&self, s: &mut State, t: usize, e: &Entry, target: Option<usize>) {
+    fn advance(&self, s: &mut State<S>, t: usize, e: &Entry, target: Option<usize>) {
         let instr = &self.program.threads[t].code[e.pc];
         let ts = s.thread_mut(t);
         if let Some((dst, v)) = instr.local_effect::<Value>(&ts.regs) {
@@ -761,7 +781,7 @@ impl Machine<'_> {
 
     /// Whether a `fence.sc` of another unfinished thread, morally strong with
     /// `slot`, may still retire (then the order of the two is a choice).
-    fn sc_partner_pending(&self, st: &State, t: usize, slot: usize) -> bool {
+    fn sc_partner_pending(&self, st: &State<S>, t: usize, slot: usize) -> bool {
         (0..st.threads.len()).any(|u| {
             let th = &self.program.threads[u];
             let ts = &st.threads[u];
@@ -787,7 +807,13 @@ impl Machine<'_> {
     /// snapshots of the release heads its acquire patterns synchronise with,
     /// and of earlier morally strong `fence.sc`. `None` if a head has not
     /// retired yet (WAIT).
-    fn propagate_in(&self, st: &State, t: usize, slot: usize, windows: &Windows) -> Option<View> {
+    fn propagate_in(
+        &self,
+        st: &State<S>,
+        t: usize,
+        slot: usize,
+        windows: &Windows<'_, '_, S>,
+    ) -> Option<View<S>> {
         let l = &self.layout;
         let si = &l.slots[slot];
         let mut k = st.threads[t].view.clone();
@@ -796,15 +822,15 @@ impl Machine<'_> {
             && (si.wait.is_none() || self.wait_succeeds(st, t, slot) == Some(true));
         if acquire_read || si.acquire_fence() {
             let earlier = st.retired & l.thread_slots[t] & l.reads;
-            let pattern_reads: Set = if acquire_read {
-                bit(slot)
+            let pattern_reads: S = if acquire_read {
+                S::bit(slot)
                     | members(earlier & l.va_slots[si.va])
                         .filter(|&r| l.slots[r].pattern_read())
-                        .fold(0, |a, r| a | bit(r))
+                        .fold(S::EMPTY, |a, r| a | bit(r))
             } else {
                 members(earlier)
                     .filter(|&r| l.slots[r].pattern_read())
-                    .fold(0, |a, r| a | bit(r))
+                    .fold(S::EMPTY, |a, r| a | bit(r))
             };
             for r in members(pattern_reads) {
                 let (obs, complete) = self.observed_by(st, r);
@@ -842,11 +868,17 @@ impl Machine<'_> {
     /// The retired release heads of version `u`'s release patterns that are
     /// morally strong with the tail `tail`; `None` if such a head exists but
     /// has not retired yet.
-    fn release_heads(&self, st: &State, u: usize, tail: usize, windows: &Windows) -> Option<Set> {
+    fn release_heads(
+        &self,
+        st: &State<S>,
+        u: usize,
+        tail: usize,
+        windows: &Windows<'_, '_, S>,
+    ) -> Option<S> {
         let l = &self.layout;
         let su = &l.slots[u];
         let ut = su.thread.unwrap();
-        let mut heads = 0;
+        let mut heads = S::EMPTY;
         let is_head = |h: usize| {
             let sh = &l.slots[h];
             (h == u && sh.release_write())
@@ -859,7 +891,7 @@ impl Machine<'_> {
                 heads |= bit(h);
             }
         }
-        if st.retired & bit(u) == 0 {
+        if !st.retired.has(u) {
             // u was issued ahead of its thread's retirement: a head may still be pending.
             if is_head(u) && l.ms(u, tail) {
                 return None;
@@ -929,7 +961,7 @@ impl Machine<'_> {
     /// CTA to have arrived or exited (`model::barrier`).
     pub(super) fn isa_phase_complete(
         &self,
-        st: &State,
+        st: &State<S>,
         cta: usize,
         id: &[Value],
         p: usize,
@@ -966,7 +998,7 @@ impl Machine<'_> {
     }
 
     /// The view after passing the barrier `slot` (its phase complete), or `None`.
-    pub(super) fn barrier_merge(&self, st: &State, t: usize, slot: usize) -> Option<View> {
+    pub(super) fn barrier_merge(&self, st: &State<S>, t: usize, slot: usize) -> Option<View<S>> {
         let me = st
             .arrivals
             .iter()
@@ -1024,17 +1056,17 @@ impl Machine<'_> {
     /// Validate and retire entry `e` of thread `t` in `s`, with the view `k`
     /// after propagation (machine-m2.md §4 RETIRE (b), (c)). False if a check
     /// fails (then `s` is garbage).
-    fn finish_retire(&self, s: &mut State, t: usize, e: &Entry, k: View) -> bool {
+    fn finish_retire(&self, s: &mut State<S>, t: usize, e: &Entry, k: View<S>) -> bool {
         self.finish_retire_check(s, t, e, k).is_ok()
     }
 
     /// [`Machine::finish_retire`], saying which check fails.
     pub(super) fn finish_retire_check(
         &self,
-        s: &mut State,
+        s: &mut State<S>,
         t: usize,
         e: &Entry,
-        mut k: View,
+        mut k: View<S>,
     ) -> Result<(), Reason> {
         let l = &self.layout;
         let slot = e.slot.unwrap();
@@ -1045,7 +1077,7 @@ impl Machine<'_> {
             // Causality, from-read part: the version returned is not older than
             // anything the thread's causal past guarantees on this line.
             let v = s.rf[slot] as usize;
-            let mut forced: Set = 0;
+            let mut forced: S = S::EMPTY;
             for w in members(self.front_plus(s, &k, slot).0) {
                 if s.co_before(v, w) {
                     return Err(Reason::Stale {
@@ -1064,7 +1096,7 @@ impl Machine<'_> {
                     }
                 }
             }
-            if forced != 0 {
+            if !forced.is_empty() {
                 for w in members(forced) {
                     self.add_co(s, w, v);
                 }
@@ -1077,7 +1109,7 @@ impl Machine<'_> {
         }
         if si.writes() {
             // Coherence: everything the causal past guarantees is older.
-            for w in members(self.front_plus(s, &k, slot).0 & l.writes & !bit(slot)) {
+            for w in members(self.front_plus(s, &k, slot).0 & l.writes & !S::bit(slot)) {
                 self.add_co(s, w, slot);
             }
             self.co_check(s, si.loc)?;
@@ -1113,22 +1145,22 @@ impl Machine<'_> {
                     let pair = l
                         .line_pair(c, q)
                         .expect("a proxy fence's own cache has line tokens");
-                    k.line[View::line_index(pair, Stage::Gen)] |= before.gen_ & space;
-                    k.line[View::line_index(pair, Stage::AnyVa)] |= before.anyva & space;
+                    k.line[View::<S>::line_index(pair, Stage::Gen)] |= before.gen_ & space;
+                    k.line[View::<S>::line_index(pair, Stage::AnyVa)] |= before.anyva & space;
                 }
             }
         }
         if si.release_write() || si.release_fence() || si.kind == SlotKind::Fence(FenceSem::Sc) {
             // A restricted release publishes only part of the view.
             let publish = l.publish[slot];
-            let snap = if publish == Set::MAX {
+            let snap = if publish == S::FULL {
                 k.clone()
             } else {
                 k.filtered(publish)
             };
             s.snapshots[slot] = Some(Snapshot::new(snap));
         }
-        if l.snapshot_points & bit(slot) != 0 {
+        if l.snapshot_points.has(slot) {
             debug_assert!(
                 s.snapshots[slot].is_none(),
                 "a snapshot point is no release head"
@@ -1157,7 +1189,7 @@ impl Machine<'_> {
 
     /// Whether the mbarrier wait in `slot` (thread `t`, bound) succeeds, given
     /// the thread's registers before it; `None` if its operand is not known.
-    fn wait_succeeds(&self, st: &State, t: usize, slot: usize) -> Option<bool> {
+    fn wait_succeeds(&self, st: &State<S>, t: usize, slot: usize) -> Option<bool> {
         let pc = self.layout.slots[slot].pc;
         let Instr::MbarWait { phase, .. } = &self.program.threads[t].code[pc] else {
             return None;
@@ -1174,16 +1206,16 @@ impl Machine<'_> {
     /// Every way the read of entry `e` (thread `t`) can bind now.
     fn push_binds(
         &self,
-        st: &State,
+        st: &State<S>,
         t: usize,
         e: &Entry,
-        windows: &Windows,
+        windows: &Windows<'_, '_, S>,
         co: Coherence,
-        out: &mut Vec<(Step, Box<State>)>,
+        out: &mut Vec<(Step, Box<State<S>>)>,
     ) {
         let mut found = Vec::new();
         let mut fw = SmallVec::new();
-        self.binds(st, t, e, windows, co, 3, 0, &mut fw, &mut found);
+        self.binds(st, t, e, windows, co, 3, S::EMPTY, &mut fw, &mut found);
         let slot = e.slot.unwrap();
         for (fw, s) in found {
             let version = s.rf[slot] as usize;
@@ -1207,15 +1239,15 @@ impl Machine<'_> {
     #[allow(clippy::too_many_arguments)]
     fn binds(
         &self,
-        st: &State,
+        st: &State<S>,
         t: usize,
         e: &Entry,
-        windows: &Windows,
+        windows: &Windows<'_, '_, S>,
         co: Coherence,
         depth: u32,
-        busy: Set,
+        busy: S,
         fw: &mut SmallVec<[usize; 2]>,
-        out: &mut Vec<(SmallVec<[usize; 2]>, Box<State>)>,
+        out: &mut BoundStates<S>,
     ) {
         let l = &self.layout;
         let r = e.slot.unwrap();
@@ -1225,8 +1257,8 @@ impl Machine<'_> {
         let dependent = matches!(&self.program.threads[t].code[e.pc], Instr::Rmw { op, .. } if op.write_depends_on_read());
         let busy = if dependent { busy | bit(r) } else { busy };
         let loc = l.slots[r].loc;
-        let mut bound_states: Vec<(SmallVec<[usize; 2]>, Box<State>)> = Vec::new();
-        for v in members(st.versions & l.loc_slots[loc] & !bit(r)) {
+        let mut bound_states: BoundStates<S> = Vec::new();
+        for v in members(st.versions & l.loc_slots[loc] & !S::bit(r)) {
             if self.interrupted() {
                 return;
             }
@@ -1242,11 +1274,7 @@ impl Machine<'_> {
                     return;
                 }
                 let Some(ws) = we.slot else { continue };
-                if ws == r
-                    || busy & bit(ws) != 0
-                    || st.versions & bit(ws) != 0
-                    || l.slots[ws].loc != loc
-                {
+                if ws == r || busy.has(ws) || st.versions.has(ws) || l.slots[ws].loc != loc {
                     continue;
                 }
                 let ins = &self.program.threads[u].code[we.pc];
@@ -1273,7 +1301,7 @@ impl Machine<'_> {
                     continue;
                 }
                 match ins {
-                    Instr::Rmw { args, .. } if depth > 0 && st.bound & bit(ws) == 0 => {
+                    Instr::Rmw { args, .. } if depth > 0 && !st.bound.has(ws) => {
                         if args.iter().any(|a| operand(&we.regs, a).is_none()) {
                             continue;
                         }
@@ -1305,7 +1333,7 @@ impl Machine<'_> {
                 let argv: Option<Vec<Value>> = args.iter().map(|a| operand(&e.regs, a)).collect();
                 let Some(argv) = argv else { return };
                 for (f, s) in bound_states {
-                    if s.versions & bit(r) != 0 {
+                    if s.versions.has(r) {
                         // The write was issued earlier (forwarded exch): check atomicity now.
                         if self.co_ok(&s, l.slots[r].loc) {
                             out.push((f, s));

@@ -14,7 +14,7 @@ use crate::ir::{Instr, Prop, Term};
 use crate::limits::{Budget, Exceeded, Limits, Poll};
 use crate::model::hang::{Hang, Waits};
 use crate::outcome::State as Outcome;
-use crate::rel::{Set, bit, members};
+use crate::rel::{Bits, members};
 
 use super::layout::SlotKind;
 use super::state::{Stage, State};
@@ -100,7 +100,7 @@ pub(crate) struct Parents {
 
 impl Parents {
     /// A search that starts at `root`.
-    pub(crate) fn new(root: &State) -> Parents {
+    pub(crate) fn new<S: Bits>(root: &State<S>) -> Parents {
         let root = root.fingerprint();
         let mut parent = FxHashMap::default();
         parent.insert(root, (root, usize::MAX));
@@ -110,7 +110,7 @@ impl Parents {
     /// Record that `child`, successor number `choice` of the state with
     /// fingerprint `from`, was reached; `false` if it had been reached before
     /// (breadth-first, so by a run no longer than this one).
-    pub(crate) fn discover(&mut self, from: u64, choice: usize, child: &State) -> bool {
+    pub(crate) fn discover<S: Bits>(&mut self, from: u64, choice: usize, child: &State<S>) -> bool {
         match self.parent.entry(child.fingerprint()) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 e.insert((from, choice));
@@ -139,7 +139,7 @@ impl Parents {
     }
 }
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// A shortest run (fewest steps) that ends in a final state where `want` holds.
     pub fn shortest_run(&self, want: &Prop, max_states: u64) -> Result<Vec<usize>, TraceError> {
         let init = self.initial();
@@ -197,7 +197,7 @@ impl Machine<'_> {
         let init = self.initial();
         let mut parents = Parents::new(&init);
         let mut queue = VecDeque::from([init]);
-        let mut best: Option<(Hang, u64, State)> = None;
+        let mut best: Option<(Hang, u64, State<S>)> = None;
         let mut bound_hit = false;
         let mut poll = Poll::new(budget);
         while let Some(st) = queue.pop_front() {
@@ -240,7 +240,7 @@ impl Machine<'_> {
     }
 
     /// The iterations the spinning threads of `hang` repeat from `st`, step by step.
-    fn cycle(&self, st: &State, hang: &Hang) -> Vec<TraceStep> {
+    fn cycle(&self, st: &State<S>, hang: &Hang) -> Vec<TraceStep> {
         let mut out = Vec::new();
         for s in &hang.stuck {
             let Waits::Spin { head, back, reads } = &s.on else {
@@ -342,9 +342,9 @@ impl Machine<'_> {
     }
 
     /// A coherence-maximal version of `loc` holding `value`.
-    fn latest_version(&self, st: &State, loc: usize, value: crate::ir::Value) -> Option<usize> {
+    fn latest_version(&self, st: &State<S>, loc: usize, value: crate::ir::Value) -> Option<usize> {
         let vs = st.versions & self.layout.loc_slots[loc];
-        members(vs).find(|&v| st.co[v] & vs == 0 && st.value[v] == value)
+        members(vs).find(|&v| !st.co[v].meets(vs) && st.value[v] == value)
     }
 
     /// Replay `choices` from the initial state and describe every step.
@@ -386,7 +386,7 @@ impl Machine<'_> {
     }
 
     /// A version as `x=1 (P0 `st.weak x, 1`)`.
-    pub fn version_text(&self, st: &State, v: usize) -> String {
+    pub fn version_text(&self, st: &State<S>, v: usize) -> String {
         let si = &self.layout.slots[v];
         let loc = &self.program.locations[si.loc].name;
         let value = self.value_text(si.loc, st.value[v]);
@@ -397,16 +397,16 @@ impl Machine<'_> {
     }
 
     /// The coherence order of a location, as chains: `x: 0 < 1 < 2`.
-    pub fn coherence_text(&self, st: &State, loc: usize) -> String {
+    pub fn coherence_text(&self, st: &State<S>, loc: usize) -> String {
         let vs = st.versions & self.layout.loc_slots[loc];
         let mut order: Vec<usize> = members(vs).collect();
-        order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count_ones()));
+        order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count()));
         let name = &self.program.locations[loc].name;
         let parts: Vec<String> = order
             .iter()
             .map(|&v| {
-                let unordered: Vec<String> = members(vs & !st.co[v] & !bit(v))
-                    .filter(|&w| st.co[w] & bit(v) == 0)
+                let unordered: Vec<String> = members(vs & !st.co[v] & !S::bit(v))
+                    .filter(|&w| !st.co[w].has(v))
                     .map(|w| self.value_text(loc, st.value[w]))
                     .collect();
                 if unordered.is_empty() {
@@ -430,9 +430,9 @@ impl Machine<'_> {
         &self,
         index: usize,
         choice: usize,
-        prev: &State,
+        prev: &State<S>,
         step: &Step,
-        next: &State,
+        next: &State<S>,
     ) -> TraceStep {
         let th = &self.program.threads[step.thread];
         let instruction = self.instr_text(step.thread, step.pc);
@@ -509,7 +509,7 @@ impl Machine<'_> {
         }
         let mut locs_changed = Vec::new();
         for v in members(next.versions) {
-            if next.co[v] != prev.co.get(v).copied().unwrap_or(0) || prev.versions & bit(v) == 0 {
+            if next.co[v] != prev.co.get(v).copied().unwrap_or(S::EMPTY) || !prev.versions.has(v) {
                 let l = self.layout.slots[v].loc;
                 if !locs_changed.contains(&l) {
                     locs_changed.push(l);
@@ -517,7 +517,7 @@ impl Machine<'_> {
             }
         }
         for l in locs_changed {
-            if (next.versions & self.layout.loc_slots[l]).count_ones() > 1 {
+            if (next.versions & self.layout.loc_slots[l]).count() > 1 {
                 effects.push(format!("coherence {}", self.coherence_text(next, l)));
             }
         }
@@ -525,8 +525,8 @@ impl Machine<'_> {
         let t = step.thread;
         let (a, b) = (&prev.threads[t].view, &next.threads[t].view);
         let own = self.layout.thread_slots[t];
-        let seen_raw: Set = (b.raw & !a.raw & !own) & self.layout.writes;
-        if seen_raw != 0 {
+        let seen_raw: S = (b.raw & !a.raw & !own) & self.layout.writes;
+        if !seen_raw.is_empty() {
             let list: Vec<String> = members(seen_raw).map(|s| self.slot_text(s)).collect();
             effects.push(format!(
                 "{} now has in its causal past: {}",
@@ -551,7 +551,7 @@ impl Machine<'_> {
             let (gpu, cta) = self.layout.ctas[c];
             let new = (b.line(Some(pair), Stage::Gen) & !a.line(Some(pair), Stage::Gen))
                 & self.layout.writes;
-            if new != 0 {
+            if !new.is_empty() {
                 let list: Vec<String> = members(new).map(|s| self.slot_text(s)).collect();
                 effects.push(format!(
                     "the {q} cache of CTA {cta} (GPU {gpu}) is invalidated: it can no longer show anything older than {}",

@@ -6,13 +6,13 @@
 //! refused step's [`Reason`] means.
 
 use crate::ir::Proxy;
-use crate::rel::{Set, bit, members};
+use crate::rel::{Bits, bit, members};
 
 use super::Machine;
 use super::reason::Reason;
 use super::state::State;
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// A slot as `P0 `st.weak x, 1``, or `x=initial`.
     pub fn slot_words(&self, s: usize) -> String {
         let si = &self.layout.slots[s];
@@ -28,12 +28,12 @@ impl Machine<'_> {
 
     /// Why thread `t`'s view in `st` does not oblige read `r`'s cache line to
     /// show write `w` (which is coherence-after the version `r` returned).
-    pub fn not_shown(&self, st: &State, t: usize, r: usize, w: usize) -> String {
+    pub fn not_shown(&self, st: &State<S>, t: usize, r: usize, w: usize) -> String {
         let l = &self.layout;
         let k = &st.threads[t].view;
         let me = &self.program.threads[t].name;
         let (sr, sw) = (&l.slots[r], &l.slots[w]);
-        if k.raw & bit(w) == 0 {
+        if !k.raw.has(w) {
             return format!("it is not in {me}'s causal past");
         }
         let past = format!("it is in {me}'s causal past");
@@ -44,7 +44,7 @@ impl Machine<'_> {
                 format!("the {p} proxy")
             }
         };
-        let reached_l2 = k.gen_ & bit(w) != 0;
+        let reached_l2 = k.gen_.has(w);
         let cta_of = |c: usize| l.ctas[c].1;
         if sr.proxy == Proxy::Generic {
             if !reached_l2 {
@@ -137,7 +137,7 @@ impl Machine<'_> {
     /// What retiring the acquire (read or fence) `tail` of thread `t` takes in
     /// `st` (the state before it retires): one line per release it
     /// synchronises with, and one per release or read that fails to.
-    pub fn acquire_words(&self, st: &State, t: usize, tail: usize) -> Vec<String> {
+    pub fn acquire_words(&self, st: &State<S>, t: usize, tail: usize) -> Vec<String> {
         let l = &self.layout;
         let st_tail = &l.slots[tail];
         let mut out = Vec::new();
@@ -149,15 +149,15 @@ impl Machine<'_> {
             }
         }
         let earlier = st.retired & l.thread_slots[t] & l.reads;
-        let pattern: Set = if st_tail.acquire_read() {
-            bit(tail)
+        let pattern: S = if st_tail.acquire_read() {
+            S::bit(tail)
                 | members(earlier & l.va_slots[st_tail.va])
                     .filter(|&r| l.slots[r].pattern_read())
-                    .fold(0, |a, r| a | bit(r))
+                    .fold(S::EMPTY, |a, r| a | bit(r))
         } else {
             members(earlier)
                 .filter(|&r| l.slots[r].pattern_read())
-                .fold(0, |a, r| a | bit(r))
+                .fold(S::EMPTY, |a, r| a | bit(r))
         };
         for r in members(pattern) {
             let src = st.rf[r];
@@ -165,7 +165,7 @@ impl Machine<'_> {
                 continue;
             }
             let src = src as usize;
-            if l.inits & bit(src) != 0 {
+            if l.inits.has(src) {
                 continue;
             }
             if !l.ms(src, r) {
@@ -197,7 +197,7 @@ impl Machine<'_> {
     }
 
     /// The retired heads of version `u`'s release patterns, whatever the tail.
-    fn heads_of(&self, st: &State, u: usize) -> Vec<usize> {
+    fn heads_of(&self, st: &State<S>, u: usize) -> Vec<usize> {
         let l = &self.layout;
         let su = &l.slots[u];
         let Some(ut) = su.thread else {
@@ -217,7 +217,7 @@ impl Machine<'_> {
 
     /// Whether the bound mbarrier wait in `slot` of thread `t` succeeds
     /// (true for any other read).
-    pub fn wait_done(&self, st: &State, t: usize, slot: usize) -> bool {
+    pub fn wait_done(&self, st: &State<S>, t: usize, slot: usize) -> bool {
         let pc = self.layout.slots[slot].pc;
         let crate::ir::Instr::MbarWait { phase, .. } = &self.program.threads[t].code[pc] else {
             return true;
@@ -232,7 +232,7 @@ impl Machine<'_> {
     }
 
     /// A refused step's reason in words (`st` is the state it is refused in).
-    pub fn reason_words(&self, st: &State, t: usize, reason: &Reason) -> String {
+    pub fn reason_words(&self, st: &State<S>, t: usize, reason: &Reason) -> String {
         let l = &self.layout;
         match *reason {
             Reason::Stale {

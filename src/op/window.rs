@@ -8,6 +8,7 @@ use smallvec::SmallVec;
 use std::cell::OnceCell;
 
 use crate::ir::{Instr, Operand, Value};
+use crate::rel::Bits;
 
 use super::Machine;
 use super::state::State;
@@ -57,9 +58,9 @@ pub fn operand(regs: &[Option<Value>], o: &Operand) -> Option<Value> {
     crate::ir::eval::operand(regs, o)
 }
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// Compute thread `t`'s window in `st`.
-    pub fn window(&self, st: &State, t: usize) -> Window {
+    pub fn window(&self, st: &State<S>, t: usize) -> Window {
         let th = &self.program.threads[t];
         let ts = &st.threads[t];
         let mut regs: SmallVec<[Option<Value>; 8]> = ts.regs.iter().map(|v| Some(*v)).collect();
@@ -99,7 +100,7 @@ impl Machine<'_> {
             execs[pc] = execs[pc].saturating_add(1);
             seq += 1;
             let bound_value = |s: Option<usize>| {
-                s.filter(|s| st.bound & (1u128 << s) != 0)
+                s.filter(|&s| st.bound.has(s))
                     .map(|s| self.read_value(st, s))
             };
             match instr {
@@ -159,15 +160,15 @@ impl Machine<'_> {
 }
 
 /// The windows of every thread of one state, computed on first use.
-pub struct Windows<'a, 'p> {
-    machine: &'a Machine<'p>,
-    state: &'a State,
+pub struct Windows<'a, 'p, S: Bits = u128> {
+    machine: &'a Machine<'p, S>,
+    state: &'a State<S>,
     cache: Vec<OnceCell<Window>>,
 }
 
-impl<'a, 'p> Windows<'a, 'p> {
+impl<'a, 'p, S: Bits> Windows<'a, 'p, S> {
     /// Windows of `state`, none computed yet.
-    pub fn new(machine: &'a Machine<'p>, state: &'a State) -> Self {
+    pub fn new(machine: &'a Machine<'p, S>, state: &'a State<S>) -> Self {
         Windows {
             machine,
             state,
@@ -188,10 +189,10 @@ impl<'a, 'p> Windows<'a, 'p> {
     }
 }
 
-impl Machine<'_> {
+impl<S: Bits> Machine<'_, S> {
     /// The next instruction of thread `t` to retire, as a window entry (cheaper
     /// than the whole window); `None` when the thread has finished.
-    pub fn head_entry(&self, st: &State, t: usize) -> Option<Entry> {
+    pub fn head_entry(&self, st: &State<S>, t: usize) -> Option<Entry> {
         let ts = &st.threads[t];
         let th = &self.program.threads[t];
         if ts.cut || ts.pc >= th.code.len() {

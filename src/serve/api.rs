@@ -364,6 +364,24 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
 /// `"reachable": true` also the outcomes reachable from here, with
 /// `"goal": COND` first extend the run by a shortest path to that outcome.
 fn step(req: &TestRequest, p: &Prepared) -> Answer {
+    // The machine at the width the program's slots need, like `engine::run`'s.
+    let answer = match step_at::<u128>(req, p) {
+        Err(too) => crate::with_width!(
+            too.needed,
+            S => step_at::<S>(req, p),
+            Err(too)
+        ),
+        done => done,
+    };
+    answer.unwrap_or_else(|too| Answer::error(422, too.to_string()))
+}
+
+/// [`step`] with event sets of type `S`; `Err` if the program has more
+/// event slots than `S` holds.
+fn step_at<S: crate::rel::Bits>(
+    req: &TestRequest,
+    p: &Prepared,
+) -> Result<Answer, crate::op::TooManySlots> {
     let t = p.test();
     let options = step::Options {
         loop_bound: p.loop_bound,
@@ -371,20 +389,17 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         limits: p.limits,
         barriers: Default::default(),
     };
-    let mut s = match Session::new(&t.program, options) {
-        Ok(s) => s,
-        Err(e) => return Answer::error(422, e.to_string()),
-    };
+    let mut s = Session::<S>::build(&t.program, options)?;
     if let Err(crate::op::trace::TraceError::BadChoice {
         step,
         choice,
         available,
     }) = s.replay(&req.history)
     {
-        return Answer::error(
+        return Ok(Answer::error(
             400,
             format!("expected a choice below {available} at step {step}, found {choice}"),
-        );
+        ));
     }
     let mut goto = Value::Null;
     if let Some(goal) = &req.goal {
@@ -398,7 +413,7 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         } else {
             let want = match outcome(t, goal) {
                 Ok(w) => w,
-                Err(a) => return a,
+                Err(a) => return Ok(a),
             };
             let answer = s.go_to(&want);
             let message = step::text::go_to(&s, goal, &answer);
@@ -475,7 +490,7 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
     } else {
         (Value::Null, Value::Null)
     };
-    Answer::ok(json!({
+    Ok(Answer::ok(json!({
         "name": t.program.name,
         "file": p.file,
         "step": s.steps().len(),
@@ -496,7 +511,7 @@ fn step(req: &TestRequest, p: &Prepared) -> Answer {
         "termination": termination,
         "undefined": undefined,
         "undefined_here": s.undefined().map(|u| crate::report::ub::of(t, &u)),
-    }))
+    })))
 }
 
 /// `s` quoted for a POSIX shell when it needs it.

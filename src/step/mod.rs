@@ -24,6 +24,7 @@
 pub mod picture;
 pub mod text;
 
+use crate::rel::Bits;
 use std::collections::VecDeque;
 
 use crate::explore::{self, ExploreOptions};
@@ -129,14 +130,14 @@ impl std::fmt::Display for StepError {
 }
 
 /// A stepping session over one program.
-pub struct Session<'p> {
+pub struct Session<'p, S: Bits = u128> {
     /// The machine the session steps (reduction as [`Options::every_step`] says).
-    machine: Machine<'p>,
+    machine: Machine<'p, S>,
     /// The same machine with its reductions on, for questions to the explorer
     /// (the outcomes reachable from a state do not depend on the reduction).
-    explorer: Machine<'p>,
+    explorer: Machine<'p, S>,
     /// `states[k]`: the state after `k` steps; `states[0]` is the initial state.
-    states: Vec<State>,
+    states: Vec<State<S>>,
     /// The steps taken, described.
     steps: Vec<TraceStep>,
     /// Undone choices, the next one to redo last.
@@ -148,12 +149,22 @@ pub struct Session<'p> {
 }
 
 impl<'p> Session<'p> {
-    /// A session in the initial state of `p`.
+    /// A session in the initial state of `p`, at the plain width (128 event
+    /// slots; [`Session::build`] for any width).
     pub fn new(p: &'p Program, options: Options) -> Result<Session<'p>, TooManySlots> {
-        let mut machine = Machine::new(p, options.loop_bound)?;
+        Session::build(p, options)
+    }
+}
+
+impl<'p, S: Bits> Session<'p, S> {
+    /// A session in the initial state of `p` with event sets of type `S`;
+    /// `Err` if the program has more event slots than `S` holds (pick `S`
+    /// with `rel::with_width!(needed)`).
+    pub fn build(p: &'p Program, options: Options) -> Result<Session<'p, S>, TooManySlots> {
+        let mut machine = Machine::build(p, options.loop_bound, true)?;
         machine.por = !options.every_step;
         machine.barriers = options.barriers.for_program(p);
-        let mut explorer = Machine::new(p, options.loop_bound)?;
+        let mut explorer = Machine::build(p, options.loop_bound, true)?;
         explorer.barriers = options.barriers.for_program(p);
         let init = machine.initial();
         Ok(Session {
@@ -168,7 +179,7 @@ impl<'p> Session<'p> {
     }
 
     /// The machine (its program, layout and columns).
-    pub fn machine(&self) -> &Machine<'p> {
+    pub fn machine(&self) -> &Machine<'p, S> {
         &self.machine
     }
 
@@ -178,7 +189,7 @@ impl<'p> Session<'p> {
     }
 
     /// The current state.
-    pub fn current(&self) -> &State {
+    pub fn current(&self) -> &State<S> {
         self.states
             .last()
             .expect("the initial state is always there")
@@ -386,7 +397,7 @@ impl<'p> Session<'p> {
         self.hang_at(self.current())
     }
 
-    fn hang_at(&self, st: &State) -> Option<Hang> {
+    fn hang_at(&self, st: &State<S>) -> Option<Hang> {
         if self.machine.is_final(st) {
             return None;
         }
@@ -408,7 +419,7 @@ impl<'p> Session<'p> {
     /// of the test does, within the loop bound).
     pub fn go_to_undefined(&self) -> GoTo {
         let budget = Budget::new(self.options.limits);
-        let undefined = |st: &State| self.machine.undefined(st).is_some();
+        let undefined = |st: &State<S>| self.machine.undefined(st).is_some();
         let reaches = |k: usize| -> Result<bool, Exceeded> {
             self.shortest_from(&self.states[k], &undefined, &budget)
                 .map(|p| p.is_some())
@@ -423,7 +434,7 @@ impl<'p> Session<'p> {
     /// hangs, within the loop bound).
     pub fn go_to_hang(&self) -> GoTo {
         let budget = Budget::new(self.options.limits);
-        let hangs = |st: &State| self.hang_at(st).is_some();
+        let hangs = |st: &State<S>| self.hang_at(st).is_some();
         let reaches = |k: usize| -> Result<bool, Exceeded> {
             self.shortest_from(&self.states[k], &hangs, &budget)
                 .map(|p| p.is_some())
@@ -438,7 +449,7 @@ impl<'p> Session<'p> {
     pub fn go_to(&self, want: &Prop) -> GoTo {
         let budget = Budget::new(self.options.limits);
         let m = &self.machine;
-        let ends_in = |st: &State| {
+        let ends_in = |st: &State<S>| {
             m.is_final(st)
                 && !m.is_cut(st)
                 && m.outcomes(st).iter().any(|o| self.satisfies(o, want))
@@ -464,7 +475,7 @@ impl<'p> Session<'p> {
     /// step from which nothing is in reach (`reaches(k)`: from `states[k]`).
     fn first_out_of_reach(
         &self,
-        search: impl Fn(&State) -> Result<Option<Vec<usize>>, Exceeded>,
+        search: impl Fn(&State<S>) -> Result<Option<Vec<usize>>, Exceeded>,
         reaches: impl Fn(usize) -> Result<bool, Exceeded>,
     ) -> GoTo {
         match search(self.current()) {
@@ -499,8 +510,8 @@ impl<'p> Session<'p> {
     /// the stepping machine's own choices; `None` if there is none.
     fn shortest_from(
         &self,
-        from: &State,
-        goal: &dyn Fn(&State) -> bool,
+        from: &State<S>,
+        goal: &dyn Fn(&State<S>) -> bool,
         budget: &Budget,
     ) -> Result<Option<Vec<usize>>, Exceeded> {
         let m = &self.machine;

@@ -17,6 +17,7 @@
 //! * **memory**: every version written so far at the L2 coherence point,
 //!   with the coherence order between them (a DAG while stores are unordered).
 
+use crate::rel::Bits;
 use serde::Serialize;
 
 use crate::ir::{LocKind, Proxy};
@@ -97,7 +98,7 @@ pub struct LocationBox {
 }
 
 /// The picture of `st`.
-pub fn picture(m: &Machine, st: &State) -> Picture {
+pub fn picture<S: Bits>(m: &Machine<'_, S>, st: &State<S>) -> Picture {
     let p = &m.program;
     let mut ctas: Vec<CtaBox> = Vec::new();
     let mut asyncs = Vec::new();
@@ -148,7 +149,7 @@ pub fn picture(m: &Machine, st: &State) -> Picture {
     }
 }
 
-fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
+fn thread_box<S: Bits>(m: &Machine<'_, S>, st: &State<S>, t: usize) -> ThreadBox {
     let p = &m.program;
     let th = &p.threads[t];
     let ts = &st.threads[t];
@@ -224,7 +225,7 @@ fn thread_box(m: &Machine, st: &State, t: usize) -> ThreadBox {
 /// For each location thread `t` reads (one entry per cache line: location,
 /// proxy, address), the oldest versions its view lets the read return; then
 /// what invalidations did to the CTAs' non-generic proxy caches.
-fn cache_lines(m: &Machine, st: &State, t: usize) -> Vec<String> {
+fn cache_lines<S: Bits>(m: &Machine<'_, S>, st: &State<S>, t: usize) -> Vec<String> {
     let l = &m.layout;
     let p = &m.program;
     let view = &st.threads[t].view;
@@ -262,7 +263,7 @@ fn cache_lines(m: &Machine, st: &State, t: usize) -> Vec<String> {
     }
     for (pair, &(c, q)) in l.line_pairs.iter().enumerate() {
         let inval = view.line(Some(pair), Stage::Gen) & l.writes & !l.inits;
-        if inval != 0 {
+        if !inval.is_empty() {
             let list: Vec<String> = members(inval).map(|w| m.slot_text(w)).collect();
             out.push(format!(
                 "CTA {}'s {q} cache was invalidated after {}: it shows nothing older",
@@ -274,12 +275,12 @@ fn cache_lines(m: &Machine, st: &State, t: usize) -> Vec<String> {
     out
 }
 
-fn location_box(m: &Machine, st: &State, loc: usize) -> LocationBox {
+fn location_box<S: Bits>(m: &Machine<'_, S>, st: &State<S>, loc: usize) -> LocationBox {
     let l = &m.layout;
     let vs = st.versions & l.loc_slots[loc];
     let mut order: Vec<usize> = members(vs).collect();
     // Oldest first: the more versions are after it, the older.
-    order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count_ones()));
+    order.sort_by_key(|&v| std::cmp::Reverse((st.co[v] & vs).count()));
     let kind = match m.program.locations[loc].kind {
         LocKind::Data => "data",
         LocKind::Mbarrier => "mbarrier",

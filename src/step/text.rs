@@ -3,6 +3,7 @@
 //! the answer to "go to outcome". These functions alone own the layout;
 //! golden tests (`tests/step.rs`) pin it.
 
+use crate::rel::Bits;
 use std::fmt::Write;
 
 use super::picture::{Picture, ThreadBox};
@@ -10,7 +11,7 @@ use super::{GoTo, Reachable, Session, Transition};
 
 /// The current state, drawn: threads by CTA, asynchronous operations,
 /// memory, barriers; then the final state if the run is over.
-pub fn state(s: &Session, pic: &Picture) -> String {
+pub fn state<S: Bits>(s: &Session<'_, S>, pic: &Picture) -> String {
     let m = s.machine();
     let mut out = String::new();
     let n = s.steps().len();
@@ -117,7 +118,7 @@ fn thread(out: &mut String, t: &ThreadBox) {
 }
 
 /// The numbered transitions, or that none is left.
-pub fn transitions(s: &Session, ts: &[Transition]) -> String {
+pub fn transitions<S: Bits>(s: &Session<'_, S>, ts: &[Transition]) -> String {
     let mut out = String::new();
     if ts.is_empty() {
         if s.is_final() {
@@ -140,7 +141,7 @@ pub fn transitions(s: &Session, ts: &[Transition]) -> String {
 
 /// The outcomes reachable from the current state, herd-style, each marked
 /// `*` where the test's condition holds.
-pub fn reachable(s: &Session, r: &Reachable) -> String {
+pub fn reachable<S: Bits>(s: &Session<'_, S>, r: &Reachable) -> String {
     let m = s.machine();
     let p = &m.program;
     let mut out = String::new();
@@ -174,7 +175,7 @@ pub fn reachable(s: &Session, r: &Reachable) -> String {
 }
 
 /// The answer to `g COND`: the steps that were taken, or why none.
-pub fn go_to(s: &Session, goal: &str, answer: &GoTo) -> String {
+pub fn go_to<S: Bits>(s: &Session<'_, S>, goal: &str, answer: &GoTo) -> String {
     match answer {
         GoTo::Path(p) if p.is_empty() => format!("Already there: the run ends in {goal}.\n"),
         GoTo::Path(p) => format!(
@@ -200,7 +201,7 @@ pub fn go_to(s: &Session, goal: &str, answer: &GoTo) -> String {
 }
 
 /// The answer to `g hang`.
-pub fn go_to_hang(s: &Session, answer: &GoTo) -> String {
+pub fn go_to_hang<S: Bits>(s: &Session<'_, S>, answer: &GoTo) -> String {
     match answer {
         GoTo::Path(p) if p.is_empty() => "Already there: this state is a hang.\n".into(),
         GoTo::Path(p) => format!(
@@ -225,7 +226,11 @@ pub fn go_to_hang(s: &Session, answer: &GoTo) -> String {
 
 /// The answer to `g undefined`: the steps taken, then the undefined step in
 /// `run`'s words (`ub`, the line of the run's undefined step once there).
-pub fn go_to_undefined(s: &Session, answer: &GoTo, ub: Option<&str>) -> String {
+pub fn go_to_undefined<S: crate::rel::Bits>(
+    s: &Session<'_, S>,
+    answer: &GoTo,
+    ub: Option<&str>,
+) -> String {
     let ub = ub.map(|l| format!("{l}\n")).unwrap_or_default();
     match answer {
         GoTo::Path(p) if p.is_empty() => {
@@ -252,7 +257,7 @@ pub fn go_to_undefined(s: &Session, answer: &GoTo, ub: Option<&str>) -> String {
 }
 
 /// The run so far, one line a step, and the command that replays it.
-pub fn follow(s: &Session, file: &str) -> String {
+pub fn follow<S: Bits>(s: &Session<'_, S>, file: &str) -> String {
     let mut out = String::new();
     for st in s.steps() {
         writeln!(
