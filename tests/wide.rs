@@ -115,8 +115,11 @@ fn explanations_walk_candidates_past_128_events() {
         assert!(e.candidates > 0, "n={n}");
         // Both explanations: the machine's is built at the width its slots
         // need too, and agrees (no run reaches the outcome).
+        let t = litmus::parse_source("wide.litmus", &families::wide_mp(n))
+            .unwrap()
+            .remove(0);
         let both = ptxmc::explain::explain_outcome(
-            &p,
+            &t,
             "wide.litmus",
             &p.condition.prop,
             &Limits::default(),
