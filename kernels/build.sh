@@ -1,10 +1,42 @@
-#!/bin/sh
-# Recompile every kernel of the corpus to PTX (nvcc 13.x from the
-# nvidia-cuda-nvcc wheel; no GPU needed). Usage: kernels/build.sh [NVCC]
-set -e
+#!/usr/bin/env bash
+# Compile every kernel of the corpus to the PTX checked in beside it.
+#
+#   kernels/build.sh          rewrite each FILE.ptx from FILE.cu (here and one folder down:
+#                             scale/, not-yet/)
+#   kernels/build.sh --check  compile into a temporary folder and fail if any
+#                             checked-in FILE.ptx differs from what this nvcc emits
+#
+# nvcc is taken from $NVCC, else from PATH. Its include folder (and the cccl
+# folder inside it, for libcu++ and cuda::ptx) is found beside the binary, as
+# the registry's nvidia-cuda-nvcc / nvidia-cuda-cccl wheels lay it out.
+# Absolute paths in `.file` directives are made relative (the kernel's own
+# source by its name, headers from the include folder), so the PTX is the same
+# on every machine.
+set -euo pipefail
 cd "$(dirname "$0")"
-NVCC=${1:-${NVCC:-nvcc}}
-ROOT=$(dirname "$(dirname "$(command -v "$NVCC" || echo "$NVCC")")")
-for f in *.cu; do
-  "$NVCC" -ptx -arch=sm_90a -lineinfo -I"$ROOT/include" -I"$ROOT/include/cccl" "$f" -o "${f%.cu}.ptx"
+nvcc="${NVCC:-$(command -v nvcc || true)}"
+if [ -z "$nvcc" ]; then
+    echo "error: no nvcc: set NVCC or put nvcc on PATH (python3 -m venv v && v/bin/pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl)" >&2
+    exit 2
+fi
+inc="$(cd "$(dirname "$nvcc")/../include" && pwd)"
+check=0
+[ "${1:-}" = "--check" ] && check=1
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+status=0
+for cu in *.cu */*.cu; do
+    ptx="${cu%.cu}.ptx"
+    mkdir -p "$out/$(dirname "$ptx")"
+    "$nvcc" -ptx -arch=sm_90a -lineinfo -I"$inc" -I"$inc/cccl" "$cu" -o "$out/$ptx"
+    sed -i -e "s|\"$PWD/$cu\"|\"$cu\"|" -e "s|\"$inc/|\"<include>/|" "$out/$ptx"
+    if [ $check = 1 ]; then
+        if ! cmp -s "$out/$ptx" "$ptx"; then
+            echo "kernels/$ptx differs from what $("$nvcc" --version | tail -1) emits for kernels/$cu" >&2
+            status=1
+        fi
+    else
+        cp "$out/$ptx" "$ptx"
+    fi
 done
+exit $status

@@ -1,0 +1,21 @@
+// thread_scope_block is enough when both threads are in one CTA (two warps).
+/* ptxmc-launch:
+   --grid 1
+   --block 64
+   --buffer data:int32[1]
+   --buffer flag:int32[1]
+   --buffer out:int32[1]={-1}
+   --not-exists 'out[0] == 0'
+*/
+#include <cuda/atomic>
+__global__ void mp(int *data, int *flag, int *out) {
+  cuda::atomic_ref<int, cuda::thread_scope_block> f(*flag);
+  if (threadIdx.x == 0) {
+    data[0] = 42;
+    f.store(1, cuda::memory_order_release);
+  } else if (threadIdx.x == 32) {
+    while (f.load(cuda::memory_order_acquire) == 0) {
+    }
+    out[0] = data[0];
+  }
+}

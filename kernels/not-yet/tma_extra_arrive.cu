@@ -1,0 +1,29 @@
+// BUG: the producer arms the barrier (one expected arrival) with
+// arrive.expect_tx and then arrives a second time. While the copy's bytes are
+// still pending the phase cannot complete, so the second arrival takes the
+// pending arrival count below zero, which the PTX ISA leaves undefined.
+/* ptxmc-launch:
+   --grid 1
+   --block 2
+   --buffer src:int32[4]={7,7,7,7}
+   --buffer out:int32[1]={-1}
+*/
+#include <cuda/ptx>
+#include <cstdint>
+__global__ void stage(const int *src, int *out) {
+  __shared__ alignas(16) int buf[4];
+  __shared__ uint64_t full;
+  if (threadIdx.x == 0) cuda::ptx::mbarrier_init(&full, 1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                         cuda::ptx::space_shared, &full, 16);
+    cuda::ptx::cp_async_bulk(cuda::ptx::space_shared, cuda::ptx::space_global, buf, src, 16,
+                             &full);
+    cuda::ptx::mbarrier_arrive(&full);
+  } else {
+    while (!cuda::ptx::mbarrier_try_wait_parity(&full, 0)) {
+    }
+    out[0] = buf[0];
+  }
+}

@@ -1,0 +1,16 @@
+// Dekker-style store buffering with seq_cst atomics: both threads cannot
+// read 0.
+/* ptxmc-launch:
+   --grid 2
+   --block 1
+   --buffer x:int32[2]
+   --buffer out:int32[2]={-1,-1}
+   --not-exists 'out[0] == 0 /\ out[1] == 0'
+*/
+#include <cuda/atomic>
+__global__ void sb(int *x, int *out) {
+  int b = blockIdx.x;
+  cuda::atomic_ref<int, cuda::thread_scope_device> mine(x[b]), other(x[1 - b]);
+  mine.store(1, cuda::memory_order_seq_cst);
+  out[b] = other.load(cuda::memory_order_seq_cst);
+}
