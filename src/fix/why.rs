@@ -144,14 +144,14 @@ pub fn why_no_fix(
             .collect();
         // No fix within the bound, so one of `bound + 1` changes is a smallest one.
         let smaller = if k > more {
-            " (a smaller fix may exist)"
+            "; a smaller fix may exist"
         } else {
             ""
         };
         (
             Some(k),
             texts,
-            format!("; {k} of them suffice (verified by both engines){smaller}"),
+            format!("; {k} of them suffice (verified by both engines{smaller})"),
         )
     } else {
         (None, Vec::new(), String::new())
