@@ -126,6 +126,144 @@ fn weakening_release_acquire_narrows_to_the_cluster() {
     assert!(r.fixes.iter().all(|f| f.verified));
 }
 
+/// A symmetric lock bug: relaxed CAS and relaxed unlock on both threads, so
+/// an increment is lost; the fix (acquire CAS + release unlock on both)
+/// needs 4 changes, one more than the default bound.
+const LOCK_RLX: &str = r#"PTX Lock-rlx
+"Two CTAs take a CAS spin-lock with relaxed atomics and release it with a relaxed store: an increment is lost."
+{
+lock=0; x=0;
+}
+ P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;
+ LC00: | LC10: ;
+ atom.relaxed.gpu.cas r0, lock, 0, 1 | atom.relaxed.gpu.cas r0, lock, 0, 1 ;
+ bne r0, 0, LC00 | bne r0, 0, LC10 ;
+ ld.weak r1, x | ld.weak r1, x ;
+ add r1, r1, 1 | add r1, r1, 1 ;
+ st.weak x, r1 | st.weak x, r1 ;
+ st.relaxed.gpu lock, 0 | st.relaxed.gpu lock, 0 ;
+exists (x != 2)
+"#;
+
+/// The `Why:` line of the text report and the JSON `why` object.
+fn why_of(t: &LitmusTest, bound: usize) -> (String, serde_json::Value) {
+    let opts = FixOptions {
+        bound,
+        ..FixOptions::default()
+    };
+    let r = fix::fix(&t.program, &t.program.condition.prop, &opts);
+    assert!(r.allowed && r.fixes.is_empty() && !r.incomplete);
+    let text = ptxmc::report::fix::text(&t.program.name, &r, false, bound);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("  Why: "))
+        .unwrap_or_else(|| panic!("no Why line in\n{text}"))
+        .to_string();
+    let json = serde_json::to_value(&r).unwrap();
+    (line, json["why"].clone())
+}
+
+const STRONGEST: &str = "every access at its strongest semantics and widest scope (loads acquire, stores release, RMWs acq_rel), every fence fence.sc and fence.sc between every two instructions";
+
+#[test]
+fn no_fix_for_an_outcome_the_program_logic_allows_says_so() {
+    // The reader may pass its (unshared) barrier and read before the writer runs.
+    let t = load("litmus/barrier/MP+bar.litmus");
+    let (line, why) = why_of(&t, 3);
+    assert_eq!(
+        line,
+        format!(
+            "  Why: the outcome stays allowed even in the strongest program — {STRONGEST}: 4 changes (checked by both engines): it is not a memory-ordering bug — the program's logic allows it."
+        )
+    );
+    assert_eq!(why["kind"], "not_memory_ordering");
+    assert_eq!(why["strongest_changes"], 4);
+    assert_eq!(why["fix_changes"], serde_json::Value::Null);
+}
+
+#[test]
+fn no_fix_for_a_symmetric_lock_bug_says_it_needs_more_changes() {
+    let t = litmus::parse_source("Lock-rlx.litmus", LOCK_RLX)
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+        .remove(0);
+    let (line, why) = why_of(&t, 3);
+    assert_eq!(
+        line,
+        format!(
+            "  Why: the strongest program — {STRONGEST}: 14 changes — forbids it (checked by both engines): a fix needs more than 3 changes; 4 of them suffice (verified by both engines); try --bound 4."
+        )
+    );
+    assert_eq!(why["kind"], "needs_more_changes");
+    assert_eq!(why["strongest_changes"], 14);
+    assert_eq!(why["fix_changes"], 4);
+    assert_eq!(
+        why["fix"],
+        serde_json::json!([
+            "P0 `atom.relaxed.gpu.cas r0, lock, 0, 1` → `atom.acq_rel.gpu.cas r0, lock, 0, 1`",
+            "P0 `st.relaxed.gpu lock, 0` → `st.release.gpu lock, 0`",
+            "P1 `atom.relaxed.gpu.cas r0, lock, 0, 1` → `atom.acq_rel.gpu.cas r0, lock, 0, 1`",
+            "P1 `st.relaxed.gpu lock, 0` → `st.release.gpu lock, 0`"
+        ])
+    );
+    // With a smaller bound the same fix is further away, and a smaller one may exist.
+    let (line, why) = why_of(&t, 2);
+    assert!(
+        line.ends_with(
+            "a fix needs more than 2 changes; 4 of them suffice (verified by both engines; a smaller fix may exist); try --bound 3."
+        ),
+        "{line}"
+    );
+    assert_eq!(why["fix_changes"], 4);
+    // And --bound 4 finds the maintainers' fix first: acquire CAS + release unlock on both threads.
+    let r = fix::fix(
+        &t.program,
+        &t.program.condition.prop,
+        &FixOptions {
+            bound: 4,
+            ..FixOptions::default()
+        },
+    );
+    assert!(r.why.is_none());
+    assert_eq!(
+        r.fixes[0]
+            .changes
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect::<Vec<_>>(),
+        vec![
+            "P0 `atom.relaxed.gpu.cas r0, lock, 0, 1` → `atom.acquire.gpu.cas r0, lock, 0, 1`",
+            "P0 `st.relaxed.gpu lock, 0` → `st.release.gpu lock, 0`",
+            "P1 `atom.relaxed.gpu.cas r0, lock, 0, 1` → `atom.acquire.gpu.cas r0, lock, 0, 1`",
+            "P1 `st.relaxed.gpu lock, 0` → `st.release.gpu lock, 0`"
+        ]
+    );
+}
+
+#[test]
+fn no_fix_check_that_cannot_run_says_unknown() {
+    // The search spent the time limit: the strongest program is not run and nothing is guessed.
+    let t = load("litmus/barrier/MP+bar.litmus");
+    let p = &t.program;
+    let budget = ptxmc::limits::Budget::new(ptxmc::limits::Limits::default());
+    let why = fix::why::why_no_fix(
+        p,
+        &p.condition.prop,
+        &sites::strengthening_sites(p),
+        3,
+        2,
+        Default::default(),
+        &budget,
+        Some(std::time::Instant::now()),
+    );
+    assert_eq!(why.kind, fix::NoFixKind::Unknown);
+    assert_eq!(
+        why.text,
+        format!(
+            "unknown: the check on the strongest program — {STRONGEST}: 4 changes — was not run: the search spent the time limit (--timeout), so whether any fix exists is not known"
+        )
+    );
+}
+
 /// The search assumes that a stronger variant allows no more outcomes.
 /// Check it on every site of every 2- and 3-thread library test.
 #[test]
@@ -207,7 +345,12 @@ fn figures() {
                 Some(n) => by_size[n] += 1,
                 None => {
                     by_size[0] += 1;
-                    none.push(t.display_path());
+                    let kind = r.why.as_ref().map(|w| w.kind);
+                    let size = r.why.as_ref().and_then(|w| w.fix_changes);
+                    none.push(format!(
+                        "{} ({kind:?}, fix of {size:?} changes)",
+                        t.display_path()
+                    ));
                 }
             }
         }

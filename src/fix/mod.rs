@@ -15,6 +15,7 @@
 //! minimal. `docs/fix.md` has the cost model and the reasons behind it.
 
 pub mod sites;
+pub mod why;
 
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -27,6 +28,7 @@ use crate::model::barrier::Reading;
 use crate::outcome::Columns;
 
 pub use sites::{Site, Variant};
+pub use why::{NoFix, NoFixKind};
 
 /// Options of a search.
 #[derive(Clone, Copy, Debug)]
@@ -98,6 +100,10 @@ pub struct FixReport {
     pub incomplete: bool,
     /// Seconds.
     pub seconds: f64,
+    /// Why a fix search that finished found no fix within its bound (the
+    /// strongest program's verdict, [`why::why_no_fix`]); `null` otherwise
+    /// and for weakenings.
+    pub why: Option<NoFix>,
 }
 
 /// Whether some final state the oracle allows for `p` satisfies `want`;
@@ -259,6 +265,7 @@ fn search_within(
         checked: 0,
         incomplete: false,
         seconds: 0.0,
+        why: None,
     };
     // Fixing needs an allowed outcome; weakening a forbidden one.
     if allowed == weaken || stopped {
@@ -386,6 +393,18 @@ fn search_within(
         });
     }
     report.fixes = fixes;
+    if !weaken && report.fixes.is_empty() && !report.incomplete {
+        report.why = Some(why::why_no_fix(
+            p,
+            want,
+            &sites,
+            opts.bound,
+            opts.loop_bound,
+            opts.barriers,
+            budget,
+            deadline,
+        ));
+    }
     report.seconds = start.elapsed().as_secs_f64();
     report
 }

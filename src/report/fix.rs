@@ -48,6 +48,9 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
             if bound == 1 { "" } else { "s" }
         )
         .unwrap();
+        if let Some(why) = &r.why {
+            writeln!(out, "  Why: {}.", why.text).unwrap();
+        }
     }
     if r.incomplete {
         writeln!(

@@ -1,0 +1,211 @@
+//! Why a fix search found nothing: the *strongest* program decides it.
+//!
+//! The strongest program takes the furthest variant of every strengthening
+//! site of the search (`sites.rs`): every generic access at its strongest
+//! semantics (loads acquire, stores and reductions release, RMWs acq_rel)
+//! and widest scope, every fence `fence.sc`, every mbarrier operation
+//! acquire / release at `.cluster`, `fence.sc` and the proxy fences the test
+//! could need between every two instructions that touch memory. By
+//! monotonicity no program the search can build allows fewer outcomes, so
+//! it splits "no fix within the bound" in two: if it still allows the
+//! outcome, no fence or annotation at all can forbid it (the program's logic
+//! allows it); if it forbids it, a fix exists with more changes. Both
+//! engines run it; a run that does not finish, or on which they disagree,
+//! says so and guesses nothing.
+
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+use super::sites::{self, Site};
+use crate::engine::{self, EngineChoice, RunOptions};
+use crate::ir::{Program, Prop, Term};
+use crate::limits::{Budget, Limits};
+use crate::model::barrier::Reading;
+use crate::outcome::Columns;
+
+/// The kind of reason, as data (`why.kind` in JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoFixKind {
+    /// The strongest program still allows the outcome: not a memory-ordering bug.
+    NotMemoryOrdering,
+    /// The strongest program forbids it: a fix needs more changes than the bound.
+    NeedsMoreChanges,
+    /// The check on the strongest program did not finish (limits) or the
+    /// engines disagreed on it.
+    Unknown,
+}
+
+/// Why a completed search found no fix within its bound.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NoFix {
+    /// The kind of reason.
+    pub kind: NoFixKind,
+    /// The reason in words (the `Why:` line of the text report).
+    pub text: String,
+    /// Changes that make the strongest program (one per site of the search).
+    pub strongest_changes: usize,
+    /// For `needs_more_changes`: the size of a fix found by dropping changes
+    /// from the strongest program while the outcome stays forbidden, verified
+    /// by both engines (`null` when that did not finish). It is minimal by
+    /// inclusion, not necessarily the smallest fix.
+    pub fix_changes: Option<usize>,
+    /// The changes of that fix (each at its strongest), empty when there is none.
+    pub fix: Vec<String>,
+}
+
+/// What the strongest program is, in words.
+const STRONGEST: &str = "every access at its strongest semantics and widest scope (loads acquire, stores release, RMWs acq_rel), every fence fence.sc and fence.sc between every two instructions";
+
+/// Why no fix of at most `bound` changes forbids `want` in `p`, given the
+/// search's strengthening `sites`; the oracle runs share `budget`, the
+/// engines' runs get the time left before `deadline`.
+#[allow(clippy::too_many_arguments)]
+pub fn why_no_fix(
+    p: &Program,
+    want: &Prop,
+    sites: &[Site],
+    bound: usize,
+    loop_bound: u32,
+    barriers: Reading,
+    budget: &Budget,
+    deadline: Option<Instant>,
+) -> NoFix {
+    let all: Vec<(usize, usize)> = sites
+        .iter()
+        .enumerate()
+        .map(|(s, site)| (s, site.variants.len() - 1))
+        .collect();
+    let n = all.len();
+    let changes = format!("{n} change{}", plural(n));
+    let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let strongest = sites::apply(p, sites, &all);
+    let verdict = match both(&strongest, want, loop_bound, barriers, left()) {
+        Err(why) => {
+            return NoFix {
+                kind: NoFixKind::Unknown,
+                text: format!(
+                    "unknown: the check on the strongest program — {STRONGEST}: {changes} — {why}, so whether any fix exists is not known"
+                ),
+                strongest_changes: n,
+                fix_changes: None,
+                fix: Vec::new(),
+            };
+        }
+        Ok(allowed) => allowed,
+    };
+    if verdict {
+        return NoFix {
+            kind: NoFixKind::NotMemoryOrdering,
+            text: format!(
+                "the outcome stays allowed even in the strongest program — {STRONGEST}: {changes} (checked by both engines): it is not a memory-ordering bug — the program's logic allows it"
+            ),
+            strongest_changes: n,
+            fix_changes: None,
+            fix: Vec::new(),
+        };
+    }
+    // Drop changes one at a time while the outcome stays forbidden (the
+    // oracle judges, as in the search); by monotonicity what is left is a
+    // fix none of whose changes can go.
+    let mut kept = all.clone();
+    let mut finished = true;
+    for c in all {
+        let without: Vec<(usize, usize)> = kept.iter().copied().filter(|&x| x != c).collect();
+        match super::allows_within(
+            &sites::apply(p, sites, &without),
+            want,
+            loop_bound,
+            barriers,
+            budget,
+        ) {
+            Ok(Some(false)) => kept = without,
+            Ok(_) => {}
+            Err(_) => {
+                finished = false;
+                break;
+            }
+        }
+    }
+    let verified = finished
+        && both(
+            &sites::apply(p, sites, &kept),
+            want,
+            loop_bound,
+            barriers,
+            left(),
+        ) == Ok(false);
+    let more = bound + 1;
+    let (fix_changes, fix, suffice) = if verified {
+        let k = kept.len();
+        let texts = kept
+            .iter()
+            .map(|&(s, v)| sites[s].variants[v].text.clone())
+            .collect();
+        // No fix within the bound, so one of `bound + 1` changes is a smallest one.
+        let smaller = if k > more {
+            "; a smaller fix may exist"
+        } else {
+            ""
+        };
+        (
+            Some(k),
+            texts,
+            format!("; {k} of them suffice (verified by both engines{smaller})"),
+        )
+    } else {
+        (None, Vec::new(), String::new())
+    };
+    NoFix {
+        kind: NoFixKind::NeedsMoreChanges,
+        text: format!(
+            "the strongest program — {STRONGEST}: {changes} — forbids it (checked by both engines): a fix needs more than {bound} change{}{suffice}; try --bound {more}",
+            plural(bound)
+        ),
+        strongest_changes: n,
+        fix_changes,
+        fix,
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Both engines on `p`: whether they agree that `want` is allowed; `Err`
+/// says why there is no verdict.
+fn both(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    barriers: Reading,
+    timeout: Option<Duration>,
+) -> Result<bool, String> {
+    // The search spent the whole time limit: no run, and no guess.
+    if timeout == Some(Duration::ZERO) {
+        return Err("was not run: the search spent the time limit (--timeout)".to_string());
+    }
+    let r = engine::run(
+        p,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            loop_bound,
+            barriers,
+            limits: Limits {
+                timeout,
+                ..Limits::default()
+            },
+            ..RunOptions::default()
+        },
+    );
+    if let Some(why) = &r.incomplete {
+        return Err(format!("did not finish ({why})"));
+    }
+    if r.disagreement.is_some() {
+        return Err("ended with the engines disagreeing".to_string());
+    }
+    let cols = Columns::of(p);
+    Ok(r.outcomes
+        .iter()
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t))))
+}
