@@ -301,3 +301,85 @@ pub fn to_json(c: &Comparison) -> serde_json::Value {
         "ok": c.ok(),
     })
 }
+
+/// A kernel's histogram ([`super::kernels`]: final buffers of whole
+/// launches) beside the model.
+#[derive(Clone, Debug)]
+pub struct KernelComparison {
+    /// The kernel, as the histogram names it.
+    pub test: String,
+    /// Launches that finished.
+    pub runs: u64,
+    /// Final buffers the GPU showed that the model allows, with counts.
+    pub allowed_observed: Vec<(State, u64)>,
+    /// Final buffers the GPU showed that the model forbids, with counts.
+    pub forbidden_observed: Vec<(State, u64)>,
+    /// The GPU hung on a launch; whether the model says the kernel can hang.
+    pub hang: Option<bool>,
+    /// A launch failed on the GPU (its message); whether the model says
+    /// the kernel can reach undefined behaviour.
+    pub fault: Option<(String, bool)>,
+    /// The model's set may lack states (a loop bound or a limit cut it).
+    pub model_partial: bool,
+}
+
+impl KernelComparison {
+    /// Nothing the GPU did is outside the model: every final state is
+    /// allowed, a hang only where the model finds one, a fault only where
+    /// it finds undefined behaviour.
+    pub fn ok(&self) -> bool {
+        self.forbidden_observed.is_empty()
+            && self.hang != Some(false)
+            && !matches!(self.fault, Some((_, false)))
+    }
+}
+
+/// Compare a kernel's histogram with the model's outcomes for `p` (the
+/// kernel lowered under its launch): the model's final states are projected
+/// onto the histogram's columns, the buffer elements (`NAME[i]`). The
+/// machine decides (`--engine op`: the engines agree on the corpus, and the
+/// oracle's termination search does not finish on 64-thread barriers).
+pub fn compare_kernel(h: &Histogram, p: &Program) -> Result<KernelComparison, String> {
+    let cols = crate::outcome::Columns::of(p);
+    let names = column_names(p);
+    let at: Vec<usize> = h
+        .columns
+        .iter()
+        .map(|c| {
+            names.iter().position(|n| n == c).ok_or_else(|| {
+                format!("the histogram's column `{c}` is no buffer element of the kernel")
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    debug_assert_eq!(names.len(), cols.columns.len());
+    let opts = RunOptions {
+        engine: EngineChoice::Op,
+        ..RunOptions::default()
+    };
+    let result = engine::run(p, &opts);
+    let project = |s: &State| -> State { at.iter().map(|&i| s[i]).collect() };
+    let allowed: std::collections::BTreeSet<State> = result
+        .outcomes
+        .iter()
+        .chain(result.filtered_out.iter())
+        .map(project)
+        .collect();
+    let mut allowed_observed = Vec::new();
+    let mut forbidden_observed = Vec::new();
+    for o in &h.outcomes {
+        if allowed.contains(&o.values) {
+            allowed_observed.push((o.values.clone(), o.count));
+        } else {
+            forbidden_observed.push((o.values.clone(), o.count));
+        }
+    }
+    Ok(KernelComparison {
+        test: h.test.clone(),
+        runs: h.runs,
+        allowed_observed,
+        forbidden_observed,
+        hang: (h.hangs > 0).then(|| result.termination.hangs()),
+        fault: h.fault.clone().map(|f| (f, result.undefined.is_some())),
+        model_partial: result.bound_hit || result.incomplete.is_some(),
+    })
+}

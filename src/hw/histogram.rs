@@ -132,6 +132,14 @@ pub struct Histogram {
     /// Instances where a loop gave up (not in `outcomes`).
     #[serde(default)]
     pub timeouts: u64,
+    /// Kernel runs ([`super::kernels`]): launches the watchdog found hung
+    /// (the runner stops at the first; 0 or 1).
+    #[serde(default)]
+    pub hangs: u64,
+    /// Kernel runs: the driver's message for a launch that failed on the
+    /// GPU (the runner stops there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
     /// Per configuration.
     #[serde(default)]
     pub configs: Vec<Config>,
