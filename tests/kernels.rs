@@ -698,3 +698,39 @@ fn every_kernel_run_on_the_gpu_is_allowed_by_the_model() {
     // stale reads, store buffering): every state among the model's.
     assert_eq!(weak, 8);
 }
+
+/// A `.cu` compiled by a real nvcc (CI installs the registry's wheels and
+/// sets `NVCC`, `.ci/run`): `ptxmc kernel` checks the CUDA source itself,
+/// with the verdict of its checked-in PTX. Without `NVCC` outside CI there
+/// is no compiler to run; under CI its absence fails the test.
+#[test]
+fn a_cuda_file_is_compiled_with_nvcc_and_checked() {
+    let Ok(nvcc) = std::env::var("NVCC") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs this test with NVCC set (.ci/run installs the wheels)"
+        );
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "kernel",
+            "kernels/mp_relaxed.cu",
+            "--engine",
+            "both",
+            "--nvcc",
+            &nvcc,
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("\nNo\n"), "{stdout}");
+    assert!(stdout.contains("Observation mp Sometimes"), "{stdout}");
+}
