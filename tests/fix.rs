@@ -368,3 +368,23 @@ fn figures() {
         eprintln!("  no fix: {n}");
     }
 }
+
+/// A loop the model unrolls only `--loop-bound` times: the outcome is in
+/// no listed state, but longer executions might reach it. `fix` must not
+/// call it forbidden ("nothing to fix") nor claim a fix; it says it does not
+/// know.
+#[test]
+fn a_loop_bound_cut_leaves_fix_unknown_never_forbidden() {
+    let text = "PTX Loop\n{\nx=0; P0:r1=0;\n}\n P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;\n L:                       | ld.relaxed.gpu r0, x     ;\n add r1, r1, 1            |                          ;\n blt r1, 10, L            |                          ;\n st.relaxed.gpu x, r1     |                          ;\nexists\n(P1:r0 == 10)\n";
+    let t = litmus::parse_source("Loop.litmus", text)
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+        .remove(0);
+    let (line, why) = why_of(&t, 3);
+    assert_eq!(
+        line,
+        format!(
+            "  Why: unknown: the check on the strongest program — {STRONGEST}: 2 changes — is inconclusive: an execution reached the loop bound (2), and longer ones might reach the outcome (--loop-bound), so whether any fix exists is not known."
+        )
+    );
+    assert_eq!(why["kind"], "unknown");
+}

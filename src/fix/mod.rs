@@ -107,7 +107,8 @@ pub struct FixReport {
 }
 
 /// Whether some final state the oracle allows for `p` satisfies `want`;
-/// `None` if the oracle could not finish.
+/// `None` if the oracle could not finish, or if no state satisfies it but a loop
+/// bound cut some execution short (longer executions might).
 pub fn allows(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> Option<bool> {
     let r = ax::run(
         p,
@@ -119,11 +120,13 @@ pub fn allows(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> O
     )
     .ok()?;
     let cols = Columns::of(p);
-    Some(
-        r.outcomes
-            .iter()
-            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
-    )
+    let found = r
+        .outcomes
+        .iter()
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    // Not found within a loop bound that cut some execution short: the
+    // longer executions might reach it, so nothing is known.
+    (found || !r.bound_hit).then_some(found)
 }
 
 /// [`allows`] within `budget` (the search's deadline); `Err` if the budget
@@ -150,11 +153,13 @@ fn allows_within(
         None => {}
     }
     let cols = Columns::of(p);
-    Ok(Some(
-        r.outcomes
-            .iter()
-            .any(|s| want.eval(&|t: &Term| cols.term(s, t))),
-    ))
+    let found = r
+        .outcomes
+        .iter()
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    // As in [`allows`]: a loop bound that cut executions short leaves a
+    // missing outcome unknown, never forbidden.
+    Ok((found || !r.bound_hit).then_some(found))
 }
 
 /// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`);

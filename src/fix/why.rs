@@ -205,7 +205,14 @@ fn both(
         return Err("ended with the engines disagreeing".to_string());
     }
     let cols = Columns::of(p);
-    Ok(r.outcomes
+    let found = r
+        .outcomes
         .iter()
-        .any(|s| want.eval(&|t: &Term| cols.term(s, t))))
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    if !found && r.bound_hit {
+        return Err(format!(
+            "is inconclusive: an execution reached the loop bound ({loop_bound}), and longer ones might reach the outcome (--loop-bound)"
+        ));
+    }
+    Ok(found)
 }
