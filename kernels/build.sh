@@ -23,13 +23,20 @@ inc="$(cd "$(dirname "$nvcc")/../include" && pwd)"
 check=0
 [ "${1:-}" = "--check" ] && check=1
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+# nvcc names internal-linkage symbols (in the debug strings) after a hash of
+# the source's absolute path: compile from one fixed folder, the same on
+# every machine, so the PTX does not depend on where the clone is.
+src=/tmp/ptxmc-kernels-src
+trap 'rm -rf "$out" "$src"' EXIT
+rm -rf "$src"
+mkdir -p "$src"
+cp -r . "$src/"
 status=0
 for cu in *.cu */*.cu; do
     ptx="${cu%.cu}.ptx"
     mkdir -p "$out/$(dirname "$ptx")"
-    "$nvcc" -ptx -arch=sm_90a -lineinfo -I"$inc" -I"$inc/cccl" "$cu" -o "$out/$ptx"
-    sed -i -e "s|\"$PWD/$cu\"|\"$cu\"|" -e "s|\"$inc/|\"<include>/|" "$out/$ptx"
+    (cd "$src" && "$nvcc" -ptx -arch=sm_90a -lineinfo -I"$inc" -I"$inc/cccl" "$cu" -o "$out/$ptx")
+    sed -i -e "s|\"$src/$cu\"|\"$cu\"|" -e "s|\"$inc/|\"<include>/|" "$out/$ptx"
     if [ $check = 1 ]; then
         if ! cmp -s "$out/$ptx" "$ptx"; then
             echo "kernels/$ptx differs from what $("$nvcc" --version | tail -1) emits for kernels/$cu" >&2
