@@ -508,7 +508,11 @@ fn run_exits_5_when_a_test_can_hang() {
         "{out}"
     );
     // A directory with hanging and terminating tests: still 5.
-    let (code, _, _) = ptxmc(&["run", "litmus/liveness/Bar-count-too-high.litmus", "litmus/mp"]);
+    let (code, _, _) = ptxmc(&[
+        "run",
+        "litmus/liveness/Bar-count-too-high.litmus",
+        "litmus/mp",
+    ]);
     assert_eq!(code, 5);
     // `litmus/barriers` has hanging tests and one that loads a barrier's
     // count (`Bar-reg-count-loaded`: undefined), so 6.

@@ -1262,41 +1262,15 @@ impl ThreadLower<'_> {
                         return Ok(Next::Go(pc + 1));
                     }
                 }
-                Val::Pred(c, a, b) => {
-                    if op == "bra" {
-                        let (c, a, b) = if neg { (negate(c), a, b) } else { (c, a, b) };
-                        let Some(t) = i.target else {
-                            return Err(refuse(
-                                i.span,
-                                "an indirect branch",
-                                "branches go to labels",
-                            ));
-                        };
-                        let idx = self.emit(
-                            Instr::Branch {
-                                cond: Some((c, a, b)),
-                                target: END,
-                            },
-                            i,
-                        )?;
-                        *dyn_count += 1;
-                        self.work.push((t, env.clone(), idx, *dyn_count));
-                        return Ok(Next::Go(pc + 1));
-                    }
-                    // Skip the instruction when the guard fails.
-                    let (c, a, b) = if neg { (c, a, b) } else { (negate(c), a, b) };
-                    skip_patch = Some(self.emit(
-                        Instr::Branch {
-                            cond: Some((c, a, b)),
-                            target: END,
-                        },
-                        i,
-                    )?);
-                    *dyn_count += 1;
-                }
-                Val::Dyn(x) => {
-                    // A predicate an instruction wrote (`mbarrier.try_wait`): 0 or 1.
-                    let (c, a, b) = (BranchCmp::Ne, Operand::Reg(x), Operand::Imm(0));
+                v @ (Val::Pred(..) | Val::Dyn(_)) => {
+                    // The guard's comparison: a `setp` on run-time values, or
+                    // a predicate an instruction wrote (`mbarrier.try_wait`:
+                    // 0 or 1).
+                    let (c, a, b) = match v {
+                        Val::Pred(c, a, b) => (c, a, b),
+                        Val::Dyn(x) => (BranchCmp::Ne, Operand::Reg(x), Operand::Imm(0)),
+                        _ => unreachable!("matched above"),
+                    };
                     if op == "bra" {
                         let c = if neg { negate(c) } else { c };
                         let Some(t) = i.target else {
@@ -1317,6 +1291,7 @@ impl ThreadLower<'_> {
                         self.work.push((t, env.clone(), idx, *dyn_count));
                         return Ok(Next::Go(pc + 1));
                     }
+                    // Skip the instruction when the guard fails.
                     let c = if neg { c } else { negate(c) };
                     skip_patch = Some(self.emit(
                         Instr::Branch {
