@@ -490,6 +490,21 @@ fn explain_looks_at_the_clock_at_every_node() {
     assert_eq!(code, 4, "returned in {took:?}\n{out}");
 }
 
+/// Found by the deep mutation campaign (mutant 465 of
+/// `Pipeline-2stage-2round-no-proxy-fence`): the explanation's walk over path
+/// combinations read the clock only at search nodes, and this mutant's
+/// combinations have no candidate, so `explain --timeout 0.5` ran past 10 s.
+/// The walk now looks at the clock at every combination.
+#[test]
+fn explain_looks_at_the_clock_at_every_path_combination() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/explain-pipeline-mutant.litmus"
+    );
+    let (code, out, took) = ptxmc_within(&["explain", "--timeout", "0.5", path], guard_of(0.5));
+    assert_eq!(code, 4, "returned in {took:?}\n{out}");
+}
+
 /// Found by the mutation campaign: `explain` chose which arrivals complete
 /// a barrier phase by filtering every subset of the arrivals (2^n of them,
 /// unpolled), so `Bar-waits-for-spinner` repeated over 32 threads ran past

@@ -204,6 +204,12 @@ fn walk_all<V: Visit>(
     let mut combos = crate::ax::combos::Combos::new(p, &paths);
     let mut combo = 0;
     while let Some(chosen) = combos.next() {
+        // One look at the clock per combination: a program with many
+        // combinations, each of which has no candidate, visits no node
+        // (where the clock is otherwise read) for as long as they last.
+        if limits.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Stopped::Timeout);
+        }
         let events = p.locations.len() + chosen.iter().map(|c| c.events.len()).sum::<usize>();
         if chosen.iter().any(|c| c.truncated) {
             summary.bound_hit = true;
