@@ -377,14 +377,27 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
             "explain {path}: {out}"
         );
 
-        // fix: never "nothing to fix".
-        let (code, out, _) = ptxmc(&["fix", path]);
-        assert_eq!(code, 5, "fix {path}: {out}");
+        // fix: never "nothing to fix": the hang first, then repairs that
+        // remove it (every one verified by both engines), or none (exit 5).
+        let (code, out, _) = ptxmc(&["fix", "--bound", "1", path]);
         assert!(
-            out.starts_with(&format!("Fix {name}: the program can hang\n{hang}\n")),
+            out.starts_with(&format!(
+                "Fix {name}: make every execution terminate and forbid "
+            )) && out.contains(&format!("\n{hang}\nA run into it: ptxmc trace {path} --hang\n")),
             "fix {path}: {out}"
         );
-        assert!(out.ends_with("ptxmc fix cannot fix hangs yet: it searches changes (fences, stronger semantics, wider scopes) that forbid an outcome, not ones that make every execution terminate.\n"), "fix {path}: {out}");
+        assert!(!out.contains("nothing to fix"), "fix {path}: {out}");
+        match code {
+            0 => assert!(
+                out.contains("  1. [cost ") && !out.contains("NOT verified"),
+                "fix {path}: {out}"
+            ),
+            5 => assert!(
+                out.contains("  No fix removes the hang with at most 1 change."),
+                "fix {path}: {out}"
+            ),
+            _ => panic!("fix {path}: exit {code}: {out}"),
+        }
 
         // trace to the condition's outcome, and into the hang.
         let (code, out, _) = ptxmc(&["trace", path]);
@@ -1043,24 +1056,29 @@ fn every_command_states_undefined_behaviour() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["undefined"]["kind"], "barrier");
 
+    // fix: the undefined step first, then the repair that removes it (the
+    // counts made equal), verified by both engines.
     let (code, out, err) = ptxmc(&["fix", f]);
-    assert_eq!(code, 6, "{err}");
-    assert_eq!(
-        out,
-        format!(
-            "Fix Bar-counts-disagree: the program can reach undefined behaviour\n\
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(&format!(
+            "Fix Bar-counts-disagree: make every execution defined and terminate and forbid P1:r0 == 0\n\
              {COUNTS_DISAGREE}\n\
              A run to it: ptxmc trace {f} --undefined\n\
-             ptxmc fix does not fix undefined behaviour: it searches changes (fences, stronger \
-             semantics, wider scopes) that forbid an outcome, not ones that make every execution \
-             defined.\n"
-        )
+             \x20 1. [cost 1] P1 `bar.cta.sync 1, 96` → `bar.cta.sync 1, 64`  (verified by both engines)\n"
+        )),
+        "{out}"
     );
     let (code, out, _) = ptxmc(&["fix", "--format", "json", f]);
-    assert_eq!(code, 6);
+    assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["fixes"], serde_json::json!([]));
+    assert_eq!(v["problem"], "undefined");
+    assert_eq!(v["fixes"][0]["verified"], true);
     assert_eq!(v["undefined"]["at"][1]["thread"], "P1");
+    // --weaken still refuses: a weakening keeps what the program does.
+    let (code, out, _) = ptxmc(&["fix", "--weaken", f]);
+    assert_eq!(code, 6, "{out}");
+    assert!(out.ends_with("(`ptxmc fix` without --weaken searches repairs).\n"), "{out}");
 
     // A run to an outcome: the undefined step is said after it, then the hang.
     let (code, out, err) = ptxmc(&["trace", f]);

@@ -39,6 +39,10 @@ pub struct FixArgs {
     /// Write each changed test as a litmus file into this directory.
     #[arg(long, value_name = "DIR")]
     pub emit: Option<PathBuf>,
+    /// Fences and stronger annotations only: no repairs (inserted
+    /// barriers and waits, removed arrivals, counts, parities, byte counts).
+    #[arg(long)]
+    pub no_repairs: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: FixFormat,
@@ -71,16 +75,37 @@ pub fn run(args: &FixArgs) -> Exit {
         barriers: args.test.barriers.for_program(p),
         ..crate::explain::enumerate::Limits::default()
     };
-    // Undefined behaviour likewise, first: adding fences or strengthening
-    // accesses only removes executions, so it cannot make an undefined
-    // program defined in general, and a "fix" for an outcome of a program
-    // that can reach undefined behaviour would leave it reachable.
+    // Undefined behaviour and hangs first. A search for an outcome alone
+    // cannot remove either (fences and stronger annotations only remove
+    // executions), so the search is asked for repairs that make every
+    // execution terminate and stay defined as well; `--weaken` refuses.
     let (note, undefined) = TerminationNote::with_undefined(p, &limits, HANG_CHECK_STATES);
+    let mut problem = None;
+    let mut problem_lines: Vec<String> = Vec::new();
+    let mut problem_json: Option<(&str, serde_json::Value)> = None;
     if let Some(u) = undefined {
-        return refuse_undefined(args, t, &crate::report::ub::of(t, &u));
-    }
-    if let note @ TerminationNote::Hangs { .. } = note {
-        return refuse_hang(args, t, &note);
+        let ub = crate::report::ub::of(t, &u);
+        if args.weaken {
+            return refuse_undefined(args, t, &ub);
+        }
+        problem = Some(fix::Problem::Undefined);
+        problem_json = Some(("undefined", serde_json::to_value(&ub).unwrap_or_default()));
+        problem_lines.push(crate::report::ub::line(&ub));
+        problem_lines.push(format!(
+            "A run to it: ptxmc trace {} --undefined",
+            t.display_path()
+        ));
+    } else if let TerminationNote::Hangs { kind, why, .. } = &note {
+        if args.weaken {
+            return refuse_hang(args, t, &note);
+        }
+        problem = Some(fix::Problem::Hang);
+        problem_json = Some(("termination", serde_json::to_value(&note).unwrap_or_default()));
+        problem_lines.push(format!("Hang: {kind} — {why}"));
+        problem_lines.push(format!(
+            "A run into it: ptxmc trace {} --hang",
+            t.display_path()
+        ));
     }
     let opts = FixOptions {
         bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
@@ -90,6 +115,8 @@ pub fn run(args: &FixArgs) -> Exit {
             .timeout
             .filter(|s| *s > 0.0)
             .map(Duration::from_secs_f64),
+        repairs: !args.no_repairs,
+        problem,
     };
     let report = if args.weaken {
         fix::weaken(p, &want, &opts)
@@ -105,12 +132,16 @@ pub fn run(args: &FixArgs) -> Exit {
     match args.format {
         FixFormat::Text => print!(
             "{}",
-            crate::report::fix::text(&p.name, &report, args.weaken, opts.bound)
+            crate::report::fix::text(&p.name, &report, args.weaken, opts.bound, &problem_lines)
         ),
-        FixFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        ),
+        FixFormat::Json => {
+            let mut v = serde_json::to_value(&report).unwrap_or_default();
+            if let (Some(o), Some((key, value))) = (v.as_object_mut(), problem_json) {
+                o.insert("problem_text".into(), serde_json::json!(problem_lines));
+                o.insert(key.into(), value);
+            }
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
     }
     if report.incomplete {
         Exit::Incomplete
@@ -118,6 +149,11 @@ pub fn run(args: &FixArgs) -> Exit {
         Exit::Disagreement
     } else if report.fixes.iter().any(|f| f.undefined.is_some()) {
         // A proposal that leaves undefined behaviour reachable said so.
+        Exit::Undefined
+    } else if report.fixes.is_empty() && problem == Some(fix::Problem::Hang) {
+        // Nothing removes the hang: the program as written still hangs.
+        Exit::Hang
+    } else if report.fixes.is_empty() && problem == Some(fix::Problem::Undefined) {
         Exit::Undefined
     } else {
         Exit::Success
@@ -134,7 +170,7 @@ fn refuse_hang(args: &FixArgs, t: &crate::litmus::LitmusTest, note: &Termination
     let TerminationNote::Hangs { kind, why, .. } = note else {
         unreachable!("called on a hang")
     };
-    let cannot = "ptxmc fix cannot fix hangs yet: it searches changes (fences, stronger semantics, wider scopes) that forbid an outcome, not ones that make every execution terminate";
+    let cannot = "ptxmc fix --weaken does not look at programs that can hang: a weakening keeps what the program does, and this program can hang already (`ptxmc fix` without --weaken searches repairs)";
     match args.format {
         FixFormat::Text => {
             println!("Fix {}: the program can hang", p.name);
@@ -162,7 +198,7 @@ fn refuse_hang(args: &FixArgs, t: &crate::litmus::LitmusTest, note: &Termination
 /// as `run`.
 fn refuse_undefined(args: &FixArgs, t: &crate::litmus::LitmusTest, ub: &UbReport) -> Exit {
     let p = &t.program;
-    let cannot = "ptxmc fix does not fix undefined behaviour: it searches changes (fences, stronger semantics, wider scopes) that forbid an outcome, not ones that make every execution defined";
+    let cannot = "ptxmc fix --weaken does not look at programs that can reach undefined behaviour: a weakening keeps what the program does (`ptxmc fix` without --weaken searches repairs)";
     match args.format {
         FixFormat::Text => {
             println!("Fix {}: the program can reach undefined behaviour", p.name);

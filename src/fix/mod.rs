@@ -14,6 +14,7 @@
 //! is at least as strong as another at every site of the other is not
 //! minimal. `docs/fix.md` has the cost model and the reasons behind it.
 
+pub mod repairs;
 pub mod sites;
 pub mod why;
 
@@ -41,6 +42,22 @@ pub struct FixOptions {
     pub timeout: Option<Duration>,
     /// How CTA barriers are read.
     pub barriers: crate::model::barrier::Reading,
+    /// Also search repairs (`repairs.rs`: barriers, waits, parities, byte
+    /// counts), not only fences and stronger annotations.
+    pub repairs: bool,
+    /// What is wrong with the program beyond the outcome, if anything: a
+    /// fix must then also make every execution terminate and be defined.
+    pub problem: Option<Problem>,
+}
+
+/// What a fix must remove besides the outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Problem {
+    /// The program can hang.
+    Hang,
+    /// The program can reach undefined behaviour.
+    Undefined,
 }
 
 impl Default for FixOptions {
@@ -50,6 +67,8 @@ impl Default for FixOptions {
             loop_bound: 2,
             timeout: None,
             barriers: Default::default(),
+            repairs: true,
+            problem: None,
         }
     }
 }
@@ -104,6 +123,13 @@ pub struct FixReport {
     /// strongest program's verdict, [`why::why_no_fix`]); `null` otherwise
     /// and for weakenings.
     pub why: Option<NoFix>,
+    /// What the program as written does besides the outcome (a hang, an
+    /// undefined step): every fix listed removes it too. `null`: nothing.
+    pub problem: Option<Problem>,
+    /// No change within the bound removes the problem and forbids the
+    /// outcome: the fixes listed remove the problem and the outcome stays
+    /// allowed.
+    pub outcome_kept: bool,
 }
 
 /// Whether some final state the oracle allows for `p` satisfies `want`;
@@ -171,7 +197,24 @@ fn verified(
     barriers: Reading,
     timeout: Option<Duration>,
 ) -> Result<Option<bool>, ()> {
-    verified_and_undefined(p, want, loop_bound, barriers, timeout).map(|(v, _)| v)
+    verified_and_undefined(p, want, loop_bound, barriers, timeout)
+        .map(|(v, _)| v.allowed.filter(|_| !v.hangs).or(v.hangs.then_some(true)))
+}
+
+/// What both engines found about a changed program.
+#[derive(Clone, Copy, Debug)]
+struct Verdicts {
+    /// Whether the outcome is allowed.
+    allowed: Option<bool>,
+    /// Whether the program can hang.
+    hangs: bool,
+}
+
+impl Verdicts {
+    /// Whether the engines finished and agreed.
+    fn is_some(&self) -> bool {
+        self.allowed.is_some()
+    }
 }
 
 /// [`verified`], with the undefined step the same run finds in `p`.
@@ -182,7 +225,7 @@ fn verified_and_undefined(
     loop_bound: u32,
     barriers: Reading,
     timeout: Option<Duration>,
-) -> Result<(Option<bool>, Option<crate::model::ub::Undefined>), ()> {
+) -> Result<(Verdicts, Option<crate::model::ub::Undefined>), ()> {
     let r = engine::run(
         p,
         &RunOptions {
@@ -199,15 +242,28 @@ fn verified_and_undefined(
     if r.incomplete.is_some() && timeout.is_some() {
         return Err(());
     }
-    if r.disagreement.is_some() || r.incomplete.is_some() {
-        return Ok((None, r.undefined));
+    let hangs = r.termination.hangs();
+    if r.disagreement.is_some() || r.incomplete.is_some() || !r.termination.checked() {
+        return Ok((
+            Verdicts {
+                allowed: None,
+                hangs,
+            },
+            r.undefined,
+        ));
     }
     let cols = Columns::of(p);
     let allowed = r
         .outcomes
         .iter()
         .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
-    Ok((Some(allowed), r.undefined))
+    Ok((
+        Verdicts {
+            allowed: Some(allowed),
+            hangs,
+        },
+        r.undefined,
+    ))
 }
 
 /// The cheapest minimal sets of changes (at most `opts.bound`) after which
@@ -233,7 +289,29 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
     crate::limits::watched(
         &budget,
         |_| {},
-        || search_within(p, want, opts, weaken, &budget),
+        || {
+            // Inserted group barriers have many placements: with no hang or
+            // undefined step to remove, they are tried only when nothing
+            // else fixes the outcome.
+            let groups = opts.problem.is_some();
+            let r = search_within(p, want, opts, weaken, &budget, groups);
+            let retry = !weaken
+                && !groups
+                && opts.repairs
+                && r.fixes.is_empty()
+                && r.allowed
+                && !r.incomplete;
+            if retry && !repairs::group_barrier_sites_empty(p) {
+                let mut again = search_within(p, want, opts, weaken, &budget, true);
+                again.checked += r.checked;
+                if again.fixes.is_empty() {
+                    // The reason is the one of fences and annotations.
+                    again.why = r.why;
+                }
+                return again;
+            }
+            r
+        },
     )
 }
 
@@ -243,9 +321,13 @@ fn search_within(
     opts: &FixOptions,
     weaken: bool,
     budget: &Budget,
+    groups: bool,
 ) -> FixReport {
     let start = Instant::now();
-    let deadline = opts.timeout.map(|t| start + t);
+    // The search stops at four fifths of the time limit, so that the fixes
+    // it found can still be verified by both engines in the rest.
+    let deadline = opts.timeout.map(|t| start + t.mul_f64(0.8));
+    let end = opts.timeout.map(|t| start + t);
     // Every oracle run of the search shares the deadline (one run may take
     // long on its own: a program of many threads).
     let mut stopped = false;
@@ -260,7 +342,19 @@ fn search_within(
     let sites = if weaken {
         sites::weakening_sites(p)
     } else {
-        sites::strengthening_sites(p)
+        let mut s = sites::strengthening_sites(p);
+        if opts.repairs {
+            let r = repairs::repair_sites(p, groups);
+            // A hang or an undefined step is most often removed by a
+            // repair: those subsets come first (subsets are enumerated in
+            // lexicographic order of site indices).
+            if opts.problem.is_some() {
+                s = r.into_iter().chain(s).collect();
+            } else {
+                s.extend(r);
+            }
+        }
+        s
     };
     let mut report = FixReport {
         outcome,
@@ -271,80 +365,119 @@ fn search_within(
         incomplete: false,
         seconds: 0.0,
         why: None,
+        problem: opts.problem.filter(|_| !weaken),
+        outcome_kept: false,
     };
-    // Fixing needs an allowed outcome; weakening a forbidden one.
-    if allowed == weaken || stopped {
+    // Fixing needs an allowed outcome (or a hang or undefined step to
+    // remove); weakening a forbidden one.
+    if (allowed == weaken && report.problem.is_none()) || stopped {
         report.incomplete = stopped;
         report.seconds = start.elapsed().as_secs_f64();
         return report;
     }
     // "Good": the changed program forbids the outcome.
     let mut checked = 0u64;
-    let mut good = |q: &Program| {
-        checked += 1;
-        match allows_within(q, want, opts.loop_bound, opts.barriers, budget) {
-            Ok(a) => a == Some(false),
-            Err(_) => {
-                stopped = true;
-                false
-            }
+    let problem = report.problem;
+    // First pass: the outcome forbidden too. A second pass, for a program
+    // with a problem when the first found nothing, removes the problem
+    // alone (the test's condition may describe what it computes when it
+    // terminates rather than a bug).
+    let require_forbidden = std::cell::Cell::new(true);
+    let mut good = |q: &Program, subset: &[usize]| {
+        // A repair can make a program the model does not admit (a cluster
+        // barrier inside a spin loop): such a program is no fix. Fences
+        // and annotations never change admissibility, so every variant of
+        // a subset is admitted or none is, and the pruning stays sound.
+        if subset.iter().any(|&s| sites[s].repair) && !admitted(q) {
+            return false;
         }
+        checked += 1;
+        let forbidden = !require_forbidden.get()
+            || match allows_within(q, want, opts.loop_bound, opts.barriers, budget) {
+                Ok(a) => a == Some(false),
+                Err(_) => {
+                    stopped = true;
+                    false
+                }
+            };
+        // A repair can make a program hang or reach undefined behaviour,
+        // and a program that does either is not fixed by any outcome: the
+        // machine checks both (fences and annotations only remove
+        // executions, so without a repair and without a problem to remove
+        // the outcome decides).
+        let repaired = subset.iter().any(|&s| sites[s].repair);
+        if !weaken && forbidden && (repaired || problem.is_some()) {
+            return runs_clean(q, opts.loop_bound, opts.barriers, deadline);
+        }
+        forbidden
     };
     let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
-    'sizes: for size in 1..=opts.bound.min(sites.len()) {
-        for subset in combinations(sites.len(), size) {
-            if budget.exceeded().is_some() || deadline.is_some_and(|d| Instant::now() > d) {
-                report.incomplete = true;
-                break 'sizes;
+    for pass in 0..2 {
+        if pass == 1 {
+            if !found.is_empty() || problem.is_none() || !allowed || report.incomplete {
+                break;
             }
-            if weaken {
-                // The weakest variants at every site keep the outcome
-                // forbidden: that is the one maximal weakening on this set.
-                let weakest: Vec<(usize, usize)> = subset
-                    .iter()
-                    .map(|&s| (s, sites[s].variants.len() - 1))
-                    .collect();
-                if found.iter().any(|f| weaker_or_equal(&sites, f, &weakest)) {
+            require_forbidden.set(false);
+            report.outcome_kept = true;
+        }
+        'sizes: for size in 1..=opts.bound.min(sites.len()) {
+            for subset in combinations(sites.len(), size) {
+                if budget.exceeded().is_some() || deadline.is_some_and(|d| Instant::now() > d) {
+                    report.incomplete = true;
+                    break 'sizes;
+                }
+                if subset.iter().filter(|&&s| sites[s].group_barrier).count() > 1 {
                     continue;
                 }
-                let q = sites::apply(p, &sites, &weakest);
-                if good(&q) {
-                    found.push(weakest);
-                    continue;
-                }
-                for v in vectors(&sites, &subset) {
-                    if found.iter().any(|f| weaker_or_equal(&sites, f, &v)) {
+                if weaken {
+                    // The weakest variants at every site keep the outcome
+                    // forbidden: that is the one maximal weakening on this set.
+                    let weakest: Vec<(usize, usize)> = subset
+                        .iter()
+                        .map(|&s| (s, sites[s].variants.len() - 1))
+                        .collect();
+                    if found.iter().any(|f| weaker_or_equal(&sites, f, &weakest)) {
                         continue;
                     }
-                    let q = sites::apply(p, &sites, &v);
-                    if good(&q) {
-                        found.retain(|f| !weaker_or_equal(&sites, &v, f));
-                        found.push(v);
-                    }
-                }
-            } else {
-                // Monotonicity: if the strongest variants do not forbid it, nothing on this set does.
-                let strongest: Vec<(usize, usize)> = subset
-                    .iter()
-                    .map(|&s| (s, sites[s].variants.len() - 1))
-                    .collect();
-                if !good(&sites::apply(p, &sites, &strongest)) {
-                    continue;
-                }
-                let mut vs = vectors(&sites, &subset);
-                vs.sort_by_key(|v| cost(&sites, v));
-                let mut bad: Vec<Vec<(usize, usize)>> = Vec::new();
-                for v in vs {
-                    if found.iter().any(|f| dominates(&sites, &v, f)) {
+                    let q = sites::apply(p, &sites, &weakest);
+                    if good(&q, &subset) {
+                        found.push(weakest);
                         continue;
                     }
-                    if bad.iter().any(|b| dominates(&sites, b, &v)) {
+                    for v in vectors(&sites, &subset) {
+                        if found.iter().any(|f| weaker_or_equal(&sites, f, &v)) {
+                            continue;
+                        }
+                        let q = sites::apply(p, &sites, &v);
+                        if good(&q, &subset) {
+                            found.retain(|f| !weaker_or_equal(&sites, &v, f));
+                            found.push(v);
+                        }
+                    }
+                } else {
+                    // Monotonicity: if the strongest variants do not forbid it, nothing on this set does.
+                    let strongest: Vec<(usize, usize)> = subset
+                        .iter()
+                        .map(|&s| (s, sites[s].variants.len() - 1))
+                        .collect();
+                    if !good(&sites::apply(p, &sites, &strongest), &subset) {
                         continue;
                     }
-                    if good(&sites::apply(p, &sites, &v)) {
-                        found.push(v);
-                    } else {
-                        bad.push(v);
+                    let mut vs = vectors(&sites, &subset);
+                    vs.sort_by_key(|v| cost(&sites, v));
+                    let mut bad: Vec<Vec<(usize, usize)>> = Vec::new();
+                    for v in vs {
+                        if found.iter().any(|f| dominates(&sites, &v, f)) {
+                            continue;
+                        }
+                        if bad.iter().any(|b| dominates(&sites, b, &v)) {
+                            continue;
+                        }
+                        if good(&sites::apply(p, &sites, &v), &subset) {
+                            found.push(v);
+                        } else {
+                            bad.push(v);
+                        }
                     }
                 }
             }
@@ -357,10 +490,11 @@ fn search_within(
         .into_iter()
         .map(|v| {
             let q = sites::apply(p, &sites, &v);
-            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let left = end.map(|d| d.saturating_duration_since(Instant::now()));
             let (ok, undefined) =
                 match verified_and_undefined(&q, want, opts.loop_bound, opts.barriers, left) {
-                    Ok((v, u)) => (v == Some(false), u),
+                    Ok((v, u)) if report.outcome_kept => (v.is_some() && !v.hangs, u),
+                    Ok((v, u)) => (v.allowed == Some(false) && !v.hangs, u),
                     Err(()) => {
                         report.incomplete = true;
                         (false, None)
@@ -398,11 +532,16 @@ fn search_within(
         });
     }
     report.fixes = fixes;
-    if !weaken && report.fixes.is_empty() && !report.incomplete {
+    if !weaken && report.fixes.is_empty() && !report.incomplete && report.problem.is_some() {
+        report.why = Some(why::no_repair(report.problem, opts.bound));
+    } else if !weaken && report.fixes.is_empty() && !report.incomplete {
+        // The strongest program is made of fences and annotations only
+        // (repairs are not monotone: `repairs.rs`).
+        let memory: Vec<Site> = sites.iter().filter(|s| !s.repair).cloned().collect();
         report.why = Some(why::why_no_fix(
             p,
             want,
-            &sites,
+            &memory,
             opts.bound,
             opts.loop_bound,
             opts.barriers,
@@ -413,6 +552,40 @@ fn search_within(
     report.seconds = start.elapsed().as_secs_f64();
     report
 }
+
+/// Whether the machine finds that every execution of `q` terminates and
+/// none reaches undefined behaviour, within the time left before `deadline`.
+fn runs_clean(q: &Program, loop_bound: u32, barriers: Reading, deadline: Option<Instant>) -> bool {
+    let r = engine::run(
+        q,
+        &RunOptions {
+            engine: EngineChoice::Op,
+            loop_bound,
+            barriers,
+            limits: Limits {
+                timeout: deadline.map(|d| d.saturating_duration_since(Instant::now())),
+                max_states: Some(CLEAN_RUN_STATES),
+                ..Limits::default()
+            },
+            ..RunOptions::default()
+        },
+    );
+    r.incomplete.is_none()
+        && r.undefined.is_none()
+        && matches!(r.termination, engine::Termination::Terminates { .. })
+}
+
+/// Whether the model admits `q` (a changed program skipped the front end's
+/// check, which the engines rely on).
+fn admitted(q: &Program) -> bool {
+    q.validate().is_ok()
+        && crate::model::Model::Ptx75
+            .admit(q, &crate::litmus::SourceMap::default())
+            .is_ok()
+}
+
+/// The states one termination check of a repaired program may visit.
+const CLEAN_RUN_STATES: u64 = 2_000_000;
 
 /// Total cost of a vector.
 fn cost(sites: &[Site], v: &[(usize, usize)]) -> u32 {

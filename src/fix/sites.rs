@@ -36,6 +36,9 @@ pub enum Action {
         /// Instruction.
         pc: usize,
     },
+    /// Several changes made together (a barrier inserted in every thread
+    /// that must take part in it: one change for the search).
+    Group(Vec<Action>),
 }
 
 /// One possible change at a site.
@@ -53,6 +56,22 @@ pub struct Variant {
     incomparable: Option<u8>,
 }
 
+impl Variant {
+    /// A repair (`repairs.rs`): a change that is not a fence or a stronger
+    /// annotation. `rank` orders the variants of one repair site that form
+    /// a chain (a smaller `wait_group` count waits for more); variants of
+    /// equal rank are incomparable.
+    pub(super) fn repair(text: String, cost: u32, action: Action, rank: u8) -> Variant {
+        Variant {
+            text,
+            cost,
+            action,
+            key: (rank, 0),
+            incomparable: None,
+        }
+    }
+}
+
 /// A place where a change can be made, with its variants in increasing
 /// order along the site's direction (stronger for fixes, weaker for weakenings).
 #[derive(Clone, Debug)]
@@ -63,9 +82,29 @@ pub struct Site {
     pub variants: Vec<Variant>,
     /// Weakening sites order variants by decreasing strength.
     weakening: bool,
+    /// A repair site (`repairs.rs`): its variants change the program's
+    /// control (barriers, waits, parities, byte counts), so they can make
+    /// it hang or reach undefined behaviour, and the strongest program of
+    /// `why.rs` (fences and annotations only) leaves them out.
+    pub repair: bool,
+    /// A barrier inserted in every member of a group (`repairs.rs`): a fix
+    /// holds at most one (two inserted barriers are never the expert fix,
+    /// and their placements multiply).
+    pub group_barrier: bool,
 }
 
 impl Site {
+    /// A repair site (`repairs.rs`) with its variants, weakest first.
+    pub(super) fn repair(thread_name: String, variants: Vec<Variant>) -> Site {
+        Site {
+            thread_name,
+            variants,
+            weakening: false,
+            repair: true,
+            group_barrier: false,
+        }
+    }
+
     /// Whether variant `b` goes at least as far as variant `a` (stronger for a
     /// fix site, weaker for a weakening site).
     pub fn leq(&self, a: usize, b: usize) -> bool {
@@ -73,6 +112,10 @@ impl Site {
         let (lo, hi) = if self.weakening { (vb, va) } else { (va, vb) };
         if a == b {
             return true;
+        }
+        // Repair variants form a chain by rank or are incomparable.
+        if self.repair {
+            return va.key.0 < vb.key.0 && same_family(&va.action, &vb.action);
         }
         // A removal is the weakest of all.
         if matches!(lo.action, Action::Remove { .. }) {
@@ -92,7 +135,7 @@ impl Site {
 fn same_family(a: &Action, b: &Action) -> bool {
     let instr = |x: &Action| match x {
         Action::Insert { instr, .. } | Action::Replace { instr, .. } => Some(instr.clone()),
-        Action::Remove { .. } => None,
+        Action::Remove { .. } | Action::Group(_) => None,
     };
     match (instr(a), instr(b)) {
         (Some(Instr::ProxyFence { kind: k1 }), Some(Instr::ProxyFence { kind: k2 })) => {
@@ -254,6 +297,28 @@ fn text_of(p: &Program, t: usize, i: &Instr) -> String {
     print::instr(p, &p.threads[t], i)
 }
 
+/// Instruction `pc` of thread `t` in backquotes, with which one it is when
+/// the thread has several with the same text (`` `fence.sc.gpu` (2nd of
+/// 2) ``): a change must name its site unambiguously.
+pub(super) fn quoted(p: &Program, t: usize, pc: usize) -> String {
+    let code = &p.threads[t].code;
+    let text = text_of(p, t, &code[pc]);
+    let same: Vec<usize> = (0..code.len())
+        .filter(|&k| text_of(p, t, &code[k]) == text)
+        .collect();
+    if same.len() < 2 {
+        return format!("`{text}`");
+    }
+    let k = same.iter().position(|&k| k == pc).unwrap_or(0) + 1;
+    let nth = match k {
+        1 => "1st".to_string(),
+        2 => "2nd".to_string(),
+        3 => "3rd".to_string(),
+        k => format!("{k}th"),
+    };
+    format!("`{text}` ({nth} of {})", same.len())
+}
+
 // ---- strengthening ----------------------------------------------------------------
 
 /// Every site where a fix may strengthen `p`.
@@ -268,7 +333,7 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
             .collect();
         // Fences between two effectful instructions.
         for &pos in eff.iter().skip(1) {
-            let before = text_of(p, t, &th.code[pos]);
+            let before = quoted(p, t, pos);
             let mut vs = Vec::new();
             for sem in [FenceSem::AcqRel, FenceSem::Sc] {
                 for &s in &scopes {
@@ -280,7 +345,7 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                     let (r, inc) = fence_rank(sem);
                     vs.push(Variant {
                         text: format!(
-                            "insert `{}` in {name} before `{before}`",
+                            "insert `{}` in {name} before {before}",
                             text_of(p, t, &instr)
                         ),
                         cost: fence_cost(sem, s),
@@ -299,6 +364,8 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                 thread_name: name.clone(),
                 variants: vs,
                 weakening: false,
+                repair: false,
+                group_barrier: false,
             });
             // One site per proxy, so that each site's variants form a chain
             // whose last is the strongest (the async space-limited fences are
@@ -317,7 +384,7 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                         let instr = Instr::ProxyFence { kind: k };
                         Variant {
                             text: format!(
-                                "insert `{}` in {name} before `{before}`",
+                                "insert `{}` in {name} before {before}",
                                 text_of(p, t, &instr)
                             ),
                             cost: proxy_fence_cost(k),
@@ -335,6 +402,8 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                     thread_name: name.clone(),
                     variants: vs,
                     weakening: false,
+                    repair: false,
+                    group_barrier: false,
                 });
             }
         }
@@ -346,6 +415,8 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                     thread_name: name.clone(),
                     variants: vs,
                     weakening: false,
+                    repair: false,
+                    group_barrier: false,
                 });
             }
         }
@@ -370,11 +441,11 @@ fn variants_of(
     keep: &Keep,
 ) -> Vec<Variant> {
     let name = &p.threads[t].name;
-    let old = text_of(p, t, i);
+    let old = quoted(p, t, pc);
     let mut out = Vec::new();
     let mut push = |instr: Instr, cost: u32, rank: (u8, Option<u8>), sc: u8| {
         out.push(Variant {
-            text: format!("{name} `{old}` → `{}`", text_of(p, t, &instr)),
+            text: format!("{name} {old} → `{}`", text_of(p, t, &instr)),
             cost,
             action: Action::Replace {
                 thread: t,
@@ -579,11 +650,7 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
                         kind: ProxyFenceKind::Async(Some(q)),
                     };
                     vs.push(Variant {
-                        text: format!(
-                            "{name} `{}` → `{}`",
-                            text_of(p, t, i),
-                            text_of(p, t, &instr)
-                        ),
+                        text: format!("{name} {} → `{}`", quoted(p, t, pc), text_of(p, t, &instr)),
                         cost: 1,
                         action: Action::Replace {
                             thread: t,
@@ -597,7 +664,7 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
             }
             if let Some(c) = removal {
                 vs.push(Variant {
-                    text: format!("remove {name} `{}`", text_of(p, t, i)),
+                    text: format!("remove {name} {}", quoted(p, t, pc)),
                     cost: c,
                     action: Action::Remove { thread: t, pc },
                     key: (0, 0),
@@ -609,6 +676,8 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
                     thread_name: name.clone(),
                     variants: vs,
                     weakening: true,
+                    repair: false,
+                    group_barrier: false,
                 });
             }
         }
@@ -621,10 +690,16 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
 /// `p` with the chosen variant at each chosen site.
 pub fn apply(p: &Program, sites: &[Site], choice: &[(usize, usize)]) -> Program {
     let mut q = p.clone();
-    let mut edits: Vec<&Action> = choice
-        .iter()
-        .map(|&(s, k)| &sites[s].variants[k].action)
-        .collect();
+    fn flatten<'a>(a: &'a Action, out: &mut Vec<&'a Action>) {
+        match a {
+            Action::Group(all) => all.iter().for_each(|b| flatten(b, out)),
+            _ => out.push(a),
+        }
+    }
+    let mut edits: Vec<&Action> = Vec::new();
+    for &(s, k) in choice {
+        flatten(&sites[s].variants[k].action, &mut edits);
+    }
     // Replacements keep positions; then insertions and removals from the end.
     for a in &edits {
         if let Action::Replace { thread, pc, instr } = a {
@@ -635,21 +710,33 @@ pub fn apply(p: &Program, sites: &[Site], choice: &[(usize, usize)]) -> Program 
         Action::Insert { thread, pos, .. } => (*thread, *pos, 1),
         Action::Remove { thread, pc } => (*thread, *pc, 0),
         Action::Replace { thread, pc, .. } => (*thread, *pc, 2),
+        Action::Group(_) => unreachable!("groups are flattened"),
     };
     edits.sort_by_key(|a| std::cmp::Reverse(at(a)));
     for a in edits {
         match a {
             Action::Insert { thread, pos, instr } => insert(&mut q, *thread, *pos, instr.clone()),
             Action::Remove { thread, pc } => remove(&mut q, *thread, *pc),
-            Action::Replace { .. } => {}
+            Action::Replace { .. } | Action::Group(_) => {}
         }
     }
     q
 }
 
+/// The `Thread::sites` entry of inserted instructions: one value no PTX
+/// instruction has, so that an inserted `.aligned` barrier is the same
+/// instruction in every lane it was inserted in (they are inserted together)
+/// and never the same as one of the kernel's own.
+pub const INSERTED_SITE: usize = usize::MAX;
+
 fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
     let th = &mut q.threads[t];
     th.code.insert(pos, instr);
+    // A kernel's threads name the PTX instruction of every pc: keep the
+    // list aligned with the code.
+    if !th.sites.is_empty() {
+        th.sites.insert(pos.min(th.sites.len()), INSERTED_SITE);
+    }
     for i in th.code.iter_mut() {
         if let Instr::Branch { target, .. } = i {
             if *target >= pos {
@@ -667,6 +754,9 @@ fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
 fn remove(q: &mut Program, t: usize, pc: usize) {
     let th = &mut q.threads[t];
     th.code.remove(pc);
+    if pc < th.sites.len() {
+        th.sites.remove(pc);
+    }
     for i in th.code.iter_mut() {
         if let Instr::Branch { target, .. } = i {
             if *target > pc {

@@ -34,6 +34,9 @@ pub enum NoFixKind {
     /// The check on the strongest program did not finish (limits) or the
     /// engines disagreed on it.
     Unknown,
+    /// The program can hang or reach undefined behaviour and no repair or
+    /// fence within the bound removes it.
+    NoRepair,
 }
 
 /// Why a completed search found no fix within its bound.
@@ -52,6 +55,26 @@ pub struct NoFix {
     pub fix_changes: Option<usize>,
     /// The changes of that fix (each at its strongest), empty when there is none.
     pub fix: Vec<String>,
+}
+
+/// Why a search for a program that can hang or reach undefined behaviour
+/// found nothing: no strongest program decides this (repairs are not
+/// monotone), so the reason says what was tried.
+pub fn no_repair(problem: Option<super::Problem>, bound: usize) -> NoFix {
+    let what = match problem {
+        Some(super::Problem::Undefined) => "reaches undefined behaviour",
+        _ => "can hang",
+    };
+    NoFix {
+        kind: NoFixKind::NoRepair,
+        text: format!(
+            "with at most {bound} change{} among fences, stronger annotations, inserted barriers (`bar.sync`, `bar.warp.sync`, `barrier.cluster`), `bar.arrive` → `bar.sync`, removed arrivals, smaller `wait_group` counts, inserted waits, flipped parities and matching `expect_tx` byte counts, the program still {what} or still allows the outcome: the fix is in its logic (who waits for whom), not in one of these changes",
+            plural(bound)
+        ),
+        strongest_changes: 0,
+        fix_changes: None,
+        fix: Vec::new(),
+    }
 }
 
 /// What the strongest program is, in words.

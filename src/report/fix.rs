@@ -6,7 +6,11 @@ use std::fmt::Write;
 use crate::fix::{self, FixReport};
 
 /// The text report of a fix search (one line per fix).
-pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
+///
+/// `problem` are the lines that say what else is wrong with the program as
+/// written (a hang, an undefined step, and a run into it): every fix listed
+/// then removes that too.
+pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize, problem: &[String]) -> String {
     let mut out = String::new();
     if weaken {
         writeln!(out, "Weaken {name}: keep {} forbidden", r.outcome).unwrap();
@@ -18,10 +22,32 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
             .unwrap();
         }
     } else {
-        writeln!(out, "Fix {name}: forbid {}", r.outcome).unwrap();
-        if !r.allowed {
-            writeln!(out, "The model already forbids it: nothing to fix.").unwrap();
+        match r.problem {
+            None => {
+                writeln!(out, "Fix {name}: forbid {}", r.outcome).unwrap();
+                if !r.allowed {
+                    writeln!(out, "The model already forbids it: nothing to fix.").unwrap();
+                }
+            }
+            Some(k) => {
+                let what = match k {
+                    fix::Problem::Hang => "make every execution terminate",
+                    fix::Problem::Undefined => "make every execution defined and terminate",
+                };
+                writeln!(out, "Fix {name}: {what} and forbid {}", r.outcome).unwrap();
+                for l in problem {
+                    writeln!(out, "{l}").unwrap();
+                }
+            }
         }
+    }
+    if r.outcome_kept && !r.fixes.is_empty() {
+        writeln!(
+            out,
+            "No change within the bound removes it and forbids {} as well; these remove it and the outcome stays allowed:",
+            r.outcome
+        )
+        .unwrap();
     }
     let unit = if weaken { "saves" } else { "cost" };
     for (i, f) in r.fixes.iter().enumerate() {
@@ -36,9 +62,13 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize) -> String {
         )
         .unwrap();
     }
-    if r.fixes.is_empty() && r.allowed != weaken {
+    if r.fixes.is_empty() && (r.allowed != weaken || r.problem.is_some()) {
         let none = if weaken {
             "No weakening keeps it forbidden"
+        } else if r.problem == Some(fix::Problem::Hang) {
+            "No fix removes the hang"
+        } else if r.problem == Some(fix::Problem::Undefined) {
+            "No fix removes the undefined behaviour"
         } else {
             "No fix"
         };
