@@ -249,9 +249,54 @@ fn wide(c: &mut Criterion) {
     g.finish();
 }
 
+/// Issue 27's thread families, termination check included, through
+/// `engine::run` (`--engine op`): the CTA barrier
+/// (`families::cta_barrier`), the grid barrier with `red` arrivals
+/// (`families::grid_barrier`) and the counter (`families::counter`), at
+/// sizes that finish in a bench. Throughput counts distinct machine states; each size's
+/// count is printed once (`docs/exploration.md`, "Threads at one barrier").
+fn issue27(c: &mut Criterion) {
+    let mut g = c.benchmark_group("machine-issue27");
+    let opts = ptxmc::engine::RunOptions {
+        engine: ptxmc::engine::EngineChoice::Op,
+        jobs: 1,
+        ..Default::default()
+    };
+    let cases: Vec<(String, String)> = [8, 32, 64]
+        .into_iter()
+        .map(|n| (format!("barrier-{n}"), families::cta_barrier(n)))
+        .chain([3, 4].into_iter().map(|n| {
+            (
+                format!("grid-red-{n}"),
+                families::grid_barrier(n, families::Arrival::Red),
+            )
+        }))
+        .chain(
+            [4, 6]
+                .into_iter()
+                .map(|n| (format!("counter-{n}"), families::counter(n))),
+        )
+        .collect();
+    for (name, text) in cases {
+        let p = parse(&text);
+        let count = |p: &Program| {
+            let r = ptxmc::engine::run(p, &opts);
+            assert!(r.incomplete.is_none(), "{name}: {:?}", r.incomplete);
+            r.stats.op.expect("the machine ran").distinct_states
+        };
+        let n = count(&p);
+        eprintln!("machine-issue27 {name}: {n} distinct machine states");
+        g.throughput(criterion::Throughput::Elements(n));
+        g.bench_with_input(BenchmarkId::from_parameter(&name), &p, |b, p| {
+            b.iter(|| count(p))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, state_ops, suites, termination, scaling, families, wide
+    targets = hot_loop, state_ops, suites, termination, scaling, families, wide, issue27
 }
 criterion_main!(benches);

@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo run --release --example family -- random SEED THREADS INSTRS
-//! cargo run --release --example family -- iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp N
+//! cargo run --release --example family -- iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp|barrier|grid-red|grid-atom|counter N
 //! cargo run --release --example family -- pipeline STAGES ROUNDS
 //! ```
 
@@ -24,6 +24,10 @@ fn main() {
         Some("writers") => families::writers(num(1) as usize),
         Some("spin-lock") => families::spin_lock(num(1) as usize),
         Some("wide-mp") => families::wide_mp(num(1) as usize),
+        Some("barrier") => families::cta_barrier(num(1) as usize),
+        Some("grid-red") => families::grid_barrier(num(1) as usize, families::Arrival::Red),
+        Some("grid-atom") => families::grid_barrier(num(1) as usize, families::Arrival::Atom),
+        Some("counter") => families::counter(num(1) as usize),
         Some("pipeline") => families::pipeline(num(1) as usize, num(2) as usize),
         _ => usage(),
     };
@@ -32,7 +36,7 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: family random SEED THREADS INSTRS | family iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp N | family pipeline STAGES ROUNDS"
+        "usage: family random SEED THREADS INSTRS | family iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp|barrier|grid-red|grid-atom|counter N | family pipeline STAGES ROUNDS"
     );
     std::process::exit(2)
 }

@@ -63,6 +63,9 @@ pub struct RunOptions {
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
+    /// The oracle's static barrier planning (off only to check it:
+    /// `docs/oracle.md`, "Barrier phases before reads-from").
+    pub static_barriers: bool,
     /// What printing a value of an outcome will cost, so that the limits
     /// keep time and memory for the report (`limits::OutputCost`).
     pub output_cost: OutputCost,
@@ -93,6 +96,7 @@ impl Default for RunOptions {
             lazy_coherence: true,
             persistent: true,
             forced_coherence: true,
+            static_barriers: true,
             output_cost: OutputCost::default(),
             jobs: 1,
             exact: false,
@@ -429,6 +433,7 @@ fn run_ax(
         loop_bound: opts.loop_bound,
         retry_loops: opts.retry_loops,
         forced_coherence: opts.forced_coherence,
+        static_barriers: opts.static_barriers,
         barriers: opts.barriers.for_program(p),
         ..AxOptions::default()
     };

@@ -252,6 +252,120 @@ pub fn pipeline(stages: usize, rounds: usize) -> String {
     )
 }
 
+/// The CTA barrier family of issue 27: `n` threads of CTA 0 each store
+/// `i + 1` to their own slot `s{i}` (a weak store), meet at `bar.sync 0`,
+/// and thread 0 then reads every slot into `r{i}`. The barrier makes every
+/// store visible to thread 0 (PTX ISA 9.7.13.1), so the condition (some slot
+/// read stale) is forbidden and there is one final state; every run
+/// terminates. The cost lies in the barrier: `n` arrivals and, for the
+/// oracle's termination search, the sets of threads that might be stuck at
+/// it.
+pub fn cta_barrier(n: usize) -> String {
+    assert!(n >= 1, "a barrier of at least one thread");
+    let locs: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
+    let cols: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            let mut c = vec![format!("st.weak s{i}, {}", i + 1), "bar.sync 0".to_string()];
+            if i == 0 {
+                c.extend((0..n).map(|j| format!("ld.weak r{j}, s{j}")));
+            }
+            c
+        })
+        .collect();
+    let headers: Vec<String> = (0..n)
+        .map(|i| format!("P{i}@cta 0,cluster 0,gpu 0"))
+        .collect();
+    let init: String = locs.iter().map(|l| format!("{l}=0; ")).collect();
+    let cond: Vec<String> = (0..n).map(|j| format!("P0:r{j} != {}", j + 1)).collect();
+    format!(
+        "PTX Barrier-{n}\n{{ {init}}}\n{}exists ({})\n",
+        crate::litmus::print::table(&headers, &cols),
+        cond.join(" \\/ ")
+    )
+}
+
+/// How a grid barrier's arrival adds to the counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// `red.release.gpu.add count, 1`: nothing is returned.
+    Red,
+    /// `atom.release.gpu.add r0, count, 1`: each thread's ticket (the value
+    /// it read) lands in `r0`, so the tickets tell the order of arrival and
+    /// there are `n!` final states.
+    Atom,
+}
+
+/// The grid barrier family of issue 27: one thread in each of `n` CTAs
+/// stores `i + 1` to its slot `s{i}` (weak), arrives on `count` with a
+/// releasing `.gpu` add ([`Arrival`]), spins with `ld.acquire.gpu` until
+/// `count` reads `n`, and then reads the next CTA's slot
+/// `s{(i+1) mod n}` into `r2` (`litmus/liveness/Grid-barrier.litmus`
+/// generalised). The condition (some CTA reads a stale slot) is forbidden;
+/// every run terminates.
+pub fn grid_barrier(n: usize, arrival: Arrival) -> String {
+    assert!(n >= 1, "a barrier of at least one CTA");
+    let mut locs = vec!["count".to_string()];
+    locs.extend((0..n).map(|i| format!("s{i}")));
+    let cols: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            vec![
+                format!("st.weak s{i}, {}", i + 1),
+                match arrival {
+                    Arrival::Red => "red.release.gpu.add count, 1".to_string(),
+                    Arrival::Atom => "atom.release.gpu.add r0, count, 1".to_string(),
+                },
+                format!("LC{i}:"),
+                "ld.acquire.gpu r1, count".to_string(),
+                format!("bne r1, {n}, LC{i}"),
+                format!("ld.weak r2, s{}", (i + 1) % n),
+            ]
+        })
+        .collect();
+    let init: String = locs.iter().map(|l| format!("{l}=0; ")).collect();
+    let cond: Vec<String> = (0..n)
+        .map(|i| format!("P{i}:r2 != {}", (i + 1) % n + 1))
+        .collect();
+    let name = match arrival {
+        Arrival::Red => format!("Grid-barrier-red-{n}"),
+        Arrival::Atom => format!("Grid-barrier-atom-{n}"),
+    };
+    format!(
+        "PTX {name}\n{{ {init}}}\n{}exists ({})\n",
+        table(&cols),
+        cond.join(" \\/ ")
+    )
+}
+
+/// The counter family of issue 27: `n - 1` CTAs each store `i + 1` to their
+/// slot `s{i}` (weak) and then `red.release.gpu.add count, 1`; the last CTA
+/// reads `count` with `ld.acquire.gpu` into `r0` and then slot `s0` into
+/// `r1` (`n` ≥ 2 threads in all). The condition (every writer counted, yet
+/// `s0` stale) is forbidden; there are `2n - 2` final states (the count
+/// read, and whether `s0` is seen when the count is short).
+pub fn counter(n: usize) -> String {
+    let n = n.max(2);
+    let w = n - 1;
+    let mut locs = vec!["count".to_string()];
+    locs.extend((0..w).map(|i| format!("s{i}")));
+    let mut cols: Vec<Vec<String>> = (0..w)
+        .map(|i| {
+            vec![
+                format!("st.weak s{i}, {}", i + 1),
+                "red.release.gpu.add count, 1".to_string(),
+            ]
+        })
+        .collect();
+    cols.push(vec![
+        "ld.acquire.gpu r0, count".to_string(),
+        "ld.weak r1, s0".to_string(),
+    ]);
+    let init: String = locs.iter().map(|l| format!("{l}=0; ")).collect();
+    format!(
+        "PTX Counter-{n}\n{{ {init}}}\n{}exists (P{w}:r0 == {w} /\\ P{w}:r1 == 0)\n",
+        table(&cols),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,6 +389,10 @@ mod tests {
             spin_lock(2),
             pipeline(2, 2),
             wide_mp(3),
+            cta_barrier(3),
+            grid_barrier(3, Arrival::Red),
+            grid_barrier(3, Arrival::Atom),
+            counter(3),
         ] {
             let p = parses(&text);
             assert!(

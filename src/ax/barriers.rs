@@ -14,6 +14,7 @@ use super::graph::Graph;
 use super::search::Instance;
 
 /// One way the barrier arrivals of a candidate form phases.
+#[derive(Clone)]
 pub struct BarChoice<S: Bits> {
     /// Arrive → wait of every other participant, in each complete phase.
     pub sync: Rel<S>,

@@ -8,9 +8,15 @@
 //! its path is the empty one, which counts as finished and is never stuck.
 //! So only the source threads' paths are chosen, in odometer order (thread
 //! 0 fastest, as before agents existed), and each agent's follows.
+//!
+//! With a [`BarrierSets`] filter ([`Combos::filtered`]) the same order is
+//! walked depth first, from the slowest thread down, and a prefix that no
+//! barrier plan admits is left with everything under it: the combinations
+//! handed out are the plain walk's, less those.
 
 use crate::ir::{Program, ThreadId};
 
+use super::barrier_sets::BarrierSets;
 use super::unfold::Path;
 
 /// How an agent's path is picked: its issuer, the instruction and which
@@ -29,6 +35,12 @@ pub struct Combos<'a> {
     follows: Vec<Option<Follows>>,
     idx: Vec<usize>,
     done: bool,
+    /// Prune prefixes no barrier plan admits (see [`Combos::filtered`]).
+    filter: Option<&'a BarrierSets>,
+    /// With a filter: the source threads, slowest first.
+    order: Vec<ThreadId>,
+    /// With a filter: a combination has been handed out.
+    started: bool,
 }
 
 impl<'a> Combos<'a> {
@@ -66,11 +78,67 @@ impl<'a> Combos<'a> {
                 })
             })
             .collect();
+        let order = (0..paths.len())
+            .rev()
+            .filter(|&t| p.threads[t].agent.is_none())
+            .collect();
         Combos {
             paths,
             follows,
             idx: vec![0; paths.len()],
             done: paths.iter().any(Vec::is_empty),
+            filter: None,
+            order,
+            started: false,
+        }
+    }
+
+    /// The combinations of [`Combos::new`], in the same order, less those
+    /// that `filter` shows no barrier plan admits: a prefix (the slowest
+    /// threads' paths) it refuses is never extended.
+    pub fn filtered(p: &Program, paths: &'a [Vec<Path>], filter: &'a BarrierSets) -> Combos<'a> {
+        Combos {
+            filter: Some(filter),
+            ..Combos::new(p, paths)
+        }
+    }
+
+    /// With a filter: move `idx` to the next combination whose every prefix
+    /// the filter admits, at or after the current one (`depth` source
+    /// threads, slowest first, are chosen and admitted). False after the last.
+    fn seek(&mut self, filter: &BarrierSets, mut depth: usize) -> bool {
+        let mut chosen: Vec<Option<usize>> = vec![None; self.idx.len()];
+        for &t in &self.order[..depth] {
+            chosen[t] = Some(self.idx[t]);
+        }
+        loop {
+            if depth == self.order.len() {
+                return true;
+            }
+            let t = self.order[depth];
+            if self.idx[t] >= self.paths[t].len() {
+                // This thread's paths are spent: back to the one above.
+                self.idx[t] = 0;
+                chosen[t] = None;
+                if depth == 0 {
+                    return false;
+                }
+                depth -= 1;
+                let u = self.order[depth];
+                chosen[u] = None;
+                self.idx[u] += 1;
+                continue;
+            }
+            chosen[t] = Some(self.idx[t]);
+            if filter.partial_ok(&chosen) {
+                depth += 1;
+                if let Some(&u) = self.order.get(depth) {
+                    self.idx[u] = 0;
+                }
+            } else {
+                chosen[t] = None;
+                self.idx[t] += 1;
+            }
         }
     }
 
@@ -80,20 +148,24 @@ impl<'a> Combos<'a> {
         if self.done {
             return None;
         }
-        for (t, f) in self.follows.iter().enumerate() {
-            if let Some(f) = f {
-                let issued = self.paths[f.issuer][self.idx[f.issuer]]
-                    .point(f.pc, f.exec)
-                    .is_some();
-                self.idx[t] = if issued { f.full } else { f.empty };
+        if let Some(filter) = self.filter {
+            let found = if !self.started {
+                self.started = true;
+                self.seek(filter, 0)
+            } else if let Some(&last) = self.order.last() {
+                // Past the combination handed out last.
+                self.idx[last] += 1;
+                self.seek(filter, self.order.len() - 1)
+            } else {
+                false
+            };
+            if !found {
+                self.done = true;
+                return None;
             }
+            return Some(self.current());
         }
-        let combo = self
-            .idx
-            .iter()
-            .enumerate()
-            .map(|(t, &i)| &self.paths[t][i])
-            .collect();
+        let combo = self.current();
         // Odometer over the source threads.
         let mut t = 0;
         loop {
@@ -111,6 +183,24 @@ impl<'a> Combos<'a> {
             t += 1;
         }
         Some(combo)
+    }
+
+    /// The combination `idx` stands for, each agent's path following its
+    /// issuer's.
+    fn current(&mut self) -> Vec<&'a Path> {
+        for (t, f) in self.follows.iter().enumerate() {
+            if let Some(f) = f {
+                let issued = self.paths[f.issuer][self.idx[f.issuer]]
+                    .point(f.pc, f.exec)
+                    .is_some();
+                self.idx[t] = if issued { f.full } else { f.empty };
+            }
+        }
+        self.idx
+            .iter()
+            .enumerate()
+            .map(|(t, &i)| &self.paths[t][i])
+            .collect()
     }
 }
 

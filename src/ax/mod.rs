@@ -13,6 +13,7 @@
 //! the search, the final states of a leaf — polls the run's [`Budget`]; the
 //! state limit counts search nodes ([`AxStats::nodes`]).
 
+pub mod barrier_sets;
 pub mod barriers;
 pub mod combos;
 pub mod graph;
@@ -46,6 +47,12 @@ pub struct AxOptions {
     pub forced_coherence: bool,
     /// How CTA barriers are read.
     pub barriers: crate::model::barrier::Reading,
+    /// Plan count-less and constant barriers from the paths alone: the
+    /// phases before reads-from, and (termination search) the sets of
+    /// threads that can be stuck at a barrier before any combination is
+    /// built (`docs/oracle.md`, "Barrier phases before reads-from");
+    /// `false` only to check that shortcut.
+    pub static_barriers: bool,
 }
 
 impl Default for AxOptions {
@@ -56,6 +63,7 @@ impl Default for AxOptions {
             retry_loops: true,
             forced_coherence: true,
             barriers: Default::default(),
+            static_barriers: true,
         }
     }
 }
@@ -176,6 +184,7 @@ fn search_all(
                 let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
                     .forced_coherence(opts.forced_coherence);
                 s.barriers = opts.barriers;
+                s.static_barriers = opts.static_barriers;
                 let found = s.run();
                 add_stats(&mut r.stats, &s.stats);
                 if let Some(u) = s.undefined.take() {

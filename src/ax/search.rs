@@ -151,6 +151,23 @@ pub struct Search<'a, 'p, S: Bits> {
     bar_instances: Vec<Instance>,
     /// The undefined step of the current barrier choice, if any.
     bar_ub: Option<Undefined>,
+    /// Decide the barrier phases before reads-from when no barrier's name
+    /// or count depends on a read (ISA reading; `docs/oracle.md`, "Barrier
+    /// phases before reads-from"); `false` only to check that shortcut.
+    pub static_barriers: bool,
+    /// With [`Search::static_barriers`], when they apply: every way the
+    /// barrier arrivals form phases, which reads-from cannot change.
+    pre_choices: Vec<super::barriers::BarChoice<S>>,
+    /// The indices of the `pre_choices` that the reads-from bound so far
+    /// leave consistent (each read can only remove some).
+    alive: Vec<usize>,
+    /// `pre_choices` is in use.
+    pre_planned: bool,
+    /// Per plan of `pre_choices`: the static part of base causality with
+    /// the plan's synchronisation edges, closed (computed once, as a
+    /// plan's `k²` edges cost more to close than everything else a check
+    /// does).
+    pre_cb: Vec<Rel<S>>,
     /// The least undefined step of a consistent execution found.
     pub undefined: Option<Undefined>,
     /// mbarrier read-modify-writes as (read half, write half), judged at
@@ -389,6 +406,11 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             bar_time: None,
             bar_instances: Vec::new(),
             bar_ub: None,
+            static_barriers: true,
+            pre_choices: Vec::new(),
+            alive: Vec::new(),
+            pre_planned: false,
+            pre_cb: Vec::new(),
             undefined: None,
             mbar_rmws,
             hunt_undefined: false,
@@ -435,8 +457,59 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
     /// the first consistent execution (its outcome is not a final state).
     pub fn run(&mut self) -> Found {
         self.stats.path_combinations += 1;
+        if self.static_barriers && !self.plan_barriers_first() {
+            return Found { any: false };
+        }
         self.rf_step(0);
         Found { any: self.found }
+    }
+
+    /// Under the ISA reading, when every barrier arrival's name and count
+    /// are constants on its path, the phases the arrivals can form do not
+    /// depend on reads-from (`ax::barriers::isa_choices` reads `rf` only to
+    /// evaluate those): plan them once, before reads-from, so that each
+    /// read is checked against every plan still standing and a read that
+    /// breaks all of them is rejected at once (`docs/oracle.md`, "Barrier
+    /// phases before reads-from"). False if no plan exists (a deadlock:
+    /// the skeleton has no consistent execution) or the budget ran out.
+    fn plan_barriers_first(&mut self) -> bool {
+        let g = self.g;
+        if self.barriers != crate::model::barrier::Reading::Isa || g.barriers.is_empty() {
+            return true;
+        }
+        let none = vec![None; g.len()];
+        let constant = g.barriers.iter().all(|b| {
+            let t = g.events[b.arrive].thread.unwrap();
+            b.id.iter().all(|e| g.eval(&none, t, e).is_some())
+                && b.count
+                    .as_ref()
+                    .is_none_or(|c| g.eval(&none, t, c).is_some())
+        });
+        if !constant {
+            return true;
+        }
+        let mut stop = || self.poll.step().is_some();
+        let choices = super::barriers::isa_choices(g, &none, &mut stop);
+        if self.poll() {
+            return false;
+        }
+        let Some(choices) = choices else {
+            self.stats.pruned_deadlock += 1;
+            return false;
+        };
+        self.pre_cb = choices
+            .iter()
+            .map(|c| {
+                let mut cb = self.base.clone();
+                cb.union_with(&c.sync);
+                cb.close();
+                cb
+            })
+            .collect();
+        self.alive = (0..choices.len()).collect();
+        self.pre_choices = choices;
+        self.pre_planned = true;
+        true
     }
 
     fn stop(&self) -> bool {
@@ -461,7 +534,14 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             }
             self.rf[r] = Some(w);
             self.rf_rel.add(w, r);
-            if self.partial_ok(r, k + 1 == self.g.reads.len()) {
+            if self.pre_planned {
+                let alive = self.alive_after(r);
+                if !alive.is_empty() {
+                    let before = std::mem::replace(&mut self.alive, alive);
+                    self.rf_step(k + 1);
+                    self.alive = before;
+                }
+            } else if self.partial_ok(r, k + 1 == self.g.reads.len()) {
                 self.rf_step(k + 1);
             }
             self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));
@@ -516,6 +596,74 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             return false;
         };
         self.co_consistent(&co, &cause, self.all)
+    }
+
+    /// With the barrier phases planned first: the plans among `alive` that
+    /// the reads bound so far (the last being `r`) leave consistent. Each
+    /// plan's synchronisation edges join base causality and its order in
+    /// time joins retirement order, and the checks of
+    /// [`Search::partial_ok`] are made with them: relations only grow as
+    /// more reads are bound and as Fence-SC orientations are added, so a
+    /// plan rejected here is rejected at every leaf below (where the same
+    /// checks are made with the full reads-from).
+    fn alive_after(&mut self, r: usize) -> Vec<usize> {
+        if !self.rmw_reads_ok(r) {
+            self.stats.pruned_atomicity += 1;
+            return Vec::new();
+        }
+        if !self.constraints_hold(false) {
+            self.stats.pruned_values += 1;
+            return Vec::new();
+        }
+        if self.has_deps {
+            let mut rd = self.rf_rel.clone();
+            rd.union_with(&self.g.dep);
+            if rd.has_cycle() {
+                self.stats.pruned_thin_air += 1;
+                return Vec::new();
+            }
+        }
+        let obs = self.obs();
+        let sw = self.sw_ra(&obs);
+        let mut out = Vec::new();
+        for i in self.alive.clone() {
+            if self.poll() {
+                return Vec::new();
+            }
+            let cb = self.pre_cb_with(i, &sw);
+            let c = &self.pre_choices[i];
+            if !cb.closed_is_acyclic() || !time_acyclic(&cb, &c.time) {
+                self.stats.pruned_cb_cycle += 1;
+                continue;
+            }
+            let sync = c.sync.clone();
+            let cause = self.cause(&cb, &sw, Some(&sync), &obs);
+            if !self.causality_ok(&cause, None, self.all) {
+                self.stats.pruned_causality += 1;
+                continue;
+            }
+            let Some(co) = self.min_co(&cause) else {
+                self.stats.pruned_coherence += 1;
+                continue;
+            };
+            if self.co_consistent(&co, &cause, self.all) {
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    /// Base causality under plan `i` of `pre_choices` with `sw_ra`: its
+    /// closed static part with `sw_ra`'s edges added (the same relation as
+    /// [`Search::cb`] with the plan's edges as `extra`).
+    fn pre_cb_with(&self, i: usize, sw_ra: &Rel<S>) -> Rel<S> {
+        let mut cb = self.pre_cb[i].clone();
+        for (a, b) in sw_ra.pairs() {
+            if !cb.has(a, b) {
+                cb.add_closed(a, b);
+            }
+        }
+        cb
     }
 
     /// Atomicity, decided by reads-from alone: two RMWs that read the same
@@ -613,11 +761,24 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         // are few: adding them one by one, closed, is a row pass each where
         // closing the union is a pass per event.
         let mut cb = self.base.clone();
-        for rel in std::iter::once(sw_ra).chain(extra) {
-            for (a, b) in rel.pairs() {
-                if !cb.has(a, b) {
-                    cb.add_closed(a, b);
-                }
+        let new: Vec<(usize, usize)> = std::iter::once(sw_ra)
+            .chain(extra)
+            .flat_map(|r| r.pairs())
+            .filter(|&(a, b)| !cb.has(a, b))
+            .collect();
+        // A complete barrier phase of `k` threads brings `k²` edges: past
+        // one edge per event, one closure of the union costs less than a
+        // row pass per edge (the closure is the same either way).
+        if new.len() > self.g.len() {
+            for (a, b) in new {
+                cb.add(a, b);
+            }
+            cb.close();
+            return cb;
+        }
+        for (a, b) in new {
+            if !cb.has(a, b) {
+                cb.add_closed(a, b);
             }
         }
         cb
@@ -789,19 +950,31 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
     /// order in time acyclic together.
     fn isa_barrier_step(&mut self) {
         let g = self.g;
-        let mut stop = || self.poll.step().is_some();
-        let choices = super::barriers::isa_choices(g, &self.rf, &mut stop);
-        if self.poll() {
-            return;
-        }
-        let Some(choices) = choices else {
-            self.stats.pruned_deadlock += 1;
-            return;
+        let choices: Vec<(Option<usize>, super::barriers::BarChoice<S>)> = if self.pre_planned {
+            // The plans still standing, in the order `isa_choices` gives.
+            self.alive
+                .iter()
+                .map(|&i| (Some(i), self.pre_choices[i].clone()))
+                .collect()
+        } else {
+            let mut stop = || self.poll.step().is_some();
+            let choices = super::barriers::isa_choices(g, &self.rf, &mut stop);
+            if self.poll() {
+                return;
+            }
+            let Some(choices) = choices else {
+                self.stats.pruned_deadlock += 1;
+                return;
+            };
+            choices.into_iter().map(|c| (None, c)).collect()
         };
         let obs = self.obs();
         let sw_ra = self.sw_ra(&obs);
-        for c in choices {
-            let cb = self.cb(&sw_ra, Some(&c.sync));
+        for (pre, c) in choices {
+            let cb = match pre {
+                Some(i) => self.pre_cb_with(i, &sw_ra),
+                None => self.cb(&sw_ra, Some(&c.sync)),
+            };
             if !cb.closed_is_acyclic() || !time_acyclic(&cb, &c.time) {
                 self.stats.pruned_cb_cycle += 1;
                 continue;

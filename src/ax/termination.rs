@@ -67,7 +67,14 @@ pub fn termination_within(
     let mut sink = Outcomes::new();
     let hunt = crate::model::barrier::may_be_undefined(p, opts.barriers);
     let inits = p.locations.len();
-    let mut combos = super::combos::Combos::new(p, &paths);
+    // Stuck sets no barrier plan admits are never built (`barrier_sets`).
+    let sets = (opts.static_barriers && opts.barriers == crate::model::barrier::Reading::Isa)
+        .then(|| super::barrier_sets::BarrierSets::new(p, &paths))
+        .flatten();
+    let mut combos = match &sets {
+        Some(sets) => super::combos::Combos::filtered(p, &paths, sets),
+        None => super::combos::Combos::new(p, &paths),
+    };
     loop {
         // Each combination costs at least a look: the limits bound this walk
         // even when every search is trivial.
@@ -90,6 +97,7 @@ pub fn termination_within(
                     let mut s = Search::new(&g, &cols, sink, budget, spent)
                         .forced_coherence(opts.forced_coherence);
                     s.barriers = opts.barriers;
+                    s.static_barriers = opts.static_barriers;
                     s.hunt_undefined = hunt;
                     s.run();
                     super::add_stats(&mut result.stats, &s.stats);

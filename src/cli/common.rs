@@ -76,6 +76,11 @@ pub struct EngineArgs {
     /// off the least coherence (to check that shortcut).
     #[arg(long)]
     pub no_forced_coherence: bool,
+    /// Make the oracle choose barrier phases after reads-from and try every
+    /// set of threads stuck at a barrier, instead of planning constant
+    /// count-less barriers from the paths alone (to check that shortcut).
+    #[arg(long)]
+    pub no_static_barriers: bool,
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
@@ -132,6 +137,7 @@ impl EngineArgs {
             lazy_coherence: !self.eager_coherence,
             persistent: !self.no_persistent,
             forced_coherence: !self.no_forced_coherence,
+            static_barriers: !self.no_static_barriers,
             // The costlier format; a command that prints less says so.
             output_cost: crate::limits::OutputCost::default(),
             // Several tests: one worker per test; one test: the workers share it.
