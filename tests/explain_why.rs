@@ -113,3 +113,73 @@ fn every_allowed_outcome_names_a_missing_ordering_and_every_forbidden_one_its_sy
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(allowed >= 100 && forbidden >= 150, "{allowed} {forbidden}");
 }
+
+fn explain_text(rel: &str) -> String {
+    let t = litmus::parse_file(&root().join(rel)).unwrap().remove(0);
+    let want = t.program.condition.target();
+    let x = ptxmc::explain::explain_outcome(
+        &t,
+        rel,
+        &want,
+        &Limits::default(),
+        Caps::default(),
+        2_000_000,
+    );
+    ptxmc::report::explain::text(&x)
+}
+
+#[test]
+fn golden_mp_relaxed_flag() {
+    insta::assert_snapshot!(explain_text("litmus/mp/MP+rlx+acq.gpu.litmus"));
+}
+
+#[test]
+fn golden_mp_scope_mismatch() {
+    insta::assert_snapshot!(explain_text("litmus/mp/MP+rel.cta+acq.gpu.litmus"));
+}
+
+#[test]
+fn golden_sb_no_fence() {
+    insta::assert_snapshot!(explain_text("litmus/sb/SB+rlx.gpu.litmus"));
+}
+
+#[test]
+fn golden_tma_store_missing_proxy_fence() {
+    insta::assert_snapshot!(explain_text("litmus/async/Y1+tma-store.litmus"));
+}
+
+#[test]
+fn golden_ticket_lock_forbidden_by_its_release_acquire() {
+    insta::assert_snapshot!(explain_text("tests/data/explain/ticket-lock.litmus"));
+}
+
+#[test]
+fn golden_iriw_acquire_release() {
+    insta::assert_snapshot!(explain_text("litmus/iriw/IRIW+rel+acq.gpu.litmus"));
+}
+
+#[test]
+fn golden_barrier_in_another_cta() {
+    insta::assert_snapshot!(explain_text("litmus/barrier/MP+bar.litmus"));
+}
+
+#[test]
+fn golden_lost_update_across_ctas() {
+    insta::assert_snapshot!(explain_text("litmus/rmw/ATOM+add.acq_rel.cta.litmus"));
+}
+
+#[test]
+fn json_carries_the_same_words() {
+    let t = litmus::parse_file(&root().join("litmus/mp/MP+rlx+acq.gpu.litmus"))
+        .unwrap()
+        .remove(0);
+    let want = t.program.condition.target();
+    let x = axiomatic::explain(&t.program, &want, &Limits::default(), Caps::default());
+    let v = serde_json::to_value(&x).unwrap();
+    let pairs = &v["verdict"]["missing"]["pairs"];
+    assert_eq!(pairs[0]["kind"], "stale_read");
+    let text = explain_text("litmus/mp/MP+rlx+acq.gpu.litmus");
+    for l in pairs[0]["links"].as_array().unwrap() {
+        assert!(text.contains(l.as_str().unwrap()), "{l}");
+    }
+}

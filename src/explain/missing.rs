@@ -450,7 +450,6 @@ impl<S: Bits> Links<'_, '_, '_, S> {
     /// model's relations do not provide.
     fn missing(&self, start: usize, end: usize, path: &[Edge]) -> Vec<String> {
         let rels = self.rels;
-        let g = self.words.graph;
         // Base causality from the start (or from a read observing it) to the end.
         let ordered_base = std::iter::once(start)
             .chain(members(rels.obs.row(start)))
@@ -475,7 +474,21 @@ impl<S: Bits> Links<'_, '_, '_, S> {
             let (_, y1) = visits[i + 1];
             let said = match l.rel {
                 EdgeRel::Rf => self.rf_link(i == 0 && x0 == l.from, x0, l.from, l.to, y1, end),
-                EdgeRel::Fr | EdgeRel::Co => self.fence_sc_link(x0, l.from, l.to, y1, l.rel),
+                EdgeRel::Fr | EdgeRel::Co => {
+                    // The fence after the link may sit further on: a visit
+                    // that only passes a write on to a reader by
+                    // observation (IRIW's writers) has no room for one.
+                    let mut j = i + 1;
+                    while visits[j].0 == visits[j].1
+                        && j < links.len()
+                        && links[j].rel == EdgeRel::Rf
+                        && self.rels.obs.has(links[j].from, links[j].to)
+                    {
+                        j += 1;
+                    }
+                    let (bx, by) = visits[j];
+                    self.fence_sc_link(x0, l.from, bx, by, l.rel)
+                }
                 EdgeRel::Bar if l.sync.is_none() => vec![self.barrier_link(l.from, l.to)],
                 // A barrier that synchronised and an operation's issue or
                 // completion are base causality already.
@@ -497,7 +510,6 @@ impl<S: Bits> Links<'_, '_, '_, S> {
                 self.q(end)
             ));
         }
-        let _ = g;
         out
     }
 
@@ -659,7 +671,6 @@ impl<S: Bits> Links<'_, '_, '_, S> {
     /// The link `a —fr/co→ b` between the visits `x0..a` and `b..y1`: only
     /// the Fence-SC order turns such a link into causality.
     fn fence_sc_link(&self, x0: usize, a: usize, b: usize, y1: usize, rel: EdgeRel) -> Vec<String> {
-        let g = self.words.graph;
         let sc_between = |x: usize, y: usize| -> Vec<usize> {
             if x == y {
                 return Vec::new();
@@ -719,7 +730,6 @@ impl<S: Bits> Links<'_, '_, '_, S> {
                 }
             }
         }
-        let _ = g;
         out
     }
 
@@ -769,18 +779,13 @@ impl<S: Bits> Links<'_, '_, '_, S> {
         let (a, b) = (self.ev(start), self.ev(end));
         let cta = |e: &Event| format!("CTA {}", e.placement.cta);
         let mut parts: Vec<String> = Vec::new();
-        for (e, side) in [(a, "after"), (b, "before")] {
-            if e.proxy != Proxy::Generic && (a.proxy != b.proxy || g.cta(start) != g.cta(end)) {
-                parts.push(format!(
-                    "a `fence.proxy.{}` in {} {side} {}",
-                    e.proxy,
-                    cta(e),
-                    if side == "after" {
-                        self.q(start)
-                    } else {
-                        self.q(end)
-                    }
-                ));
+        for e in [a, b] {
+            let named = format!("a `fence.proxy.{}` of {} between them", e.proxy, cta(e));
+            if e.proxy != Proxy::Generic
+                && (a.proxy != b.proxy || g.cta(start) != g.cta(end))
+                && !parts.contains(&named)
+            {
+                parts.push(named);
             }
         }
         if a.va != b.va {

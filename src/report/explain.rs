@@ -116,7 +116,9 @@ pub fn missing_text(out: &mut String, m: &Missing) {
     .unwrap();
     for (i, p) in m.pairs.iter().enumerate() {
         writeln!(out, "  {}. {}", i + 1, p.what).unwrap();
-        writeln!(out, "     chain: {}", p.chain).unwrap();
+        if !p.chain.is_empty() {
+            writeln!(out, "     chain: {}", p.chain).unwrap();
+        }
         for l in &p.links {
             writeln!(out, "     missing: {l}").unwrap();
         }
