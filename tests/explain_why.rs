@@ -36,8 +36,7 @@ fn expected() -> Vec<(String, litmus::LitmusTest, bool)> {
 }
 
 #[test]
-fn every_allowed_outcome_names_a_missing_ordering_and_every_forbidden_one_its_synchronisation()
-{
+fn every_allowed_outcome_names_a_missing_ordering_and_every_forbidden_one_its_synchronisation() {
     let mut allowed = 0;
     let mut sc = Vec::new();
     let mut forbidden = 0;

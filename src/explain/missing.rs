@@ -126,7 +126,13 @@ pub fn analyse<S: Bits>(
                 g.reads.iter().any(|&r| w.rf[r] == Some(x)) || (x > 0 && g.rmw.has(x - 1, x))
             };
             if observed(a) || observed(b) {
-                shapes.push((Shape::Unordered { first: a, second: b }, Vec::new()));
+                shapes.push((
+                    Shape::Unordered {
+                        first: a,
+                        second: b,
+                    },
+                    Vec::new(),
+                ));
             }
         }
     }
@@ -314,7 +320,10 @@ pub fn sequentially_consistent<S: Bits>(
         if co.has_cycle() {
             return false;
         }
-        if finals.iter().any(|&(l, f)| !(co.row(f) & g.writes_of[l]).is_empty()) {
+        if finals
+            .iter()
+            .any(|&(l, f)| !(co.row(f) & g.writes_of[l]).is_empty())
+        {
             return false;
         }
         let fr = rels.rf.inverse().compose(&co);
@@ -367,11 +376,7 @@ fn pair<S: Bits>(
         };
     }
     let (kind, what, start, end) = match shape {
-        Shape::Stale {
-            read,
-            from,
-            missed,
-        } => (
+        Shape::Stale { read, from, missed } => (
             "stale_read",
             format!(
                 "{} reads from {} and misses {}",
@@ -549,9 +554,7 @@ impl<S: Bits> Links<'_, '_, '_, S> {
         let useful = |t: usize| self.po_eq(t, y1) || t == end || rels.cb.has(t, end);
         let synced = members(rels.obs.row(write)).any(|r2| {
             (0..g.len()).any(|t| {
-                rels.ap.has(r2, t)
-                    && useful(t)
-                    && heads.iter().any(|&h| rels.sw_ra.has(h, t))
+                rels.ap.has(r2, t) && useful(t) && heads.iter().any(|&h| rels.sw_ra.has(h, t))
             })
         });
         if synced {
@@ -642,10 +645,7 @@ impl<S: Bits> Links<'_, '_, '_, S> {
             );
         }
         if g.cond_reads.iter().any(|(c, _)| *c == read) && e.sem.is_acquire() {
-            return format!(
-                "{} did not succeed, so it acquires nothing",
-                self.q(read)
-            );
+            return format!("{} did not succeed, so it acquires nothing", self.q(read));
         }
         if !e.is_strong() {
             return format!(
@@ -740,7 +740,10 @@ impl<S: Bits> Links<'_, '_, '_, S> {
         let (a, b) = (self.ev(arrive), self.ev(wait));
         let warp = matches!(
             g.program.threads[a.thread.unwrap_or(0)].code.get(a.pc),
-            Some(Instr::Barrier { kind: BarrierKind::WarpSync, .. })
+            Some(Instr::Barrier {
+                kind: BarrierKind::WarpSync,
+                ..
+            })
         );
         if warp && (g.cta(arrive) != g.cta(wait) || a.placement.warp != b.placement.warp) {
             let w = |e: &Event| e.placement.warp.map_or("?".to_string(), |w| w.to_string());
