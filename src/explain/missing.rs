@@ -837,7 +837,7 @@ impl<S: Bits> Links<'_, '_, '_, S> {
             for (e, i) in [(a, x), (b, y)] {
                 if !e.is_strong() {
                     return format!(
-                        "{} is weak, and a weak access synchronises with no other thread",
+                        "{} is weak, and a weak access is morally strong with no access of another thread (it neither synchronises with one nor is ordered with one by coherence)",
                         self.q(i)
                     );
                 }
