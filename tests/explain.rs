@@ -309,7 +309,7 @@ fn classic_shapes_name_their_axiom() {
 #[test]
 fn allowed_outcomes_have_a_witness_and_a_replayable_run() {
     let x = explain_file("litmus/sb/SB+rlx.gpu.litmus");
-    let AxVerdict::Allowed { witness } = &x.ax.verdict else {
+    let AxVerdict::Allowed { witness, .. } = &x.ax.verdict else {
         panic!("{:?}", x.ax.verdict)
     };
     let texts: Vec<&str> = witness.events.iter().map(|e| e.text.as_str()).collect();

@@ -15,7 +15,7 @@ pub fn write(dir: &Path, p: &Program, outcomes: &Outcomes) -> std::io::Result<()
     for (k, state) in outcomes.iter().enumerate() {
         let want = exactly(&cols, state);
         let x = axiomatic::explain(p, &want, &Limits::default(), Caps::default());
-        if let AxVerdict::Allowed { witness } = &x.verdict {
+        if let AxVerdict::Allowed { witness, .. } = &x.verdict {
             let title = format!("{}-{}", p.name, k + 1);
             let name = crate::report::dot::file_name(&title);
             let mut dot = crate::report::dot::execution(&title, witness);

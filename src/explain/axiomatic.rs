@@ -14,6 +14,7 @@ use crate::rel::{Bits, Rel, members};
 
 use super::check::{Axiom, Edge, EdgeRel, Relations, Sync, Violation, Witness};
 use super::enumerate::{self, Candidate, Filter, Limits, Verdict, Visit};
+use super::missing::{self, Missing};
 use super::words::{Words, letter};
 
 /// How many groups an explanation lists, and how many reasons per group.
@@ -53,8 +54,12 @@ pub struct AxExplanation {
 pub enum AxVerdict {
     /// Some consistent execution gives the outcome.
     Allowed {
-        /// One such execution.
+        /// One such execution (a sequentially consistent one when the
+        /// enumeration meets one).
         witness: Execution,
+        /// What the witness misses: the pairs a programmer expected
+        /// ordered and, per pair, the links that are absent.
+        missing: Missing,
     },
     /// Every candidate that would give the outcome breaks an axiom.
     Forbidden {
@@ -155,10 +160,20 @@ pub struct ExecEdge {
 struct Collect<'a> {
     source: &'a Program,
     prop: &'a Prop,
-    caps: Caps,
-    witness: Option<Execution>,
+    witness: Option<(Execution, Missing)>,
+    /// Candidates seen since the first witness, looking for a sequentially
+    /// consistent one.
+    after_witness: u64,
     groups: Vec<(Vec<Option<usize>>, usize, Group)>,
+    /// Per group, the texts of the distinct reasons seen (all of them).
+    seen: Vec<std::collections::HashSet<String>>,
+    /// Per group, every distinct reason, ranked at the end.
+    all_reasons: Vec<Vec<Reason>>,
 }
+
+/// How many candidates the enumeration goes on with after the first
+/// witness, looking for one that is sequentially consistent.
+const SC_SEARCH: u64 = 20_000;
 
 impl Visit for Collect<'_> {
     fn visit<S: Bits>(&mut self, c: &Candidate<'_, '_, '_, S>) -> bool {
@@ -166,11 +181,29 @@ impl Visit for Collect<'_> {
             source: self.source,
             graph: c.graph,
         };
+        if self.witness.is_some() {
+            self.after_witness += 1;
+        }
         match &c.verdict {
             Verdict::Consistent => {
-                self.witness = Some(execution(&words, c.witness, c.relations.unwrap(), None));
-                false
+                let rels = c.relations.unwrap();
+                let sc = missing::sequentially_consistent(&words, c.witness, rels, c.finals);
+                if self.witness.is_none() || sc {
+                    let m = missing::analyse(
+                        &words,
+                        c.witness,
+                        rels,
+                        &outcome_reads(c, self.prop),
+                        c.finals,
+                    );
+                    self.witness = Some((execution(&words, c.witness, rels, None), m));
+                }
+                // A sequentially consistent witness ends the search; else
+                // look a while for one (an interleaving that gives the
+                // outcome is the better explanation: nothing is missing).
+                !sc && self.after_witness < SC_SEARCH
             }
+            Verdict::Rejected(_) if self.witness.is_some() => self.after_witness < SC_SEARCH,
             Verdict::Rejected(vs) => {
                 let key = group_key(c, self.prop);
                 let pos = self
@@ -192,7 +225,9 @@ impl Visit for Collect<'_> {
                                 &rels_owned
                             }
                         };
-                        let picture = execution(&words, c.witness, rels, vs.first());
+                        let picture = execution(&words, c.witness, rels, best(&words, c, vs));
+                        self.seen.push(Default::default());
+                        self.all_reasons.push(Vec::new());
                         self.groups.push((
                             key.clone(),
                             c.combo,
@@ -207,18 +242,31 @@ impl Visit for Collect<'_> {
                         self.groups.len() - 1
                     }
                 };
-                let g = &mut self.groups[gi].2;
-                g.candidates += 1;
+                self.groups[gi].2.candidates += 1;
+                let before = self.all_reasons[gi].iter().map(|r| r.rank()).min();
                 for v in vs {
                     let r = reason(&words, &c.witness.rf, v);
-                    if g.reasons.contains(&r) {
-                        continue;
+                    if self.seen[gi].insert(r.text.clone()) {
+                        self.all_reasons[gi].push(r);
                     }
-                    if g.reasons.len() < self.caps.reasons {
-                        g.reasons.push(r);
-                    } else {
-                        g.more_reasons += 1;
-                    }
+                }
+                let after = self.all_reasons[gi].iter().map(|r| r.rank()).min();
+                if after < before {
+                    // The group's picture shows its principal reason.
+                    let rels_owned;
+                    let rels = match c.relations {
+                        Some(r) => r,
+                        None => {
+                            rels_owned = Relations::new(
+                                c.graph,
+                                &super::check::Static::new(c.graph),
+                                c.witness,
+                            );
+                            &rels_owned
+                        }
+                    };
+                    self.groups[gi].2.picture =
+                        execution(&words, c.witness, rels, best(&words, c, vs));
                 }
                 true
             }
@@ -233,13 +281,18 @@ pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> Ax
     let mut collect = Collect {
         source,
         prop,
-        caps,
         witness: None,
+        after_witness: 0,
         groups: Vec::new(),
+        seen: Vec::new(),
+        all_reasons: Vec::new(),
     };
     let result = enumerate::enumerate(&lowered, Filter::Outcome(prop), limits, &mut collect);
     let Collect {
-        witness, groups, ..
+        witness,
+        groups,
+        all_reasons,
+        ..
     } = collect;
     let outcome = print::prop(source, prop);
     let (candidates, bound_hit) = match &result {
@@ -247,11 +300,24 @@ pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> Ax
         Err(_) => (limits.max_candidates, false),
     };
     let total_groups = groups.len();
-    let all: Vec<Group> = groups.into_iter().map(|(_, _, g)| g).collect();
+    let mut all: Vec<Group> = groups
+        .into_iter()
+        .zip(all_reasons)
+        .map(|((_, _, mut g), mut rs)| {
+            // The synchronisation a programmer wrote first, then the order met.
+            rs.sort_by_key(|r| r.rank());
+            g.more_reasons = rs.len().saturating_sub(caps.reasons);
+            rs.truncate(caps.reasons);
+            g.reasons = rs;
+            g
+        })
+        .collect();
+    // Groups whose principal reason is such synchronisation first.
+    all.sort_by_key(|g| g.rank());
     let summary = summarise(&all);
     let listed: Vec<Group> = all.into_iter().take(caps.groups).collect();
     let verdict = match (witness, result) {
-        (Some(w), _) => AxVerdict::Allowed { witness: w },
+        (Some((witness, missing)), _) => AxVerdict::Allowed { witness, missing },
         (None, Err(why)) => AxVerdict::Incomplete {
             reason: why.to_string(),
             groups: listed,
@@ -314,6 +380,47 @@ fn describe_reads<S: Bits>(
             }
         })
         .collect()
+}
+
+impl Reason {
+    /// How principal a reason is, smallest first: 0, a cycle through the
+    /// synchronisation a programmer writes to forbid an outcome (a
+    /// release/acquire pair, a barrier, the Fence-SC order); 1, through an
+    /// asynchronous operation or a proxy fence; 2, any other Causality,
+    /// Coherence, SC-per-location, base-causality or barrier reason; 3,
+    /// Atomicity; 4, No-Thin-Air (both hold by coincidence of values more
+    /// often than by design).
+    pub fn rank(&self) -> u8 {
+        let written = self.through.iter().any(|t| {
+            t.starts_with("the release/acquire pair")
+                || t == "the Fence-SC order"
+                || t == "the barrier"
+        });
+        match self.axiom {
+            Axiom::NoThinAir => 4,
+            Axiom::Atomicity => 3,
+            _ if written => 0,
+            _ if !self.through.is_empty() => 1,
+            _ => 2,
+        }
+    }
+}
+
+impl Group {
+    /// The rank of the group's principal (first) reason.
+    pub fn rank(&self) -> u8 {
+        self.reasons.first().map_or(u8::MAX, |r| r.rank())
+    }
+}
+
+/// The violation of `vs` with the most principal reason (the first of equals).
+fn best<'v, S: Bits>(
+    words: &Words<'_, '_, S>,
+    c: &Candidate<'_, '_, '_, S>,
+    vs: &'v [Violation],
+) -> Option<&'v Violation> {
+    vs.iter()
+        .min_by_key(|v| reason(words, &c.witness.rf, v).rank())
 }
 
 /// A violation in words.
@@ -420,6 +527,15 @@ fn summarise(groups: &[Group]) -> String {
     let mut axioms: Vec<Axiom> = reasons.iter().map(|r| r.axiom).collect();
     axioms.sort();
     axioms.dedup();
+    // The most principal axiom first (see [`Reason::rank`]).
+    let rank_of = |a: Axiom| {
+        reasons
+            .iter()
+            .filter(|r| r.axiom == a)
+            .map(|r| r.rank())
+            .min()
+    };
+    axioms.sort_by_key(|&a| rank_of(a));
     if axioms.len() == 1 {
         let common: Vec<&String> = reasons[0]
             .through
@@ -443,8 +559,21 @@ fn summarise(groups: &[Group]) -> String {
                 .iter()
                 .filter(|g| g.reasons.iter().any(|r| r.axiom == *a))
                 .count();
+            // The synchronisation the axiom's most principal cycles share.
+            let top: Vec<&&Reason> = reasons
+                .iter()
+                .filter(|r| r.axiom == *a && Some(r.rank()) == rank_of(*a))
+                .collect();
+            let via = top
+                .first()
+                .and_then(|r0| {
+                    r0.through
+                        .iter()
+                        .find(|s| top.iter().all(|r| r.through.contains(s)))
+                })
+                .map_or(String::new(), |s| format!(" through {s}"));
             format!(
-                "{} ({}) in {n} group{}",
+                "{} ({}){via} in {n} group{}",
                 a.name(),
                 a.source(),
                 if n == 1 { "" } else { "s" }

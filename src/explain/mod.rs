@@ -12,6 +12,7 @@ pub mod axiomatic;
 pub mod check;
 pub mod enumerate;
 pub mod lints;
+pub mod missing;
 pub mod operational;
 pub mod words;
 
@@ -208,7 +209,7 @@ pub fn explain_outcome(
 /// The pictures of an explanation: the witness, or one per listed group.
 pub fn pictures(x: &Explanation) -> Vec<(String, &Execution)> {
     match &x.ax.verdict {
-        AxVerdict::Allowed { witness } => vec![(x.name.clone(), witness)],
+        AxVerdict::Allowed { witness, .. } => vec![(x.name.clone(), witness)],
         AxVerdict::Forbidden { groups, .. } | AxVerdict::Incomplete { groups, .. } => groups
             .iter()
             .enumerate()

@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::explain::axiomatic::{AxVerdict, Execution, Group};
+use crate::explain::missing::Missing;
 use crate::explain::operational::OpExplanation;
 use crate::explain::{Explanation, TerminationNote};
 
@@ -50,9 +51,10 @@ pub fn text(x: &Explanation) -> String {
         }
     }
     match &x.ax.verdict {
-        AxVerdict::Allowed { witness } => {
+        AxVerdict::Allowed { witness, missing } => {
             writeln!(out, "Axioms: a consistent execution that gives it").unwrap();
             execution(&mut out, witness);
+            missing_text(&mut out, missing);
         }
         AxVerdict::Forbidden {
             groups,
@@ -94,6 +96,42 @@ pub fn text(x: &Explanation) -> String {
         operational(&mut out, op);
     }
     out
+}
+
+/// What the witness of an allowed outcome misses (the same words as JSON's
+/// `missing`).
+pub fn missing_text(out: &mut String, m: &Missing) {
+    if m.sequentially_consistent {
+        writeln!(
+            out,
+            "Missing orderings: none — an interleaving of the threads gives it (sequential consistency allows it), so no fence or stronger annotation can forbid it"
+        )
+        .unwrap();
+        return;
+    }
+    writeln!(
+        out,
+        "Missing orderings: what the program suggests is ordered, and why the model does not order it"
+    )
+    .unwrap();
+    for (i, p) in m.pairs.iter().enumerate() {
+        writeln!(out, "  {}. {}", i + 1, p.what).unwrap();
+        if !p.chain.is_empty() {
+            writeln!(out, "     chain: {}", p.chain).unwrap();
+        }
+        for l in &p.links {
+            writeln!(out, "     missing: {l}").unwrap();
+        }
+    }
+    if m.more_pairs > 0 {
+        writeln!(
+            out,
+            "  … and {} more pair{}",
+            m.more_pairs,
+            if m.more_pairs == 1 { "" } else { "s" }
+        )
+        .unwrap();
+    }
 }
 
 fn groups_text(out: &mut String, groups: &[Group], total: usize) {

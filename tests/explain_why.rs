@@ -1,0 +1,184 @@
+//! `explain` names what a programmer asks about: for an allowed outcome,
+//! the missing orderings (which read is stale, along which chain, and which
+//! link of it the model does not provide); for a forbidden one, the
+//! synchronisation the program wrote first. Checked on every test of
+//! `litmus/expected.csv`, and pinned byte for byte on classic shapes (insta
+//! snapshots; `INSTA_UPDATE=always` rewrites them).
+
+use std::path::Path;
+
+use ptxmc::explain::axiomatic::{self, AxVerdict, Caps};
+use ptxmc::explain::enumerate::Limits;
+use ptxmc::ir::Quantifier;
+use ptxmc::litmus;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every test of `litmus/expected.csv` with whether its condition's target
+/// outcome is allowed by the expected verdict.
+fn expected() -> Vec<(String, litmus::LitmusTest, bool)> {
+    let text = std::fs::read_to_string(root().join("litmus/expected.csv")).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (path, want) = line.rsplit_once(',').unwrap();
+        let holds = want.trim() == "1";
+        for t in litmus::parse_file(&root().join(path)).unwrap() {
+            let allowed = match t.program.condition.quantifier {
+                Quantifier::Exists => holds,
+                Quantifier::NotExists | Quantifier::Forall => !holds,
+            };
+            out.push((path.to_string(), t, allowed));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_allowed_outcome_names_a_missing_ordering_and_every_forbidden_one_its_synchronisation() {
+    let mut allowed = 0;
+    let mut sc = Vec::new();
+    let mut forbidden = 0;
+    let mut principal = 0;
+    let mut bad = Vec::new();
+    for (path, t, want) in expected() {
+        let p = &t.program;
+        let target = p.condition.target();
+        let x = axiomatic::explain(p, &target, &Limits::default(), Caps::default());
+        match (&x.verdict, want) {
+            (AxVerdict::Allowed { missing, .. }, true) => {
+                allowed += 1;
+                if missing.sequentially_consistent {
+                    // Nothing is missing: an interleaving gives the outcome.
+                    sc.push(path.clone());
+                    assert!(missing.pairs.is_empty(), "{path}");
+                    continue;
+                }
+                if missing.pairs.is_empty() {
+                    bad.push(format!("{path}: allowed, no missing ordering named"));
+                }
+                for pair in &missing.pairs {
+                    if pair.links.is_empty() {
+                        bad.push(format!("{path}: a pair without a missing link: {pair:?}"));
+                    }
+                }
+            }
+            (AxVerdict::Forbidden { groups, .. }, false) => {
+                forbidden += 1;
+                // Every group and every reason, to know whether a reason
+                // through written synchronisation exists at all.
+                let every = axiomatic::explain(
+                    p,
+                    &target,
+                    &Limits::default(),
+                    Caps {
+                        groups: usize::MAX,
+                        reasons: usize::MAX,
+                    },
+                );
+                let AxVerdict::Forbidden { groups: all, .. } = &every.verdict else {
+                    panic!("{path}: the verdict changed with the caps")
+                };
+                let exists = all.iter().flat_map(|g| &g.reasons).any(|r| r.rank() == 0);
+                let first = groups.first().and_then(|g| g.reasons.first());
+                if exists {
+                    principal += 1;
+                    if first.is_none_or(|r| r.rank() != 0) {
+                        bad.push(format!(
+                            "{path}: a reason through written synchronisation exists, but the first shown is {first:?}"
+                        ));
+                    }
+                }
+                // Nothing better exists than what is shown first.
+                let best = all.iter().flat_map(|g| &g.reasons).map(|r| r.rank()).min();
+                assert_eq!(first.map(|r| r.rank()), best, "{path}");
+            }
+            (v, _) => bad.push(format!(
+                "{path}: expected {}, explain says {}",
+                if want { "allowed" } else { "forbidden" },
+                match v {
+                    AxVerdict::Allowed { .. } => "allowed",
+                    AxVerdict::Forbidden { .. } => "forbidden",
+                    AxVerdict::Incomplete { .. } => "incomplete",
+                }
+            )),
+        }
+    }
+    eprintln!(
+        "{allowed} allowed ({} sequentially consistent: {sc:?}), {forbidden} forbidden ({principal} with a reason through written synchronisation)",
+        sc.len()
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(allowed >= 100 && forbidden >= 150, "{allowed} {forbidden}");
+}
+
+fn explain_text(rel: &str) -> String {
+    let t = litmus::parse_file(&root().join(rel)).unwrap().remove(0);
+    let want = t.program.condition.target();
+    let x = ptxmc::explain::explain_outcome(
+        &t,
+        rel,
+        &want,
+        &Limits::default(),
+        Caps::default(),
+        2_000_000,
+    );
+    ptxmc::report::explain::text(&x)
+}
+
+#[test]
+fn golden_mp_relaxed_flag() {
+    insta::assert_snapshot!(explain_text("litmus/mp/MP+rlx+acq.gpu.litmus"));
+}
+
+#[test]
+fn golden_mp_scope_mismatch() {
+    insta::assert_snapshot!(explain_text("litmus/mp/MP+rel.cta+acq.gpu.litmus"));
+}
+
+#[test]
+fn golden_sb_no_fence() {
+    insta::assert_snapshot!(explain_text("litmus/sb/SB+rlx.gpu.litmus"));
+}
+
+#[test]
+fn golden_tma_store_missing_proxy_fence() {
+    insta::assert_snapshot!(explain_text("litmus/async/Y1+tma-store.litmus"));
+}
+
+#[test]
+fn golden_ticket_lock_forbidden_by_its_release_acquire() {
+    insta::assert_snapshot!(explain_text("tests/data/explain/ticket-lock.litmus"));
+}
+
+#[test]
+fn golden_iriw_acquire_release() {
+    insta::assert_snapshot!(explain_text("litmus/iriw/IRIW+rel+acq.gpu.litmus"));
+}
+
+#[test]
+fn golden_barrier_in_another_cta() {
+    insta::assert_snapshot!(explain_text("litmus/barrier/MP+bar.litmus"));
+}
+
+#[test]
+fn golden_lost_update_across_ctas() {
+    insta::assert_snapshot!(explain_text("litmus/rmw/ATOM+add.acq_rel.cta.litmus"));
+}
+
+#[test]
+fn json_carries_the_same_words() {
+    let t = litmus::parse_file(&root().join("litmus/mp/MP+rlx+acq.gpu.litmus"))
+        .unwrap()
+        .remove(0);
+    let want = t.program.condition.target();
+    let x = axiomatic::explain(&t.program, &want, &Limits::default(), Caps::default());
+    let v = serde_json::to_value(&x).unwrap();
+    let pairs = &v["verdict"]["missing"]["pairs"];
+    assert_eq!(pairs[0]["kind"], "stale_read");
+    let text = explain_text("litmus/mp/MP+rlx+acq.gpu.litmus");
+    for l in pairs[0]["links"].as_array().unwrap() {
+        assert!(text.contains(l.as_str().unwrap()), "{l}");
+    }
+}
