@@ -20,6 +20,7 @@ fn run(rel: &str, instance: usize) -> (String, String) {
         result: &r,
         notes: t.notes(),
         undefined: r.undefined.as_ref().map(|u| report::ub::of(t, u)),
+        races: report::races::of(t, &r.races),
     };
     let mut json = report::json::report(&rep);
     json["time_s"] = serde_json::json!(0.0);

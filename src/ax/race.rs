@@ -57,14 +57,38 @@ pub struct Access {
     pub thread: ThreadId,
     /// The instruction in that thread.
     pub pc: usize,
-    /// Whether this side writes.
-    pub write: bool,
+    /// What this side does to the location.
+    pub access: AccessKind,
     /// Performed by the asynchronous agent the instruction started (a bulk
     /// copy's write, say), not by the thread itself.
     pub agent: bool,
     /// The proxy of the access.
     #[serde(serialize_with = "proxy_name")]
     pub proxy: Proxy,
+}
+
+/// What one side of a race does: a read, a write, or both halves of one
+/// read-modify-write (a race of either half is the instruction's race).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccessKind {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+    /// An `atom`, `red` or other read-modify-write.
+    ReadModifyWrite,
+}
+
+impl AccessKind {
+    /// The word reports print.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+            AccessKind::ReadModifyWrite => "read-modify-write",
+        }
+    }
 }
 
 fn proxy_name<S: serde::Serializer>(p: &Proxy, s: S) -> Result<S::Ok, S::Error> {
@@ -153,10 +177,15 @@ pub fn race<S: Bits>(g: &Graph<'_, S>, x: usize, y: usize) -> Race {
     let side = |i: usize| {
         let e = &g.events[i];
         let (thread, pc, agent) = site(p, e);
+        let rmw = (i + 1 < g.len() && g.rmw.has(i, i + 1)) || (i > 0 && g.rmw.has(i - 1, i));
         Access {
             thread,
             pc,
-            write: e.kind == Kind::Write,
+            access: match e.kind {
+                _ if rmw => AccessKind::ReadModifyWrite,
+                Kind::Write => AccessKind::Write,
+                _ => AccessKind::Read,
+            },
             agent,
             proxy: e.proxy,
         }
@@ -205,14 +234,14 @@ pub fn race<S: Bits>(g: &Graph<'_, S>, x: usize, y: usize) -> Race {
             .collect();
         (RaceKind::InsufficientScope, parts.join("; "))
     } else {
-        let weak: Vec<String> = [(ea, &a), (eb, &b)]
-            .into_iter()
-            .filter(|(e, _)| !e.is_strong())
-            .map(|(_, s)| format!("{}'s access is weak", name(s)))
-            .collect();
+        let weak = match (ea.is_strong(), eb.is_strong()) {
+            (false, false) => "both accesses are weak".to_string(),
+            (false, true) => format!("{}'s access is weak", name(&a)),
+            _ => format!("{}'s access is weak", name(&b)),
+        };
         (
             RaceKind::DataRace,
-            format!("{}, and no causality order relates them", weak.join(" and ")),
+            format!("{weak}, and no causality order relates them"),
         )
     };
     Race {

@@ -13,6 +13,7 @@ pub mod check;
 pub mod enumerate;
 pub mod lints;
 pub mod operational;
+pub mod races;
 pub mod words;
 
 use serde::Serialize;

@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::ax::race::{Access, Found, RaceWitness};
 use crate::ax::graph::Kind;
+use crate::ax::race::{Access, Found, RaceWitness};
 use crate::engine::{RaceCheck, RaceStatus};
 use crate::litmus::LitmusTest;
 
@@ -47,7 +47,7 @@ pub struct RaceSite {
     pub instr: String,
     /// `file:line:column` of the instruction.
     pub position: String,
-    /// `read` or `write`.
+    /// `read`, `write` or `read-modify-write`.
     pub access: &'static str,
     /// The proxy it goes through.
     pub proxy: &'static str,
@@ -61,7 +61,7 @@ fn site(t: &LitmusTest, a: &Access) -> RaceSite {
         thread: p.threads[a.thread].name.clone(),
         instr: instr_text(t, a.thread, a.pc),
         position: t.position(a.thread, a.pc),
-        access: if a.write { "write" } else { "read" },
+        access: a.access.as_str(),
         proxy: a.proxy.as_str(),
         by_async_operation: a.agent,
     }
@@ -195,7 +195,11 @@ pub fn trace_text(t: &LitmusTest, f: &Found, number: usize, total: usize) -> Str
         match e.site {
             None => "the initial value".to_string(),
             Some((th, pc)) => {
-                let by = if e.agent { " (its asynchronous operation)" } else { "" };
+                let by = if e.agent {
+                    " (its asynchronous operation)"
+                } else {
+                    ""
+                };
                 format!("{} `{}`{by}", p.threads[th].name, instr_text(t, th, pc))
             }
         }
@@ -212,7 +216,11 @@ pub fn trace_text(t: &LitmusTest, f: &Found, number: usize, total: usize) -> Str
         } else {
             ""
         };
-        let by = if e.agent { " (asynchronous operation)" } else { "" };
+        let by = if e.agent {
+            " (asynchronous operation)"
+        } else {
+            ""
+        };
         let what = match e.kind {
             Kind::Write => format!(
                 "writes {} = {}",
