@@ -35,9 +35,14 @@ fn run(rel: &str, instance: usize) -> (String, String) {
             }
         }
     }
+    // Positions name the file as it was opened (an absolute path here):
+    // the snapshots keep it relative to the repository.
+    let prefix = format!("{}/", env!("CARGO_MANIFEST_DIR"));
     (
-        report::herd::report(&rep),
-        serde_json::to_string_pretty(&json).unwrap(),
+        report::herd::report(&rep).replace(&prefix, ""),
+        serde_json::to_string_pretty(&json)
+            .unwrap()
+            .replace(&prefix, ""),
     )
 }
 
