@@ -210,8 +210,41 @@ pub struct RunResult {
     /// The least undefined step an engine found a consistent execution to
     /// reach (either engine's finding is real, like a hang).
     pub undefined: Option<crate::model::ub::Undefined>,
+    /// The data races the oracle found, and whether the search was whole.
+    pub races: RaceCheck,
     /// Wall-clock seconds.
     pub seconds: f64,
+}
+
+/// The data races of a run (`ax::race`): found by the oracle over every
+/// consistent execution it searched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RaceCheck {
+    /// The races found, each with an execution that shows it, in a fixed
+    /// order (by location's instructions: thread, then instruction).
+    pub found: Vec<ax::race::Found>,
+    /// Whether `found` is every race of the program.
+    pub status: RaceStatus,
+}
+
+/// Whether a race check covered every execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaceStatus {
+    /// Every consistent execution was searched: `found` is every race
+    /// (an empty list means race-free).
+    Complete,
+    /// Some executions were not searched (a limit, the loop bound, a hang):
+    /// more races may exist; never read an empty list as race-free.
+    Incomplete(String),
+    /// The oracle did not run (`--engine op`).
+    NotChecked(String),
+}
+
+impl RaceCheck {
+    /// Whether the program was shown race-free.
+    pub fn race_free(&self) -> bool {
+        self.found.is_empty() && self.status == RaceStatus::Complete
+    }
 }
 
 impl RunResult {
@@ -244,6 +277,8 @@ struct EngineRun {
     term_stopped: Option<String>,
     /// The least undefined step found.
     undefined: Option<crate::model::ub::Undefined>,
+    /// The oracle's races (empty for the machine).
+    races: std::collections::BTreeMap<ax::race::Race, ax::race::RaceWitness>,
 }
 
 /// Stack for the oracle's thread: its search recurses once per read and per
@@ -295,7 +330,24 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         };
         (ax, op)
     });
-    let (ax, ax_stats) = ax.map_or((None, None), |(r, s)| (Some(r), Some(s)));
+    let (mut ax, ax_stats) = ax.map_or((None, None), |(r, s)| (Some(r), Some(s)));
+    let race_map = ax
+        .as_mut()
+        .map(|a| std::mem::take(&mut a.races))
+        .unwrap_or_default();
+    let race_status = match &ax {
+        None => RaceStatus::NotChecked(
+            "races are found by the axiomatic engine, which did not run (--engine op)".into(),
+        ),
+        Some(a) => match &a.stopped {
+            Some(why) => RaceStatus::Incomplete(format!("the axiomatic engine stopped: {why}")),
+            None if a.bound_hit => RaceStatus::Incomplete(format!(
+                "an execution reached the loop bound ({}): races in longer executions are not checked",
+                opts.loop_bound
+            )),
+            None => RaceStatus::Complete,
+        },
+    };
     let (op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
     stats.ax = ax_stats.map(|s| s.0);
     stats.ax_termination = ax_stats.and_then(|s| s.1);
@@ -339,6 +391,21 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     // engines were compared above on every state.
     let (outcomes, filtered_out) = crate::outcome::apply_filter(source, &columns, outcomes);
     let verdict = Verdict::of(source, &columns, &outcomes);
+    // Executions that hang never reach the oracle's leaves: their races are
+    // not searched, so a hanging program is never called race-free.
+    let race_status = match (race_status, termination.hangs()) {
+        (RaceStatus::Complete, true) => RaceStatus::Incomplete(
+            "the program can hang: races in executions that hang are not checked".into(),
+        ),
+        (s, _) => s,
+    };
+    let races = RaceCheck {
+        found: race_map
+            .into_iter()
+            .map(|(race, witness)| ax::race::Found { race, witness })
+            .collect(),
+        status: race_status,
+    };
     RunResult {
         engine: opts.engine.label(),
         columns,
@@ -352,6 +419,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         disagreement,
         termination,
         undefined,
+        races,
         seconds: start.elapsed().as_secs_f64(),
     }
 }
@@ -445,6 +513,7 @@ fn run_ax(
         term: None,
         term_stopped: None,
         undefined: r.undefined,
+        races: r.races,
     };
     let mut term_stats = None;
     if check && run.stopped.is_none() {
@@ -491,6 +560,7 @@ fn run_op(
             term: None,
             term_stopped: None,
             undefined: None,
+            races: Default::default(),
             stopped: Some(too_many.to_string()),
         };
         (run, None)
@@ -528,6 +598,7 @@ fn run_op_at<S: Bits>(
         term: (check && finished).then(|| r.hang.ok_or(r.cut_reached || r.bound_hit)),
         term_stopped: None,
         undefined: r.undefined,
+        races: Default::default(),
     };
     Ok((run, Some(r.stats)))
 }

@@ -246,6 +246,7 @@ fn reports(t: &LitmusTest) -> (String, String) {
         result: &r,
         notes: t.notes(),
         undefined: r.undefined.as_ref().map(|u| report::ub::of(t, u)),
+        races: report::races::of(t, &r.races),
     };
     let mut json = report::json::report(&rep);
     // Keep the fields this file is about; the rest is pinned elsewhere.

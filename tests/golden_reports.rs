@@ -20,6 +20,7 @@ fn run(rel: &str, instance: usize) -> (String, String) {
         result: &r,
         notes: t.notes(),
         undefined: r.undefined.as_ref().map(|u| report::ub::of(t, u)),
+        races: report::races::of(t, &r.races),
     };
     let mut json = report::json::report(&rep);
     json["time_s"] = serde_json::json!(0.0);
@@ -34,9 +35,14 @@ fn run(rel: &str, instance: usize) -> (String, String) {
             }
         }
     }
+    // Positions name the file as it was opened (an absolute path here):
+    // the snapshots keep it relative to the repository.
+    let prefix = format!("{}/", env!("CARGO_MANIFEST_DIR"));
     (
-        report::herd::report(&rep),
-        serde_json::to_string_pretty(&json).unwrap(),
+        report::herd::report(&rep).replace(&prefix, ""),
+        serde_json::to_string_pretty(&json)
+            .unwrap()
+            .replace(&prefix, ""),
     )
 }
 

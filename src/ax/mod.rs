@@ -17,6 +17,7 @@ pub mod barrier_sets;
 pub mod barriers;
 pub mod combos;
 pub mod graph;
+pub mod race;
 pub mod search;
 pub mod termination;
 pub mod unfold;
@@ -82,6 +83,10 @@ pub struct AxResult {
     pub incomplete: Option<AxLimit>,
     /// The least undefined step of a consistent execution, if any.
     pub undefined: Option<crate::model::ub::Undefined>,
+    /// The data races of the consistent executions searched (all of them
+    /// when the run is complete and no loop bound was hit), each with the
+    /// first execution found that shows it, in the order of [`race::Race`].
+    pub races: std::collections::BTreeMap<race::Race, race::RaceWitness>,
 }
 
 /// Why the oracle could not finish.
@@ -143,6 +148,7 @@ pub fn run_within(p: &Program, opts: &AxOptions, budget: &Budget) -> AxResult {
         stats: AxStats::default(),
         incomplete: None,
         undefined: None,
+        races: Default::default(),
     };
     if let Err(why) = search_all(p, opts, budget, &mut r) {
         r.incomplete = Some(why);
@@ -187,6 +193,9 @@ fn search_all(
                 s.static_barriers = opts.static_barriers;
                 let found = s.run();
                 add_stats(&mut r.stats, &s.stats);
+                for (race, w) in std::mem::take(&mut s.races) {
+                    r.races.entry(race).or_insert(w);
+                }
                 if let Some(u) = s.undefined.take() {
                     if r.undefined.as_ref().is_none_or(|b| u < *b) {
                         r.undefined = Some(u);

@@ -27,6 +27,7 @@ use crate::model::ub::Undefined;
 use crate::outcome::{Columns, Outcomes};
 
 use super::graph::Graph;
+use super::race::{self, Race, RaceWitness};
 use crate::rel::{Bits, Rel, bit, has_cycle_within, members};
 
 /// Counters of the search, one per step and per reason for rejection.
@@ -182,6 +183,13 @@ pub struct Search<'a, 'p, S: Bits> {
     /// For a graph with stuck paths: reads-from of the first consistent
     /// execution found (a hang witness).
     pub witness: Option<Vec<Option<usize>>>,
+    /// Conflicting pairs of events that are not morally strong: each is a
+    /// race in every consistent execution whose causality leaves it
+    /// unordered (`ax::race`).
+    race_pairs: Vec<(usize, usize)>,
+    /// The races of the executions found, each with the first execution
+    /// that shows it.
+    pub races: std::collections::BTreeMap<Race, RaceWitness>,
     out: &'a mut Outcomes,
 }
 
@@ -371,6 +379,14 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                     .is_some_and(|t| crate::model::ub::is_mbarrier_rmw(g.program, t, e.pc))
             })
             .collect();
+        let mut race_pairs = Vec::new();
+        for x in 0..n {
+            for y in x + 1..n {
+                if race::conflict(g, x, y) && !g.ms.has(x, y) {
+                    race_pairs.push((x, y));
+                }
+            }
+        }
         let po_loc_inv = g.po_loc.inverse();
         let reads_po_loc_before = (0..n).map(|r| po_loc_inv.row(r) & read_set).collect();
         Search {
@@ -416,6 +432,8 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             hunt_undefined: false,
             witness_instances: Vec::new(),
             witness: None,
+            race_pairs,
+            races: Default::default(),
             out,
         }
     }
@@ -1236,7 +1254,27 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                 _ => return,
             }
         }
+        if self.record {
+            self.note_races(&cause);
+        }
         self.leaf(&finals);
+    }
+
+    /// The races of a consistent execution whose causality order is
+    /// `cause`: its conflicting, not morally strong pairs that causality
+    /// leaves unordered (PTX ISA "Conflict and Data-races"; digest §3.7).
+    /// Each pair of instructions keeps the first execution found.
+    fn note_races(&mut self, cause: &Rel<S>) {
+        for &(x, y) in &self.race_pairs {
+            if cause.has(x, y) || cause.has(y, x) {
+                continue;
+            }
+            let r = race::race(self.g, x, y);
+            if !self.races.contains_key(&r) {
+                let w = race::witness(self.g, &self.rf, x, y);
+                self.races.insert(r, w);
+            }
+        }
     }
 
     /// The least coherence every consistent completion contains; `None` if

@@ -279,11 +279,12 @@ pub fn worst(a: Exit, b: Exit) -> Exit {
         match e {
             Exit::Success => 0,
             Exit::CheckFailed => 1,
-            Exit::Hang => 2,
-            Exit::Undefined => 3,
-            Exit::Incomplete => 4,
-            Exit::Disagreement => 5,
-            Exit::BadInput => 6,
+            Exit::Racy => 2,
+            Exit::Hang => 3,
+            Exit::Undefined => 4,
+            Exit::Incomplete => 5,
+            Exit::Disagreement => 6,
+            Exit::BadInput => 7,
         }
     }
     if rank(a) >= rank(b) { a } else { b }

@@ -84,6 +84,11 @@ pub fn run(args: &ExplainArgs) -> Exit {
         eprintln!("error: cannot write the pictures: {e}");
         return Exit::BadInput;
     }
+    if args.format == ExplainFormat::Text {
+        // A racy program must not read as explained and correct: its races
+        // are stated, as `run` lists them (docs/races.md).
+        print!("{}", race_lines(t, &limits, args.max_states));
+    }
     if x.disagreement() {
         Exit::Disagreement
     } else if x.incomplete() {
@@ -134,4 +139,32 @@ fn print(x: &Explanation, args: &ExplainArgs) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `run`'s `Races` section for the test (the oracle alone, under the same
+/// limits), with where to see one; nothing for a race-free test.
+fn race_lines(t: &crate::litmus::LitmusTest, limits: &Limits, max_states: u64) -> String {
+    let opts = crate::engine::RunOptions {
+        engine: crate::engine::EngineChoice::Ax,
+        loop_bound: limits.loop_bound,
+        barriers: limits.barriers,
+        limits: crate::limits::Limits {
+            max_states: Some(max_states),
+            timeout: limits
+                .deadline
+                .map(|d| d.saturating_duration_since(Instant::now())),
+            max_memory: None,
+        },
+        ..Default::default()
+    };
+    let r = crate::engine::run(&t.program, &opts);
+    let report = crate::report::races::of(t, &r.races);
+    let mut out = crate::report::races::section(&report);
+    if !report.races.is_empty() {
+        out.push_str(&format!(
+            "`ptxmc trace {} --race N` shows an execution in which race N happens.\n",
+            t.display_path()
+        ));
+    }
+    out
 }

@@ -60,6 +60,9 @@ pub struct KernelArgs {
     /// Add the engines' counters to the report.
     #[arg(long)]
     pub stats: bool,
+    /// For CI: exit status 7 if the kernel has a data race (docs/races.md).
+    #[arg(long)]
+    pub deny_races: bool,
 }
 
 /// Quote a value for the launch text (the grammar's quotes).
@@ -155,6 +158,7 @@ pub fn run(args: &KernelArgs) -> Exit {
         stats: args.stats,
         graphs: None,
         deny_warnings: false,
+        deny_races: args.deny_races,
     };
     run_loaded(&tests, Exit::Success, &run_args)
 }

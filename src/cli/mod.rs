@@ -37,6 +37,8 @@ pub enum Exit {
     Hang = 5,
     /// A program can reach undefined behaviour.
     Undefined = 6,
+    /// Under `run --deny-races`: a program has a data race.
+    Racy = 7,
 }
 
 impl From<Exit> for ExitCode {
@@ -54,7 +56,8 @@ Exit status:
   4  incomplete: a limit (states, time, memory) was hit
   5  a test can hang: a deadlock, or a loop that spins forever (every command)
   6  a test can reach undefined behaviour (a barrier used against the ISA's rules, ...)
-When several apply, the most serious wins: 2, 3, 4, 6, 5, 1.";
+  7  a test has a data race (run and kernel with --deny-races; docs/races.md)
+When several apply, the most serious wins: 2, 3, 4, 6, 5, 7, 1.";
 
 /// Which final outcomes does the PTX memory model allow for a litmus test?
 #[derive(Parser, Debug)]

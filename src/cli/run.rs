@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// as errors: exit status 2 if any was printed.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// For CI: exit status 7 if any test has a data race (races are always
+    /// listed: herd's `Races` section, JSON's `races`; docs/races.md).
+    #[arg(long)]
+    pub deny_races: bool,
 }
 
 /// Run `ptxmc run`.
@@ -83,6 +87,7 @@ pub(super) fn run_loaded(
             result,
             notes,
             undefined: result.undefined.as_ref().map(|u| report::ub::of(t, u)),
+            races: report::races::of(t, &result.races),
         };
         if result.disagreement.is_some() {
             exit = worst(exit, Exit::Disagreement);
@@ -98,6 +103,9 @@ pub(super) fn run_loaded(
         }
         if result.undefined.is_some() {
             exit = worst(exit, Exit::Undefined);
+        }
+        if args.deny_races && !result.races.found.is_empty() {
+            exit = worst(exit, Exit::Racy);
         }
         if let Some(dir) = &args.graphs {
             if let Err(e) = super::graphs::write(dir, &t.program, &result.outcomes) {

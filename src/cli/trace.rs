@@ -40,6 +40,12 @@ pub struct TraceArgs {
     /// status 6; 1 if no run reaches undefined behaviour).
     #[arg(long, conflicts_with_all = ["outcome", "follow", "hang", "every_step"])]
     pub undefined: bool,
+    /// Show race N of `ptxmc run`'s `Races` list instead: the two accesses,
+    /// why they race, and a consistent execution (the oracle's) in which
+    /// neither precedes the other in causality order (exit status 0; 1 if
+    /// the test has fewer races; 4 if the search was cut short first).
+    #[arg(long, value_name = "N", conflicts_with_all = ["outcome", "follow", "hang", "undefined", "every_step"])]
+    pub race: Option<usize>,
     /// Replay these successor choices instead (as printed after a trace), e.g. `0,2,1`.
     #[arg(long, value_delimiter = ',', num_args = 0..)]
     pub follow: Option<Vec<usize>>,
@@ -72,6 +78,9 @@ pub fn run(args: &TraceArgs) -> Exit {
     };
     let t = &t;
     let limits = limits(args.max_states, args.timeout, args.max_memory);
+    if let Some(n) = args.race {
+        return race(args, t, n, limits);
+    }
     let options = step::Options {
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers.for_program(&t.program),
@@ -403,4 +412,57 @@ pub(super) fn limits(max_states: u64, timeout: Option<f64>, max_memory: Option<u
             .map(|m| m << 20)
             .or_else(|| super::common::physical_memory().map(|b| b / 10 * 8)),
     }
+}
+
+/// `trace --race N`: the oracle's races of the test (as `run` finds them),
+/// and the execution of race N.
+fn race(args: &TraceArgs, t: &crate::litmus::LitmusTest, n: usize, limits: Limits) -> Exit {
+    let opts = crate::engine::RunOptions {
+        model: args.test.model,
+        engine: crate::engine::EngineChoice::Ax,
+        loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers,
+        limits,
+        ..Default::default()
+    };
+    let result = crate::engine::run(&t.program, &opts);
+    let check = &result.races;
+    let total = check.found.len();
+    let found = n.checked_sub(1).and_then(|i| check.found.get(i));
+    let report = crate::report::races::of(t, check);
+    match (found, args.format) {
+        (Some(f), TraceFormat::Text) => {
+            print!("{}", crate::report::races::trace_text(t, f, n, total));
+            if let Some(why) = &report.why {
+                println!("Races: {} — {why}", report.status);
+            }
+        }
+        (Some(f), TraceFormat::Json) => {
+            let v = serde_json::json!({
+                "name": t.program.name,
+                "file": t.display_path(),
+                "race": crate::report::races::race(t, f, n),
+                "execution": crate::report::races::trace_text(t, f, n, total),
+                "races_status": report.status,
+                "races_incomplete_reason": report.why,
+            });
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        }
+        (None, _) => {
+            let listed = match total {
+                0 => "no race was found".to_string(),
+                1 => "it has 1 race".to_string(),
+                k => format!("it has {k} races"),
+            };
+            println!("No race {n} in {}: {listed}.", t.display_path());
+            if let Some(why) = &report.why {
+                println!("Races: {} — {why}", report.status);
+                if report.status == "incomplete" {
+                    return Exit::Incomplete;
+                }
+            }
+            return Exit::CheckFailed;
+        }
+    }
+    Exit::Success
 }

@@ -14,6 +14,7 @@ pub mod enumerate;
 pub mod lints;
 pub mod missing;
 pub mod operational;
+pub mod races;
 pub mod words;
 
 use serde::Serialize;

@@ -164,6 +164,7 @@ fn tail(r: &TestReport) -> String {
         }
         Termination::Terminates { trivially: true } | Termination::NotChecked(NotChecked::Off) => {}
     }
+    out.push_str(&super::races::section(&r.races));
     if let Some(e) = &p.expectation {
         let status = match r.expectation_met() {
             Some(true) => "met",

@@ -8,6 +8,7 @@ pub mod fix;
 pub mod hang;
 pub mod herd;
 pub mod json;
+pub mod races;
 pub mod run;
 pub mod svg;
 pub mod trace;
@@ -31,6 +32,8 @@ pub struct TestReport<'a> {
     pub notes: Vec<String>,
     /// The undefined step the engines found, worded ([`ub::of`]).
     pub undefined: Option<ub::UbReport>,
+    /// The data races the oracle found, worded ([`races::of`]).
+    pub races: races::RacesReport,
 }
 
 impl TestReport<'_> {

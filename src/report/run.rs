@@ -55,6 +55,7 @@ pub fn json_of_source(
                 result: &result,
                 notes: notes(t, &result),
                 undefined: result.undefined.as_ref().map(|u| super::ub::of(t, u)),
+                races: super::races::of(t, &result.races),
             };
             json::report(&rep)
         })
