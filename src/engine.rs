@@ -352,9 +352,9 @@ fn run_within(p: &Program, opts: &RunOptions, budget: &Budget) -> RunResult {
             std::thread::Builder::new()
                 .name("ptxmc-oracle".into())
                 .stack_size(AX_STACK)
-                .spawn_scoped(s, || run_ax(p, opts, check, &budget))
+                .spawn_scoped(s, || run_ax(p, opts, check, budget))
         });
-        let op = want_op.then(|| run_op(p, opts, check, &budget));
+        let op = want_op.then(|| run_op(p, opts, check, budget));
         let ax = match beside {
             Some(Ok(handle)) => Some(
                 handle
@@ -363,7 +363,7 @@ fn run_within(p: &Program, opts: &RunOptions, budget: &Budget) -> RunResult {
             ),
             // No thread to be had: run the oracle after the machine, on the
             // budget that is left.
-            Some(Err(_)) => Some(run_ax(p, opts, check, &budget)),
+            Some(Err(_)) => Some(run_ax(p, opts, check, budget)),
             None => None,
         };
         (ax, op)

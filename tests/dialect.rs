@@ -476,7 +476,10 @@ fn vector_forms_the_model_cannot_give_are_refused_by_name() {
             "ld.acquire.gpu.v2.u32 {r0, r1}, [x]",
             "`.acquire` on a vector access",
         ),
-        ("st.release.gpu.v2.u32 [x], {1, 1}", "`.release` on a vector access"),
+        (
+            "st.release.gpu.v2.u32 [x], {1, 1}",
+            "`.release` on a vector access",
+        ),
         ("ld.v4.u64 {r0, r1, r2, r3}, [x]", "at most 128 bits"),
         ("ld.v2.u32 {r0, r1, r2}, [x]", "2 elements"),
         ("ld.v2 {r0, r1}, [x]", "a data type after `.v2`"),
@@ -514,7 +517,9 @@ fn elect_sync_forms_are_refused_by_name() {
         ("elect.sync r0, 3", "d, p, membermask"),
         ("activemask.b32 r0", "activemask"),
     ] {
-        let e = refused(&format!("{ELECT} {instr} | elect.sync r0, r1, 3 ;\nexists (P0:r1 == 1)\n"));
+        let e = refused(&format!(
+            "{ELECT} {instr} | elect.sync r0, r1, 3 ;\nexists (P0:r1 == 1)\n"
+        ));
         assert!(e.contains(want), "{instr}: {e}");
     }
 }
