@@ -292,8 +292,103 @@ const AX_STACK: usize = 256 << 20;
 /// memory ceiling, so the whole run returns within the time limit, and the
 /// complete set of whichever engine finished is kept.
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
-    let columns = Columns::of(p);
     let budget = Budget::new(opts.limits).with_output_cost(opts.output_cost);
+    let groups = crate::ir::elect::groups(p);
+    if crate::ir::elect::count(&groups) <= 1 {
+        return run_within(p, opts, &budget);
+    }
+    // `elect.sync`: the leader is a fixed but unknown function of the
+    // warp and mask (`ir::elect`); the outcomes are the union over every
+    // choice, each run on the same budget.
+    let start = budget.start();
+    let mut merged: Option<RunResult> = None;
+    for choice in crate::ir::elect::choices(&groups) {
+        let mut variant = p.clone();
+        crate::ir::elect::apply(&mut variant, &groups, &choice);
+        let r = run_within(&variant, opts, &budget);
+        let stop = r.incomplete.is_some();
+        merged = Some(match merged {
+            None => r,
+            Some(acc) => merge(acc, r),
+        });
+        if stop {
+            break;
+        }
+    }
+    let mut r = merged.expect("at least one choice");
+    let (outcomes, filtered_out) = crate::outcome::apply_filter(
+        p,
+        &r.columns,
+        r.outcomes.union(&r.filtered_out).cloned().collect(),
+    );
+    r.verdict = Verdict::of(p, &r.columns, &outcomes);
+    r.outcomes = outcomes;
+    r.filtered_out = filtered_out;
+    r.seconds = start.elapsed().as_secs_f64();
+    r
+}
+
+/// Two leader choices' results as one (`run`): outcomes united, the first
+/// hang and least undefined step kept, a disagreement or a stop in either
+/// kept. Counters are the first choice's.
+fn merge(a: RunResult, b: RunResult) -> RunResult {
+    let disagreement = match (a.disagreement, b.disagreement) {
+        (Some(mut x), Some(y)) => {
+            x.only_op.extend(y.only_op);
+            x.only_ax.extend(y.only_ax);
+            x.termination = x.termination.or(y.termination);
+            Some(x)
+        }
+        (x, y) => x.or(y),
+    };
+    let termination = match (a.termination, b.termination) {
+        (t @ Termination::Hangs(_), _) | (_, t @ Termination::Hangs(_)) => t,
+        (t @ Termination::NotChecked(_), _) | (_, t @ Termination::NotChecked(_)) => t,
+        (Termination::Terminates { trivially: x }, Termination::Terminates { trivially: y }) => {
+            Termination::Terminates { trivially: x && y }
+        }
+    };
+    RunResult {
+        engine: a.engine,
+        outcomes: a.outcomes.union(&b.outcomes).cloned().collect(),
+        filtered_out: a.filtered_out.union(&b.filtered_out).cloned().collect(),
+        columns: a.columns,
+        verdict: a.verdict,
+        bound_hit: a.bound_hit || b.bound_hit,
+        incomplete: a.incomplete.or(b.incomplete),
+        partial: a.partial || b.partial,
+        stats: a.stats,
+        disagreement,
+        termination,
+        undefined: match (a.undefined, b.undefined) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        },
+        races: merge_races(a.races, b.races),
+        seconds: a.seconds + b.seconds,
+    }
+}
+
+/// Two leader choices' races as one: every pair either found (the first
+/// witness kept), complete only if both searches were.
+fn merge_races(a: RaceCheck, b: RaceCheck) -> RaceCheck {
+    let mut found = a.found;
+    for f in b.found {
+        if !found.iter().any(|g| g.race == f.race) {
+            found.push(f);
+        }
+    }
+    found.sort_by(|x, y| x.race.cmp(&y.race));
+    let status = match (a.status, b.status) {
+        (RaceStatus::Complete, s) => s,
+        (s, _) => s,
+    };
+    RaceCheck { found, status }
+}
+
+/// [`run`] for one program (one choice of `elect.sync` leaders) on `budget`.
+fn run_within(p: &Program, opts: &RunOptions, budget: &Budget) -> RunResult {
+    let columns = Columns::of(p);
     let start = budget.start();
     // Lowered once for every engine and phase: each of them lowers what it
     // is given, which borrows an already lowered program (lowering keeps
@@ -314,9 +409,9 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             std::thread::Builder::new()
                 .name("ptxmc-oracle".into())
                 .stack_size(AX_STACK)
-                .spawn_scoped(s, || run_ax(p, opts, check, &budget))
+                .spawn_scoped(s, || run_ax(p, opts, check, budget))
         });
-        let op = want_op.then(|| run_op(p, opts, check, &budget));
+        let op = want_op.then(|| run_op(p, opts, check, budget));
         let ax = match beside {
             Some(Ok(handle)) => Some(
                 handle
@@ -325,7 +420,7 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
             ),
             // No thread to be had: run the oracle after the machine, on the
             // budget that is left.
-            Some(Err(_)) => Some(run_ax(p, opts, check, &budget)),
+            Some(Err(_)) => Some(run_ax(p, opts, check, budget)),
             None => None,
         };
         (ax, op)

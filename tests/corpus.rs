@@ -83,7 +83,7 @@ fn project_litmus_library_parses_and_round_trips() {
 }
 
 /// The typo check (`litmus::typos`) finds nothing in the public suites and
-/// the library (1,067 tests): numbered families (`x1`, `x12`) and one-letter
+/// the library (1,080 tests): numbered families (`x1`, `x12`) and one-letter
 /// names are not typos; and it finds the two names of a test whose writer
 /// sets `flag` while its reader polls `f`.
 #[test]
@@ -101,7 +101,7 @@ fn no_public_test_has_a_likely_typo_and_a_misspelt_flag_has_two() {
             assert!(found.is_empty(), "{}: {found:?}", t.display_path());
         }
     }
-    assert_eq!(tests, 1113);
+    assert_eq!(tests, 1123);
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/warnings/MP+flag-typo.litmus");
     let t = litmus::parse_file(&f).unwrap().remove(0);
     let found: Vec<(String, String)> = litmus::typos::typos(&t.program)

@@ -442,3 +442,85 @@ fn access_types_are_kept_printed_and_do_not_change_outcomes() {
     // Same outcomes as the untyped test.
     assert_eq!(outcomes(p), outcomes(&plain.program));
 }
+
+/// The error a test gets, in its one-line form.
+fn refused(src: &str) -> String {
+    match litmus::parse_source("t.litmus", src) {
+        Ok(_) => panic!("parsed:\n{src}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const VECTOR_HEAD: &str = "PTX V\n{ x[0]=0; x[1]=0; }\n P0@cta 0,gpu 0 ;\n";
+
+#[test]
+fn a_vector_access_is_one_scalar_access_per_element_and_round_trips() {
+    let t = parse(&format!(
+        "{VECTOR_HEAD} st.relaxed.gpu.v2.u32 [x], {{1, 2}} ;\n ld.v2.u32 {{r0, r1}}, [x] ;\nexists (P0:r0 == 1 /\\ x[1] == 2)\n"
+    ));
+    let code = &t.program.threads[0].code;
+    assert_eq!(code.len(), 4, "two stores, two loads: {code:?}");
+    let names: Vec<&str> = code
+        .iter()
+        .map(|i| t.program.addresses[i.access().unwrap().addr].name.as_str())
+        .collect();
+    assert_eq!(names, ["x[0]", "x[1]", "x[0]", "x[1]"]);
+    round_trips(&t.program);
+    let o = outcomes(&t.program);
+    assert_eq!(o.len(), 1);
+}
+
+#[test]
+fn vector_forms_the_model_cannot_give_are_refused_by_name() {
+    let cases = [
+        (
+            "ld.acquire.gpu.v2.u32 {r0, r1}, [x]",
+            "`.acquire` on a vector access",
+        ),
+        (
+            "st.release.gpu.v2.u32 [x], {1, 1}",
+            "`.release` on a vector access",
+        ),
+        ("ld.v4.u64 {r0, r1, r2, r3}, [x]", "at most 128 bits"),
+        ("ld.v2.u32 {r0, r1, r2}, [x]", "2 elements"),
+        ("ld.v2 {r0, r1}, [x]", "a data type after `.v2`"),
+        ("atom.add.gpu.v2.u32 r0, [x], 1", ".v2"),
+        ("ld.b128 r0, [x]", "b128"),
+    ];
+    for (instr, want) in cases {
+        let e = refused(&format!("{VECTOR_HEAD} {instr} ;\nexists (x[0] == 0)\n"));
+        assert!(e.contains(want), "{instr}: {e}");
+    }
+}
+
+const ELECT: &str = "PTX E\n{ }\n P0@cta 0,warp 0,gpu 0 | P1@cta 0,warp 0,gpu 0 ;\n";
+
+#[test]
+fn elect_sync_round_trips_and_every_lane_may_lead() {
+    let t = parse(&format!(
+        "{ELECT} elect.sync r0, r1, 0xffffffff | elect.sync _, r1, 0xffffffff ;\nexists (P0:r1 == 1)\n"
+    ));
+    assert_eq!(t.program.elects.len(), 2);
+    round_trips(&t.program);
+    let text = print::to_litmus(&t.program);
+    assert!(text.contains("elect.sync r0, r1, 4294967295"), "{text}");
+    assert!(text.contains("elect.sync _, r1, 4294967295"), "{text}");
+    // Both lanes lead in some choice; exactly one leads in each.
+    let o = outcomes(&t.program);
+    assert_eq!(o.len(), 2, "{o:?}");
+}
+
+#[test]
+fn elect_sync_forms_are_refused_by_name() {
+    for (instr, want) in [
+        ("elect.sync r0, r1, r2", "membermask `r2`"),
+        ("elect r0, r1, 3", "`.sync` after `elect`"),
+        ("elect.sync r0, 3", "d, p, membermask"),
+        ("activemask.b32 r0", "activemask"),
+    ] {
+        let e = refused(&format!(
+            "{ELECT} {instr} | elect.sync r0, r1, 3 ;\nexists (P0:r1 == 1)\n"
+        ));
+        assert!(e.contains(want), "{instr}: {e}");
+    }
+}

@@ -63,10 +63,9 @@ pub fn isa_choices<S: Bits>(
         };
         let pc = g.events[b.arrive].pc;
         let r = match &p.threads[t].code[pc] {
-            crate::ir::Instr::Barrier {
-                kind: BarrierKind::WarpSync,
-                ..
-            } => barrier::resolve_warp(ids[0], barrier::WarpOf::of(p, t)),
+            crate::ir::Instr::Barrier { kind: k, .. } if k.is_warp() => {
+                barrier::resolve_warp_kind(*k, ids[0], barrier::WarpOf::of(p, t))
+            }
             _ => barrier::resolve(Reading::Isa, kind, &ids, count),
         };
         let (gpu, cta) = g.cta(b.arrive);
@@ -170,10 +169,17 @@ fn phases_as_choice<S: Bits>(
     let ev = |a: usize| &g.barriers[of[a]];
     for (k, ph) in plan.iter().enumerate() {
         if ph.complete {
+            // `elect.sync`'s wait orders no memory: its phases constrain
+            // only the order in time.
+            let edges = if barrier::orders_memory(id) {
+                &mut sync
+            } else {
+                &mut time
+            };
             for &i in &ph.members {
                 for &j in &ph.members {
                     if let (true, Some(w)) = (i != j, ev(j).wait) {
-                        sync.add(ev(i).arrive, w);
+                        edges.add(ev(i).arrive, w);
                     }
                 }
             }

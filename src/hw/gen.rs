@@ -414,6 +414,7 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                     crate::ir::BarrierKind::Arrive => "arrive",
                     // `plan` refuses it by name (`unknown-instruction`).
                     crate::ir::BarrierKind::WarpSync => "warp.sync",
+                    crate::ir::BarrierKind::Elect => "elect",
                 };
                 let _ = writeln!(
                     s,

@@ -333,13 +333,19 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                     }
                 }
                 Instr::Barrier {
-                    kind: BarrierKind::WarpSync,
+                    kind: k @ (BarrierKind::WarpSync | BarrierKind::Elect),
                     ..
                 } => {
+                    let name = if *k == BarrierKind::Elect {
+                        "elect.sync"
+                    } else {
+                        "bar.warp.sync"
+                    };
                     return Err(Reason::UnknownInstruction {
                         thread: th.name.clone(),
-                        what: "bar.warp.sync: the harness runs each litmus thread as a whole warp"
-                            .to_string(),
+                        what: format!(
+                            "{name}: the harness runs each litmus thread as a whole warp"
+                        ),
                     });
                 }
                 Instr::Barrier { id, count, .. } => {

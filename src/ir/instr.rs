@@ -682,12 +682,21 @@ pub enum BarrierKind {
     /// lanes of the thread's warp named in the mask (the barrier's one
     /// operand); `docs/warps.md`.
     WarpSync,
+    /// The convergence wait of `elect.sync d, p, membermask`: like
+    /// [`BarrierKind::WarpSync`], the lanes named in the mask wait for each
+    /// other, but it orders no memory (the PTX ISA states none). Its results
+    /// are the `mov`s that follow it ([`crate::ir::ElectSite`]).
+    Elect,
 }
 
 impl BarrierKind {
     /// Whether the arriving thread then waits for the phase.
     pub fn waits(self) -> bool {
         self != BarrierKind::Arrive
+    }
+    /// Whether it is a warp-level resource (the lanes named by a membermask).
+    pub fn is_warp(self) -> bool {
+        matches!(self, BarrierKind::WarpSync | BarrierKind::Elect)
     }
 }
 

@@ -26,6 +26,7 @@
 //!    deep, so the recursive functions that walk them cannot overflow a stack.
 
 mod cond;
+pub mod elect;
 pub mod eval;
 mod instr;
 pub mod mbar;
@@ -78,6 +79,36 @@ pub struct Program {
     pub shown: Vec<Term>,
     /// The verdict the source file claims, when it carries one (mixedproxy tests do).
     pub expectation: Option<Expectation>,
+    /// The `elect.sync` instructions, in thread and pc order: which `mov`s
+    /// hold their results ([`elect`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elects: Vec<ElectSite>,
+}
+
+/// One `elect.sync d, p, membermask` (`docs/warps.md`): the
+/// [`Instr::Barrier`] of kind [`BarrierKind::Elect`] at `pc` (its one
+/// operand is the mask), then a `mov d, LEADER` at `pc + 1` when `d` is not
+/// `_`, then a `mov p, IS_LEADER` when `p` is not `_`. The moved immediates
+/// are one choice of leader ([`elect`]); the engines run every choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ElectSite {
+    /// The thread.
+    pub thread: ThreadId,
+    /// The barrier's pc.
+    pub pc: usize,
+    /// Whether `d` (the leader's lane id) is written.
+    pub dst: bool,
+    /// Whether `p` (this lane is the leader) is written.
+    pub pred: bool,
+}
+
+impl ElectSite {
+    /// The pcs of the `mov`s holding the results: `d`'s, then `p`'s.
+    pub fn movs(&self) -> (Option<usize>, Option<usize>) {
+        let d = self.dst.then_some(self.pc + 1);
+        let p = self.pred.then_some(self.pc + 1 + usize::from(self.dst));
+        (d, p)
+    }
 }
 
 /// A physical memory location.

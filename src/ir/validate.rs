@@ -215,6 +215,58 @@ impl Program {
                 last = l.at;
             }
         }
+        // Every `elect.sync` wait has its site, and each site its wait
+        // (with an immediate mask) and its `mov`s of immediates.
+        for (t, th) in self.threads.iter().enumerate() {
+            for (pc, i) in th.code.iter().enumerate() {
+                if let Instr::Barrier {
+                    kind: crate::ir::BarrierKind::Elect,
+                    ..
+                } = i
+                {
+                    ensure!(
+                        self.elects.iter().any(|s| s.thread == t && s.pc == pc),
+                        "{}:{pc}: `elect.sync` without its site",
+                        th.name
+                    );
+                }
+            }
+        }
+        for s in &self.elects {
+            let code = &self
+                .threads
+                .get(s.thread)
+                .map(|t| &t.code[..])
+                .unwrap_or(&[]);
+            ensure!(
+                matches!(
+                    code.get(s.pc),
+                    Some(Instr::Barrier {
+                        kind: crate::ir::BarrierKind::Elect,
+                        id,
+                        ..
+                    }) if matches!(id.first(), Some(crate::ir::Operand::Imm(_)))
+                ),
+                "elect site P{}:{}: not an `elect.sync` wait with an immediate mask",
+                s.thread,
+                s.pc
+            );
+            let (d, p) = s.movs();
+            for m in d.into_iter().chain(p) {
+                ensure!(
+                    matches!(
+                        code.get(m),
+                        Some(Instr::Mov {
+                            src: crate::ir::Operand::Imm(_),
+                            ..
+                        })
+                    ),
+                    "elect site P{}:{}: no result `mov` at {m}",
+                    s.thread,
+                    s.pc
+                );
+            }
+        }
         let props = std::iter::once(("condition", &self.condition.prop))
             .chain(self.filter.iter().map(|f| ("filter", f)));
         for (what, prop) in props {

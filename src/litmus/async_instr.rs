@@ -62,6 +62,7 @@ fn shown(op: &RawOperand) -> String {
         RawOperand::Name(n, _) => n.clone(),
         RawOperand::Bracketed(n, _) => format!("[{n}]"),
         RawOperand::Int(v, _) => v.to_string(),
+        RawOperand::Vector(..) => "{...}".to_string(),
     }
 }
 

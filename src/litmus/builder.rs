@@ -51,6 +51,8 @@ pub struct Builder {
     reg_index: Vec<HashMap<String, RegId>>,
     /// Per thread: label name → index in `Thread::labels`.
     label_index: Vec<HashMap<String, usize>>,
+    /// The `elect.sync` sites so far.
+    elects: Vec<crate::ir::ElectSite>,
 }
 
 impl Builder {
@@ -68,6 +70,7 @@ impl Builder {
             implicit_locations: false,
             reg_index: Vec::new(),
             label_index: Vec::new(),
+            elects: Vec::new(),
         }
     }
 
@@ -306,8 +309,18 @@ impl Builder {
     ) -> Result<Option<(String, Span)>, Diagnostic> {
         let mut ctx = ThreadCtx { b: self, thread };
         let d = decode(raw, &mut ctx)?;
-        self.threads[thread].code.push(d.instr);
-        self.spans.instrs[thread].push(raw.span);
+        if let Some((dst, pred)) = d.elect {
+            self.elects.push(crate::ir::ElectSite {
+                thread,
+                pc: self.threads[thread].code.len(),
+                dst,
+                pred,
+            });
+        }
+        for i in std::iter::once(d.instr).chain(d.rest) {
+            self.threads[thread].code.push(i);
+            self.spans.instrs[thread].push(raw.span);
+        }
         Ok(d.label)
     }
 
@@ -359,7 +372,7 @@ impl Builder {
         prop: Prop,
         expectation: Option<Expectation>,
     ) -> (Program, SourceMap) {
-        let program = Program {
+        let mut program = Program {
             name: self.name,
             docs: self.docs,
             locations: self.locations,
@@ -369,7 +382,9 @@ impl Builder {
             filter: None,
             shown: Vec::new(),
             expectation,
+            elects: self.elects,
         };
+        crate::ir::elect::apply_first(&mut program);
         (program, self.spans)
     }
 }

@@ -13,8 +13,8 @@ use super::raw::{
     register, value,
 };
 use crate::ir::{
-    Access, ArithOp, BarrierKind, BranchCmp, DataType, FenceSem, Instr, Proxy, ProxyFenceKind,
-    Restrict, RmwOp, Scope, Sem, SpaceQual, UniProxy,
+    Access, ArithOp, BarrierKind, BranchCmp, DataType, FenceSem, Instr, Operand, Proxy,
+    ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SpaceQual, UniProxy,
 };
 
 /// A decoded instruction plus the label its branch refers to (resolved by the caller).
@@ -24,6 +24,13 @@ pub struct Decoded {
     pub instr: Instr,
     /// Label name and its span, for branches.
     pub label: Option<(String, Span)>,
+    /// Instructions that follow `instr` for the same source instruction: the
+    /// other elements of a vector access (`ld.v2`, `st.v4`), one scalar
+    /// access each; the `mov`s of `elect.sync`'s results.
+    pub rest: Vec<Instr>,
+    /// For `elect.sync`: whether its `d` and `p` are written (`rest` holds
+    /// their `mov`s, `d`'s first; [`crate::ir::ElectSite`]).
+    pub elect: Option<(bool, bool)>,
 }
 
 /// Modifiers a memory access may carry, in one place per instruction family.
@@ -192,10 +199,6 @@ fn unsupported_opcode(op: &str) -> Option<&'static str> {
             "`activemask` is not modelled yet: which lanes are active is a scheduling choice \
              (docs/warps.md)"
         }
-        "elect" => {
-            "`elect.sync` is not modelled yet (docs/warps.md): its `r|p` destination cannot be \
-             written in a litmus cell, where `|` separates threads"
-        }
         "multimem" => "multimem operations are not modelled",
         "prefetch" | "prefetchu" | "cvta" | "isspacep" => {
             "address-space and prefetch instructions are not modelled"
@@ -205,13 +208,96 @@ fn unsupported_opcode(op: &str) -> Option<&'static str> {
     })
 }
 
+/// `elect.sync d, p, membermask` (PTX ISA, "Parallel Synchronization and
+/// Communication Instructions: elect.sync", where it is written `d|p`: `|`
+/// separates threads in a litmus table). `d` may be `_` (the ISA's sink);
+/// `p` is a register that gets 1 in the leader, 0 elsewhere; the mask is an
+/// immediate, since the leader is a function of its value (`ir::elect`).
+fn decode_elect(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnostic> {
+    let mn_end = raw.parts.last().map_or(raw.span, |p| p.1);
+    match raw.parts.get(1) {
+        Some((p, _)) if p == "sync" => {}
+        Some((p, s)) => return Err(mod_error("elect", p, *s, "`.sync` after `elect`")),
+        None => {
+            return Err(Diagnostic::expected(
+                Span::new(mn_end.end, mn_end.end + 1),
+                "`.sync` after `elect` (it is mandatory)",
+                "none",
+            ));
+        }
+    }
+    if let Some((p, s)) = raw.parts.get(2) {
+        return Err(mod_error("elect", p, *s, "nothing after `elect.sync`"));
+    }
+    expect_operands(raw, &[3], "d, p, membermask")?;
+    let ops = &raw.operands;
+    let dst = match &ops[0] {
+        RawOperand::Name(n, _) if n == "_" => None,
+        o => Some(register(r, o)?),
+    };
+    let pred = register(r, &ops[1])?;
+    let mask = match &ops[2] {
+        RawOperand::Int(v, _) => *v,
+        o => {
+            return Err(Diagnostic::unsupported(
+                o.span(),
+                format!("membermask {}", o.shown()),
+                "an immediate membermask",
+            )
+            .with_note(
+                "the leader is a fixed function of the mask's value (docs/warps.md): ptxmc \
+                 enumerates it per mask value written in the test",
+            ));
+        }
+    };
+    let mut rest = Vec::new();
+    if let Some(d) = dst {
+        rest.push(Instr::Mov {
+            dst: d,
+            src: Operand::Imm(0),
+        });
+    }
+    rest.push(Instr::Mov {
+        dst: pred,
+        src: Operand::Imm(0),
+    });
+    Ok(Decoded {
+        instr: Instr::Barrier {
+            kind: BarrierKind::Elect,
+            id: smallvec![Operand::Imm(mask)],
+            count: None,
+            aligned: false,
+        },
+        label: None,
+        rest,
+        elect: Some((dst.is_some(), true)),
+    })
+}
+
+/// The vector part of a mnemonic (`.v2`, `.v4`, `.v8`): its length and span.
+pub fn vector_part(raw: &RawInstr) -> Option<(usize, Span)> {
+    raw.parts[1..].iter().find_map(|(p, s)| match p.as_str() {
+        "v2" => Some((2, *s)),
+        "v4" => Some((4, *s)),
+        "v8" => Some((8, *s)),
+        _ => None,
+    })
+}
+
 /// Decode a raw instruction into the IR. Branch targets are left at 0 and
 /// returned as `label` for the caller to patch.
 pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnostic> {
     let (opcode, op_span) = (&raw.parts[0].0, raw.parts[0].1);
     let mn_span = raw.parts.last().map_or(op_span, |p| op_span.to(p.1));
     let ops = &raw.operands;
-    let plain = |instr| Ok(Decoded { instr, label: None });
+    let plain = |instr| {
+        Ok(Decoded {
+            instr,
+            label: None,
+            rest: Vec::new(),
+            elect: None,
+        })
+    };
     let second = raw.parts.get(1).map(|p| p.0.as_str());
     match (opcode.as_str(), second) {
         ("cp", _) => return super::async_instr::decode_cp(raw, r).and_then(plain),
@@ -223,6 +309,9 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             return super::async_instr::decode_st_red_async(raw, r).and_then(plain);
         }
         _ => {}
+    }
+    if matches!(opcode.as_str(), "ld" | "st") && vector_part(raw).is_some() {
+        return super::vector::decode(raw, None, r);
     }
     match opcode.as_str() {
         "ld" | "tld" | "suld" | "cold" | "ldc" => {
@@ -412,6 +501,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             })
         }
         "fence" | "membar" => decode_fence(raw, opcode, r).and_then(plain),
+        "elect" => decode_elect(raw, r),
         "bar" if raw.parts.get(1).is_some_and(|(p, _)| p == "warp") => {
             // `bar.warp.sync membermask` (PTX ISA 9.7.13.2).
             match raw.parts.get(2) {
@@ -523,6 +613,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     target: 0,
                 },
                 label: Some(label),
+                rest: Vec::new(),
+                elect: None,
             })
         }
         "goto" | "bra" => {
@@ -535,6 +627,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
                     target: 0,
                 },
                 label: Some(label),
+                rest: Vec::new(),
+                elect: None,
             })
         }
         other => {

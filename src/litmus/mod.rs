@@ -22,6 +22,7 @@ pub mod print;
 pub mod raw;
 mod sizes;
 pub mod typos;
+pub mod vector;
 
 pub use diag::{Diagnostic, LitmusError, Span};
 

@@ -150,9 +150,31 @@ pub fn to_litmus(p: &Program) -> String {
 fn column(p: &Program, t: &Thread) -> Vec<String> {
     let mut cells = Vec::new();
     let mut labels = t.labels.iter().peekable();
+    let me = p.threads.iter().position(|u| std::ptr::eq(u, t));
+    // `elect.sync d, p, mask` is its barrier and the `mov`s of its results.
+    let mut results: Vec<usize> = Vec::new();
     for pc in 0..=t.code.len() {
         while let Some(l) = labels.next_if(|l| l.at <= pc) {
             cells.push(format!("{}:", l.name));
+        }
+        if results.contains(&pc) {
+            continue;
+        }
+        let site = p.elects.iter().find(|s| Some(s.thread) == me && s.pc == pc);
+        if let (Some(s), Some(Instr::Barrier { id, .. })) = (site, t.code.get(pc)) {
+            let (d, pr) = s.movs();
+            let reg = |m: Option<usize>| match m.and_then(|m| t.code.get(m)) {
+                Some(Instr::Mov { dst, .. }) => t.regs[*dst].name.clone(),
+                _ => "_".to_string(),
+            };
+            cells.push(format!(
+                "elect.sync {}, {}, {}",
+                reg(d),
+                reg(pr),
+                operand(t, &id[0])
+            ));
+            results.extend(d.into_iter().chain(pr));
+            continue;
         }
         if let Some(i) = t.code.get(pc) {
             cells.push(instr(p, t, i));
@@ -465,6 +487,11 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
                 BarrierKind::Arrive => "arrive",
                 BarrierKind::WarpSync => {
                     return format!("bar.warp.sync {}", operand(t, &id[0]));
+                }
+                // Alone (a trace's step): the wait; the results are the
+                // `mov`s after it. `column` prints the whole instruction.
+                BarrierKind::Elect => {
+                    return format!("elect.sync (wait) {}", operand(t, &id[0]));
                 }
             };
             let mut ops: Vec<String> = id.iter().map(|o| operand(t, o)).collect();

@@ -20,13 +20,18 @@ pub enum RawOperand {
     Bracketed(String, Span),
     /// An integer.
     Int(Value, Span),
+    /// `{a, b, ...}`: the registers or integers of a vector access's elements.
+    Vector(Vec<RawOperand>, Span),
 }
 
 impl RawOperand {
     /// Where it was written.
     pub fn span(&self) -> Span {
         match self {
-            RawOperand::Name(_, s) | RawOperand::Bracketed(_, s) | RawOperand::Int(_, s) => *s,
+            RawOperand::Name(_, s)
+            | RawOperand::Bracketed(_, s)
+            | RawOperand::Int(_, s)
+            | RawOperand::Vector(_, s) => *s,
         }
     }
     /// The operand as written, quoted for messages.
@@ -35,6 +40,7 @@ impl RawOperand {
             RawOperand::Name(n, _) => format!("`{n}`"),
             RawOperand::Bracketed(n, _) => format!("`[{n}]`"),
             RawOperand::Int(v, _) => format!("`{v}`"),
+            RawOperand::Vector(..) => "a vector operand `{...}`".to_string(),
         }
     }
 }
@@ -115,19 +121,6 @@ pub fn parse_raw(cur: &mut Cursor<'_, '_>) -> Result<RawInstr, Diagnostic> {
     if parts[0].0.is_empty() {
         return Err(Diagnostic::expected(mn.span, "an instruction", mn.quoted()));
     }
-    // Vector accesses are refused by name before their `{r0, r1}` operands
-    // (which the operand grammar does not have) could be read as an error.
-    if let Some((p, s)) = parts[1..]
-        .iter()
-        .find(|(p, _)| matches!(p.as_str(), "v2" | "v4" | "v8"))
-    {
-        return Err(Diagnostic::unsupported(
-            *s,
-            format!(".{p}"),
-            "a scalar access (no `.v2`, `.v4`, `.v8`)",
-        )
-        .with_note(unsupported_modifier(p).unwrap_or_default()));
-    }
     let mut operands = Vec::new();
     let mut precondition = None;
     let stop = |c: &Cursor| c.is_done() || c.at(Tok::Semi) || c.at(Tok::Pipe);
@@ -148,6 +141,33 @@ pub fn parse_raw(cur: &mut Cursor<'_, '_>) -> Result<RawInstr, Diagnostic> {
                     }
                     let close = cur.expect(Tok::RBrack, "`]`")?;
                     RawOperand::Bracketed(name.text.to_string(), t.span.to(close.span))
+                }
+                Tok::LBrace => {
+                    // A vector access's elements: `{r0, r1}` or `{1, 2}`.
+                    let mut elems = Vec::new();
+                    loop {
+                        let e = cur.bump().ok_or_else(|| {
+                            cur.error("a register or an integer of the vector `{...}`")
+                        })?;
+                        elems.push(match e.tok {
+                            Tok::Word if !e.text.contains(['.', '[']) => {
+                                RawOperand::Name(e.text.to_string(), e.span)
+                            }
+                            Tok::Int => RawOperand::Int(parse_int(e.text, e.span)?, e.span),
+                            _ => {
+                                return Err(Diagnostic::expected(
+                                    e.span,
+                                    "a register or an integer of the vector `{...}`",
+                                    e.quoted(),
+                                ));
+                            }
+                        });
+                        if cur.eat(Tok::Comma).is_some() {
+                            continue;
+                        }
+                        let close = cur.expect(Tok::RBrace, "`,` or `}` closing the vector")?;
+                        break RawOperand::Vector(elems, t.span.to(close.span));
+                    }
                 }
                 _ => {
                     return Err(Diagnostic::expected(
@@ -278,7 +298,11 @@ fn unsupported_modifier(part: &str) -> Option<&'static str> {
         }
         "mmio" => "`.mmio` accesses are not modelled",
         "v2" | "v4" | "v8" => {
-            "vector accesses are not modelled (write one scalar access per element)"
+            "vector accesses are modelled on `ld` and `st` only (docs/litmus-format.md)"
+        }
+        "b128" => {
+            "128-bit scalar accesses are not modelled (a location holds at most 64 bits); \
+             a `.v2.b64` vector is two 64-bit accesses"
         }
         "f16" | "f16x2" | "bf16" | "bf16x2" | "f32" | "f64" => {
             "floating-point operations are not modelled"
@@ -372,7 +396,7 @@ pub(super) fn address(
 ) -> Result<AddrId, Diagnostic> {
     let (name, span) = match op {
         RawOperand::Name(n, s) | RawOperand::Bracketed(n, s) => (n, *s),
-        RawOperand::Int(..) => {
+        RawOperand::Int(..) | RawOperand::Vector(..) => {
             return Err(Diagnostic::expected(
                 op.span(),
                 "an address (a location name)",

@@ -59,7 +59,7 @@ impl Reading {
         for i in p.threads.iter().flat_map(|t| &t.code) {
             match i {
                 Instr::Barrier {
-                    kind: BarrierKind::WarpSync,
+                    kind: BarrierKind::WarpSync | BarrierKind::Elect,
                     ..
                 } => warp = true,
                 Instr::Barrier { .. } => return self,
@@ -97,6 +97,8 @@ pub enum BarrierUb {
     CountsDisagree,
     /// `bar.warp.sync` by a lane its membermask does not name.
     WarpSelfNotInMask,
+    /// `elect.sync` by a lane its membermask does not name.
+    ElectSelfNotInMask,
     /// Lanes of one warp arrive at one phase of an `.aligned` barrier from
     /// different instructions (a divergent `bar.sync`).
     AlignedDivergent,
@@ -115,6 +117,9 @@ impl BarrierUb {
             BarrierUb::CountsDisagree => "participants of one barrier phase disagree on the count",
             BarrierUb::WarpSelfNotInMask => {
                 "`bar.warp.sync` is executed by a lane that its membermask does not name"
+            }
+            BarrierUb::ElectSelfNotInMask => {
+                "`elect.sync` is executed by a lane that its membermask does not name"
             }
             BarrierUb::AlignedDivergent => {
                 "lanes of one warp reach an `.aligned` barrier at different instructions"
@@ -145,6 +150,10 @@ impl BarrierUb {
             BarrierUb::WarpSelfNotInMask => {
                 "PTX ISA 9.7.13.2 (bar.warp.sync): \"the behavior of bar.warp.sync is undefined if \
                  the executing thread is not in the membermask\""
+            }
+            BarrierUb::ElectSelfNotInMask => {
+                "PTX ISA, Parallel Synchronization and Communication Instructions: elect.sync: \"the \
+                 behavior is undefined if the executing thread is not in membermask\""
             }
             BarrierUb::AlignedDivergent => {
                 "PTX ISA 9.7.13.1: \"the optional .aligned modifier indicates that all threads in CTA \
@@ -269,6 +278,37 @@ pub fn resolve_warp(mask: Value, warp: WarpOf) -> Resolved {
 
 /// The third value of a `bar.warp.sync` resource's key.
 const WARP_SYNC_TAG: Value = 0;
+/// The third value of an `elect.sync` resource's key.
+const ELECT_TAG: Value = 1;
+
+/// An `elect.sync membermask` arrival: like [`resolve_warp`] (the mask's
+/// lanes wait for each other: *"elect causes the executing thread to wait
+/// until all threads in the membermask execute the elect instruction"*), on
+/// a resource of its own, whose completion orders no memory
+/// ([`orders_memory`]). A lane the mask does not name is undefined.
+pub fn resolve_elect(mask: Value, warp: WarpOf) -> Resolved {
+    let mut r = resolve_warp(mask, warp);
+    r.id[2] = ELECT_TAG;
+    r.ub = r.ub.map(|_| BarrierUb::ElectSelfNotInMask);
+    r
+}
+
+/// Resolve an arrival at a warp-level barrier of `kind` with mask `mask`.
+pub fn resolve_warp_kind(kind: BarrierKind, mask: Value, warp: WarpOf) -> Resolved {
+    if kind == BarrierKind::Elect {
+        resolve_elect(mask, warp)
+    } else {
+        resolve_warp(mask, warp)
+    }
+}
+
+/// Whether a completed phase of the resource `id` orders memory (its
+/// arrivals synchronise with the other participants' waits): every barrier
+/// but `elect.sync`'s convergence wait, for which the PTX ISA states no
+/// memory ordering.
+pub fn orders_memory(id: &[Value]) -> bool {
+    !matches!(*id, [_, _, ELECT_TAG])
+}
 
 /// The threads a count-less phase of the resource `id` in CTA (`gpu`,
 /// `cta`) waits for, when they are not every thread of the CTA: for a
@@ -276,7 +316,7 @@ const WARP_SYNC_TAG: Value = 0;
 /// (a lane the litmus test does not have never runs, like a lane of a
 /// partial warp, and is not waited for). `None` for a CTA barrier.
 pub fn participants(p: &Program, gpu: u32, cta: u32, id: &[Value]) -> Option<Vec<usize>> {
-    let [key, mask, WARP_SYNC_TAG] = *id else {
+    let [key, mask, WARP_SYNC_TAG | ELECT_TAG] = *id else {
         return None;
     };
     let lanes: Vec<usize> = if key < 0 {
@@ -734,9 +774,11 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
                 Operand::Imm(v) => Some(*v),
                 Operand::Reg(_) => None,
             };
-            if *kind == BarrierKind::WarpSync {
+            if kind.is_warp() {
                 match imm(&id[0]) {
-                    Some(m) if resolve_warp(m, WarpOf::of(p, t)).ub.is_none() => continue,
+                    Some(m) if resolve_warp_kind(*kind, m, WarpOf::of(p, t)).ub.is_none() => {
+                        continue;
+                    }
                     _ => return true,
                 }
             }

@@ -722,7 +722,7 @@ impl<S: Bits> Machine<'_, S> {
         let count = count.as_ref().map(|c| operand(&e.regs, c).unwrap());
         let r = self.resolve_barrier(t, *kind, &ids, count);
         // `bar.warp.sync` has one reading, the ISA's.
-        let reading = if *kind == BarrierKind::WarpSync {
+        let reading = if kind.is_warp() {
             Reading::Isa
         } else {
             self.barriers
@@ -924,7 +924,7 @@ impl<S: Bits> Machine<'_, S> {
         };
         // `bar.warp.sync`: a phase waits for the mask's lanes only, so an
         // arrival may complete one (or start the next) before another's.
-        if *kind == BarrierKind::WarpSync {
+        if kind.is_warp() {
             return true;
         }
         match self.barriers {
@@ -948,8 +948,8 @@ impl<S: Bits> Machine<'_, S> {
         ids: &[Value],
         count: Option<Value>,
     ) -> barrier::Resolved {
-        if kind == BarrierKind::WarpSync {
-            return barrier::resolve_warp(ids[0], barrier::WarpOf::of(&self.program, t));
+        if kind.is_warp() {
+            return barrier::resolve_warp_kind(kind, ids[0], barrier::WarpOf::of(&self.program, t));
         }
         barrier::resolve(self.barriers, kind, ids, count)
     }
@@ -1010,6 +1010,10 @@ impl<S: Bits> Machine<'_, S> {
                 return None;
             }
             let mut k = st.threads[t].view.clone();
+            // `elect.sync`'s wait takes no other participant's view.
+            if !barrier::orders_memory(&me.id) {
+                return Some(k);
+            }
             for a in phase {
                 if a.thread != t {
                     k.merge(st.snapshots[a.slot].as_ref().unwrap());

@@ -511,6 +511,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     }
     let live = liveness(f);
     let mut threads = Vec::new();
+    let mut elects = Vec::new();
     let mut spans = SourceMap::default();
     let mut lines = Vec::new();
     let [gx, gy, gz] = launch.grid;
@@ -558,6 +559,14 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                             let t = threads.len();
                             let mut tl = ThreadLower::new(f, &mut ctx, &live, sp);
                             tl.run()?;
+                            elects.extend(tl.elects.iter().map(|&(pc, dst, pred)| {
+                                crate::ir::ElectSite {
+                                    thread: t,
+                                    pc,
+                                    dst,
+                                    pred,
+                                }
+                            }));
                             threads.push(Thread {
                                 name: format!("P{t}"),
                                 // CUDA threads are lanes of warps of 32, in
@@ -585,7 +594,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
             }
         }
     }
-    let program = Program {
+    let mut program = Program {
         name: demangled_base(&f.name).unwrap_or(&f.name).to_string(),
         docs: Vec::new(),
         locations: ctx.locations,
@@ -598,7 +607,9 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         filter: None,
         shown: Vec::new(),
         expectation: None,
+        elects,
     };
+    crate::ir::elect::apply_first(&mut program);
     Ok(Lowered {
         program,
         spans,
@@ -893,6 +904,8 @@ struct ThreadLower<'a> {
     temps: usize,
     /// The instruction being lowered (for liveness in [`Self::before_write`]).
     pc: usize,
+    /// `elect.sync` sites emitted: barrier pc, whether `d` and `p` are written.
+    elects: Vec<(usize, bool, bool)>,
 }
 
 type Env = Vec<Val>;
@@ -916,6 +929,7 @@ impl<'a> ThreadLower<'a> {
             work: Vec::new(),
             temps: 0,
             pc: 0,
+            elects: Vec::new(),
         }
     }
 
@@ -1856,6 +1870,7 @@ impl ThreadLower<'_> {
             | "barrier" => {
                 self.memory(pc, i, parts, env)?;
             }
+            "elect" => self.elect(i, parts, env)?,
             "call" => {
                 return Err(refuse(
                     i.mn_span,
@@ -2235,13 +2250,6 @@ impl ThreadLower<'_> {
                 "a litmus thread stands for a warp in barrier counts; kernels use count-less barriers for now",
             ));
         }
-        if (op == "bar" || op == "barrier") && parts.contains(&"warp") {
-            return Err(refuse(
-                i.mn_span,
-                format!("`{}`", i.mnemonic),
-                "warp-level barriers are not modelled",
-            ));
-        }
         // Build the raw instruction with resolved operands.
         let mut raw_parts: Vec<(String, Span)> = Vec::new();
         let mut off = i.mn_span.start;
@@ -2277,8 +2285,56 @@ impl ThreadLower<'_> {
         } else {
             None
         };
+        // `ld.v4`/`st.v2`: one scalar access per element (`litmus::vector`),
+        // at consecutive element addresses.
+        let vector = match parts.iter().find_map(|p| match *p {
+            "v2" => Some(2usize),
+            "v4" => Some(4),
+            "v8" => Some(8),
+            _ => None,
+        }) {
+            Some(n) if matches!(op, "ld" | "st") => Some(n),
+            Some(_) => {
+                return Err(refuse(
+                    i.mn_span,
+                    format!("`{}`", i.mnemonic),
+                    "vector accesses are modelled on `ld` and `st` only",
+                ));
+            }
+            None => None,
+        };
+        let mut elem_names: Vec<String> = Vec::new();
+        let mut dst_regs: Vec<u32> = Vec::new();
         for (k, o) in i.operands.iter().enumerate() {
             let s = o.span();
+            if let Opnd::Vector(items, vs) = o {
+                if vector != Some(items.len()) {
+                    return Err(Diagnostic::expected(
+                        *vs,
+                        match vector {
+                            Some(n) => format!("{n} elements (the instruction's `.v{n}`)"),
+                            None => "a scalar operand (the instruction has no `.v2`, `.v4`, `.v8`)"
+                                .to_string(),
+                        },
+                        format!("a vector of {}", items.len()),
+                    ));
+                }
+                let mut elems = Vec::new();
+                for e in items {
+                    let es = e.span();
+                    if k == 0 && defines {
+                        let d = self.dst(e)?;
+                        dst_regs.push(d);
+                        let x = self.own_reg(d);
+                        self.before_write(env, x, Some(d), i)?;
+                        elems.push(RawOperand::Name(self.regs[x].name.clone(), es));
+                    } else {
+                        elems.push(self.raw_value(e, env, es)?);
+                    }
+                }
+                operands.push(RawOperand::Vector(elems, *vs));
+                continue;
+            }
             if k == 0 && defines {
                 if let Opnd::Sink(sp) = o {
                     operands.push(RawOperand::Name("_".to_string(), *sp));
@@ -2362,38 +2418,20 @@ impl ThreadLower<'_> {
                         Diagnostic::expected(i.mn_span, "a data type on the access", "none")
                     })?;
                     let a = self.ctx.cell(region, at, size, *span, op == "mbarrier")?;
+                    for e in 0..vector.unwrap_or(0) as i64 {
+                        let c = self
+                            .ctx
+                            .cell(region, at + e * size as i64, size, *span, false)?;
+                        elem_names.push(self.ctx.addresses[c].name.clone());
+                    }
                     operands.push(RawOperand::Bracketed(
                         self.ctx.addresses[a].name.clone(),
                         *span,
                     ));
                 }
-                Opnd::Reg(r, _) => match env[*r as usize].clone() {
-                    Val::Known(k) => operands.push(RawOperand::Int(k, s)),
-                    Val::Dyn(x) => operands.push(RawOperand::Name(self.regs[x].name.clone(), s)),
-                    Val::Ptr(..) => {
-                        return Err(refuse(
-                            s,
-                            "storing an address",
-                            "pointers stored in memory are not modelled",
-                        ));
-                    }
-                    Val::Pred(..) => {
-                        return Err(refuse(
-                            s,
-                            "a predicate as a value",
-                            "predicates guard branches and instructions",
-                        ));
-                    }
-                    Val::Undef => {
-                        return Err(Diagnostic::expected(
-                            s,
-                            "a register written before it is read",
-                            "an unwritten register",
-                        ));
-                    }
-                },
-                Opnd::Imm(v, _) => operands.push(RawOperand::Int(*v, s)),
-                Opnd::Float(v, _) => operands.push(RawOperand::Int(*v as i64, s)),
+                Opnd::Reg(..) | Opnd::Imm(..) | Opnd::Float(..) => {
+                    operands.push(self.raw_value(o, env, s)?)
+                }
                 other => {
                     return Err(refuse(
                         other.span(),
@@ -2414,13 +2452,125 @@ impl ThreadLower<'_> {
             names: &mut self.reg_names,
             addrs: &self.ctx.by_name,
         };
-        let decoded = crate::litmus::instr::decode(&raw, &mut res)?;
-        self.emit(decoded.instr, i)?;
-        if let Some(d) = dst_reg {
+        let decoded = if vector.is_some() {
+            crate::litmus::vector::decode(&raw, Some(&elem_names), &mut res)?
+        } else {
+            crate::litmus::instr::decode(&raw, &mut res)?
+        };
+        for d in std::iter::once(decoded.instr).chain(decoded.rest) {
+            self.emit(d, i)?;
+        }
+        for d in dst_reg.into_iter().chain(dst_regs) {
             let x = self.own_reg(d);
             env[d as usize] = Val::Dyn(x);
         }
         Ok(())
+    }
+
+    /// `elect.sync d|p, membermask` (`docs/warps.md`): the convergence wait,
+    /// then `mov`s of the results into IR registers (run-time values, since
+    /// the engines run every choice of leader: `ir::elect`).
+    fn elect(&mut self, i: &PInstr, parts: &[&str], env: &mut Env) -> Result<(), Diagnostic> {
+        if parts.get(1) != Some(&"sync") || parts.len() != 2 {
+            return Err(Diagnostic::expected(
+                i.mn_span,
+                "`elect.sync`",
+                format!("`{}`", i.mnemonic),
+            ));
+        }
+        let [dp, m] = &i.operands[..] else {
+            return Err(Diagnostic::expected(
+                i.span,
+                "2 operands for `elect.sync` (`d|p, membermask`)",
+                format!("{}", i.operands.len()),
+            ));
+        };
+        let Opnd::Pair(d, p, _) = dp else {
+            return Err(Diagnostic::expected(
+                dp.span(),
+                "the destinations `d|p`",
+                "another operand form",
+            ));
+        };
+        let mask = match self.value(m, env, 32)? {
+            Val::Known(k) => k & 0xffff_ffff,
+            _ => {
+                return Err(refuse(
+                    m.span(),
+                    "a membermask computed at run time",
+                    "the leader is a fixed function of the mask's value (docs/warps.md): the mask must be known when the kernel is lowered",
+                ));
+            }
+        };
+        let dst = match &**d {
+            Opnd::Sink(_) => None,
+            o => Some(self.dst(o)?),
+        };
+        let pred = self.dst(p)?;
+        let at = self.emit(
+            Instr::Barrier {
+                kind: crate::ir::BarrierKind::Elect,
+                id: smallvec::smallvec![Operand::Imm(mask)],
+                count: None,
+                aligned: false,
+            },
+            i,
+        )?;
+        self.elects.push((at, dst.is_some(), true));
+        for r in dst.into_iter().chain([pred]) {
+            let x = self.own_reg(r);
+            self.before_write(env, x, Some(r), i)?;
+            self.emit(
+                Instr::Mov {
+                    dst: x,
+                    src: Operand::Imm(0),
+                },
+                i,
+            )?;
+            env[r as usize] = Val::Dyn(x);
+        }
+        Ok(())
+    }
+
+    /// A register or constant operand of a memory instruction, as the
+    /// litmus decoder reads it.
+    fn raw_value(&self, o: &Opnd, env: &Env, s: Span) -> Result<RawOperand, Diagnostic> {
+        Ok(match o {
+            Opnd::Reg(r, _) => match env[*r as usize].clone() {
+                Val::Known(k) => RawOperand::Int(k, s),
+                Val::Dyn(x) => RawOperand::Name(self.regs[x].name.clone(), s),
+                Val::Ptr(..) => {
+                    return Err(refuse(
+                        s,
+                        "storing an address",
+                        "pointers stored in memory are not modelled",
+                    ));
+                }
+                Val::Pred(..) => {
+                    return Err(refuse(
+                        s,
+                        "a predicate as a value",
+                        "predicates guard branches and instructions",
+                    ));
+                }
+                Val::Undef => {
+                    return Err(Diagnostic::expected(
+                        s,
+                        "a register written before it is read",
+                        "an unwritten register",
+                    ));
+                }
+            },
+            Opnd::Imm(v, _) => RawOperand::Int(*v, s),
+            Opnd::Float(v, _) => RawOperand::Int(*v as i64, s),
+            other => {
+                return Err(refuse(
+                    other.span(),
+                    "this operand form",
+                    "memory instructions take registers, constants and `[address]`",
+                ));
+            }
+        })
     }
 
     fn region_name(&self, r: Region) -> String {
