@@ -732,7 +732,9 @@ fn poison_orders(
 pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
     // (GPU, CTA, name) → (count, needed, threads), or None once disqualified.
     type Key = (u32, u32, Value);
-    let mut seen: Vec<(Key, Option<(Value, Value, Value)>)> = Vec::new();
+    /// The count, the arrivals it needs, and the threads arriving so far.
+    type Seen = Option<(Value, Value, Value)>;
+    let mut seen: Vec<(Key, Seen)> = Vec::new();
     // CTAs with a barrier named by a register: any name may be it.
     let mut unknown: Vec<(u32, u32)> = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
