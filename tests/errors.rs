@@ -391,13 +391,13 @@ fn counted_barrier_of_lanes_is_refused() {
  bar.arrive 1, 64 | ld.weak r0, x ;
 exists (P1:r0 == 0)
 "#,
-        r#"error: expected a count-less barrier, or the warp as one litmus thread (no `warp`), found a CTA barrier with a thread count executed by a lane of a warp
+        r#"error: expected a counted barrier executed by a whole warp of 32 lanes, or by a thread alone in its warp, found a CTA barrier with a thread count executed by a lane of a warp of 2 lanes
   --> lanes_bar64.litmus:5:2
   |
 5 |  bar.arrive 1, 64 | ld.weak r0, x ;
-  |  ^^^^^^^^^^^^^^^^ counted barriers of lanes are not supported by ptxmc
+  |  ^^^^^^^^^^^^^^^^ counted barriers of partial warps are not supported by ptxmc
   |
-  = ptxmc counts each litmus thread's arrival as one warp (32 threads); the lanes of one warp would count it several times
+  = the ISA counts a warp's arrival as the warp's threads; ptxmc counts a lane of a full warp as one thread and a thread alone in its warp as 32, and a partial warp neither way
 
 "#,
     );

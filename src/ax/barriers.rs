@@ -66,7 +66,13 @@ pub fn isa_choices<S: Bits>(
             crate::ir::Instr::Barrier { kind: k, .. } if k.is_warp() => {
                 barrier::resolve_warp_kind(*k, ids[0], barrier::WarpOf::of(p, t))
             }
-            _ => barrier::resolve(Reading::Isa, kind, &ids, count),
+            _ => barrier::resolve(
+                Reading::Isa,
+                kind,
+                &ids,
+                count,
+                barrier::counts_one_thread(p, t),
+            ),
         };
         let (gpu, cta) = g.cta(b.arrive);
         let key = (gpu, cta, r.id.to_vec());

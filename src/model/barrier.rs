@@ -182,11 +182,17 @@ pub struct Resolved {
 
 /// Resolve a barrier instruction's operand values (`ids` as written, then
 /// the count operand of the three-operand form) under `reading`.
+///
+/// `lane` says the arriving litmus thread is one CUDA thread, a lane of a
+/// warp whose lanes are litmus threads ([`counts_one_thread`]): PTX's thread
+/// count `b` then needs `b` arrivals. Otherwise the thread stands for a whole
+/// warp and the count needs `b / 32`.
 pub fn resolve(
     reading: Reading,
     kind: BarrierKind,
     ids: &[Value],
     count: Option<Value>,
+    lane: bool,
 ) -> Resolved {
     match reading {
         Reading::Dat3m => Resolved {
@@ -221,6 +227,7 @@ pub fn resolve(
                     ub = ub.or(Some(BarrierUb::CountNotWarpMultiple));
                     Some(c)
                 }
+                Some(c) if warps && lane => Some(c),
                 Some(c) if warps => Some(c / WARP),
                 Some(c) => Some(c),
             };
@@ -232,6 +239,16 @@ pub fn resolve(
             }
         }
     }
+}
+
+/// Whether thread `t`'s arrival at a counted CTA barrier counts one CUDA
+/// thread: it is a lane of a warp of several litmus lanes (a kernel's warp of
+/// 32 CUDA threads). A thread alone in its warp stands for the whole warp,
+/// whose arrival the ISA counts as 32 threads (*"marks warps' arrival at
+/// barrier"*, §9.7.13.1). Partial warps with counted barriers are refused
+/// before the engines run ([`crate::model::Model::admit`]).
+pub fn counts_one_thread(p: &Program, t: usize) -> bool {
+    p.warp_lanes(t).len() > 1
 }
 
 /// Where a thread stands in its warp, for `bar.warp.sync`.
@@ -546,7 +563,14 @@ impl Planner<'_, '_> {
             self.acc.pop();
             return;
         }
-        if i == self.per_thread.len() {
+        // Threads i.. have too few arrivals left to fill the phase (a
+        // prune: without it, 64 lanes at `bar.sync 1, 64` try 2^64 subsets).
+        let left_over: usize = self.per_thread[i..]
+            .iter()
+            .zip(&self.next[i..])
+            .map(|((_, l), &n)| l.len().saturating_sub(n))
+            .sum();
+        if left_over < left {
             return;
         }
         let (arr, list) = (self.arr, &self.per_thread[i].1);
@@ -735,6 +759,78 @@ fn poison_orders(
     }
 }
 
+/// The counted CTA barriers of `p` whose arrivals are *order-free* under the
+/// ISA reading, as (GPU, CTA, barrier name): every arrival at the name in the
+/// CTA is PTX's `bar.sync a, b` / `bar.arrive a, b` with constant operands,
+/// one count for all, defined in itself; no thread has two arrivals at it nor
+/// one inside a loop; and the threads that have one are at most the arrivals
+/// the count needs. Then every arrival that happens joins phase 0, which
+/// completes exactly when all of them have arrived, whatever their order —
+/// so the machine retires such an arrival without a choice, as it does a
+/// count-less one (a kernel's two warps at `bar.sync 1, 64`: 64 lanes whose
+/// arrival orders would otherwise be explored one by one).
+pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
+    // (GPU, CTA, name) → (count, needed, threads), or None once disqualified.
+    type Key = (u32, u32, Value);
+    /// The count, the arrivals it needs, and the threads arriving so far.
+    type Seen = Option<(Value, Value, Value)>;
+    let mut seen: Vec<(Key, Seen)> = Vec::new();
+    // CTAs with a barrier named by a register: any name may be it.
+    let mut unknown: Vec<(u32, u32)> = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        if th.agent.is_some() {
+            continue;
+        }
+        let cta = (th.placement.gpu, th.placement.cta);
+        let lane = counts_one_thread(p, t);
+        let mut mine: Vec<Value> = Vec::new();
+        for (pc, i) in th.code.iter().enumerate() {
+            let Instr::Barrier {
+                kind, id, count, ..
+            } = i
+            else {
+                continue;
+            };
+            if *kind == BarrierKind::WarpSync {
+                continue;
+            }
+            let Some(&Operand::Imm(a)) = id.first() else {
+                unknown.push(cta);
+                continue;
+            };
+            let in_loop = th.code.iter().enumerate().any(|(q, j)| {
+                q >= pc && matches!(j, Instr::Branch { target, .. } if *target <= pc)
+            });
+            let this = match (id.get(1), count) {
+                (Some(&Operand::Imm(c)), None) if !in_loop && !mine.contains(&a) => {
+                    let r = resolve(Reading::Isa, *kind, &[a, c], None, lane);
+                    r.needed.filter(|_| r.ub.is_none()).map(|n| (c, n))
+                }
+                _ => None,
+            };
+            mine.push(a);
+            let key = (cta.0, cta.1, a);
+            match seen.iter_mut().find(|(k, _)| *k == key) {
+                None => seen.push((key, this.map(|(c, n)| (c, n, 1)))),
+                Some((_, st)) => {
+                    *st = match (*st, this) {
+                        (Some((c, n, k)), Some((c2, n2))) if (c, n) == (c2, n2) => {
+                            Some((c, n, k + 1))
+                        }
+                        _ => None,
+                    }
+                }
+            }
+        }
+    }
+    seen.into_iter()
+        .filter_map(|(k, st)| {
+            let (_, needed, threads) = st?;
+            (threads <= needed && !unknown.contains(&(k.0, k.1))).then_some(k)
+        })
+        .collect()
+}
+
 /// Whether some execution of `p` (lowered) might reach an undefined step
 /// under `reading`, judged from the text alone: a CTA barrier (ISA reading) named or counted
 /// by a register, an arrival undefined in itself, or two barriers of one
@@ -790,7 +886,7 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
                 Some(None) => return true,
                 None => None,
             };
-            let r = resolve(Reading::Isa, *kind, &ids, c);
+            let r = resolve(Reading::Isa, *kind, &ids, c, counts_one_thread(p, t));
             if r.ub.is_some() {
                 return true;
             }

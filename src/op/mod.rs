@@ -101,6 +101,10 @@ pub struct Machine<'p, S: Bits = u128> {
     /// a barrier with a thread count (then, under the ISA reading, the order
     /// of count-less arrivals matters too, and is a choice).
     cta_counted: Vec<bool>,
+    /// Counted barriers whose arrivals are order-free, as (GPU, CTA, name)
+    /// (`model::barrier::order_free_counted`): under the ISA reading their
+    /// arrivals retire without a choice.
+    order_free: Vec<(u32, u32, Value)>,
     /// Per CTA: its source threads (agents are no CUDA threads).
     cta_threads: Vec<Vec<usize>>,
     /// Per location: whether it is *total* — every slot of it generic, at
@@ -258,9 +262,11 @@ impl<'p, S: Bits> Machine<'p, S> {
                 })
             })
             .collect();
+        let order_free = crate::model::barrier::order_free_counted(p);
         Ok(Machine {
             barriers: Default::default(),
             cta_counted,
+            order_free,
             cta_threads,
             program,
             source,

@@ -933,6 +933,13 @@ impl<S: Bits> Machine<'_, S> {
                 let ids: SmallVec<[Value; 2]> =
                     id.iter().filter_map(|o| operand(&e.regs, o)).collect();
                 let c = count.as_ref().and_then(|c| operand(&e.regs, c));
+                let pl = self.layout.placement[t];
+                if c.is_none()
+                    && ids.len() == 2
+                    && self.order_free.contains(&(pl.gpu, pl.cta, ids[0]))
+                {
+                    return false;
+                }
                 let cta = self.layout.slots[e.slot.unwrap()].cta;
                 self.cta_counted[cta] || self.resolve_barrier(t, *kind, &ids, c).needed.is_some()
             }
@@ -951,7 +958,13 @@ impl<S: Bits> Machine<'_, S> {
         if kind.is_warp() {
             return barrier::resolve_warp_kind(kind, ids[0], barrier::WarpOf::of(&self.program, t));
         }
-        barrier::resolve(self.barriers, kind, ids, count)
+        barrier::resolve(
+            self.barriers,
+            kind,
+            ids,
+            count,
+            barrier::counts_one_thread(&self.program, t),
+        )
     }
 
     /// ISA reading: whether phase `p` of barrier `id` of CTA `cta` is

@@ -39,6 +39,8 @@ use crate::ir::{
 use crate::litmus::raw::{RawInstr, RawOperand, Resolver};
 use crate::litmus::{Diagnostic, SourceMap, Span};
 
+mod bulk;
+
 /// How many times one instruction may be lowered for one thread with
 /// different known values (how far a counted loop unrolls).
 pub const MAX_VISITS: usize = 256;
@@ -610,12 +612,56 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         elects,
     };
     crate::ir::elect::apply_first(&mut program);
+    order_dependent_counted_barriers(&program, &spans).map_err(ptx)?;
     Ok(Lowered {
         program,
         spans,
         lines,
         entry: f.name.clone(),
     })
+}
+
+/// Refuse a counted barrier (`bar.sync a, b`) executed by lanes of warps
+/// whose arrivals are not order-free (`model::barrier::order_free_counted`:
+/// arrivals that disagree on the count, repeat, sit in a loop or outnumber
+/// the count). The engines explore each lane's arrival as an ordering choice
+/// there, which two warps of 32 lanes make 2^64 states: ptxmc would need a
+/// warp's arrival as one event (the ISA's *"marks warps' arrival"*).
+fn order_dependent_counted_barriers(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
+    let free = crate::model::barrier::order_free_counted(p);
+    for (t, th) in p.threads.iter().enumerate() {
+        if !crate::model::barrier::counts_one_thread(p, t) {
+            continue;
+        }
+        for (pc, i) in th.code.iter().enumerate() {
+            let Instr::Barrier {
+                kind,
+                id,
+                count: None,
+                ..
+            } = i
+            else {
+                continue;
+            };
+            if *kind == crate::ir::BarrierKind::WarpSync || id.len() != 2 {
+                continue;
+            }
+            let name = match id[0] {
+                Operand::Imm(a) => Some(a),
+                Operand::Reg(_) => None,
+            };
+            let pl = th.placement;
+            if name.is_some_and(|a| free.contains(&(pl.gpu, pl.cta, a))) {
+                continue;
+            }
+            return Err(refuse(
+                spans.instr(t, pc),
+                "a counted barrier whose arrivals' order matters (counts that differ, an arrival repeated or in a loop, more arrivals than the count)",
+                "each lane's arrival would be an ordering choice of its own (2^64 orders for two warps); counting a warp's arrival as one event is not done yet",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Parse the launch's condition against the lowered program: `buf[i]`
@@ -2237,18 +2283,24 @@ impl ThreadLower<'_> {
             ));
         }
         if op == "cp" {
-            return Err(refuse(
-                i.mn_span,
-                format!("`{}`", i.mnemonic),
-                "asynchronous copies of kernels are not lowered yet (they are modelled in litmus tests)",
-            ));
+            let bulk = parts.get(1..3) == Some(&["async", "bulk"][..]);
+            match parts.get(3).copied() {
+                // Bulk async-groups: no addresses, decoded below as written.
+                Some("commit_group" | "wait_group") if bulk => {}
+                Some(q) if bulk && !matches!(q, "tensor" | "prefetch") => {
+                    return self.bulk_copy(i, parts, env);
+                }
+                _ => {
+                    return Err(refuse(
+                        i.mn_span,
+                        format!("`{}`", i.mnemonic),
+                        "of the asynchronous copies, kernels lower `cp.async.bulk` between a global buffer and shared memory (tensor copies, prefetches, `cp.reduce.async.bulk` and non-bulk `cp.async` are modelled in litmus tests only)",
+                    ));
+                }
+            }
         }
-        if (op == "bar" || op == "barrier") && i.operands.len() > 1 {
-            return Err(refuse(
-                i.span,
-                format!("`{}` with a thread count", i.mnemonic),
-                "a litmus thread stands for a warp in barrier counts; kernels use count-less barriers for now",
-            ));
+        if (op == "bar" || op == "barrier") && i.operands.len() > 1 && !parts.contains(&"warp") {
+            self.barrier_count(i, env)?;
         }
         // Build the raw instruction with resolved operands.
         let mut raw_parts: Vec<(String, Span)> = Vec::new();
@@ -2528,6 +2580,45 @@ impl ThreadLower<'_> {
                 i,
             )?;
             env[r as usize] = Val::Dyn(x);
+        }
+        Ok(())
+    }
+
+    /// A CTA barrier's thread count (`bar.sync a, b`, `bar.arrive a, b`):
+    /// one litmus thread is one CUDA thread, a lane of a warp of 32, so the
+    /// count carries over as written (`model::barrier::counts_one_thread`).
+    /// It must be known when the kernel is lowered and a positive multiple
+    /// of the warp size (PTX ISA §9.7.13.1: *"When specifying a thread
+    /// count, the value must be a multiple of the warp size"*).
+    fn barrier_count(&self, i: &PInstr, env: &Env) -> Result<(), Diagnostic> {
+        if i.operands.len() != 2 {
+            return Err(refuse(
+                i.span,
+                format!("`{}` with {} operands", i.mnemonic, i.operands.len()),
+                "CTA barriers in kernels take a barrier name and a thread count",
+            ));
+        }
+        let o = &i.operands[1];
+        let c = match o {
+            Opnd::Imm(v, _) => *v,
+            Opnd::Reg(r, _) => match &env[*r as usize] {
+                Val::Known(v) => *v,
+                _ => {
+                    return Err(refuse(
+                        o.span(),
+                        format!("`{}` with a thread count that is not known", i.mnemonic),
+                        "barrier thread counts computed from loaded values are not modelled in kernels",
+                    ));
+                }
+            },
+            _ => return Ok(()),
+        };
+        if c <= 0 || c % 32 != 0 {
+            return Err(Diagnostic::expected(
+                o.span(),
+                "a thread count that is a positive multiple of the warp size, 32 (PTX ISA 9.7.13.1)",
+                c.to_string(),
+            ));
         }
         Ok(())
     }

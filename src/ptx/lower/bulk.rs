@@ -1,0 +1,316 @@
+//! Bulk copies in kernels: `cp.async.bulk.<dst>.<src>.<completion>` as the
+//! element copies the litmus dialect models (`docs/kernels.md`, "Bulk
+//! copies"; `docs/async.md`).
+//!
+//! A litmus copy moves one location, and a kernel's locations are buffer
+//! elements (and the cells accesses cut shared variables into). So a copy of
+//! `size` bytes is `size / e` element copies, `e` the element size of the
+//! global buffer it reads or writes: each a litmus `cp.async.bulk` of `e`
+//! bytes between the two elements at the same index, decoded by the litmus
+//! dialect's own decoder (`litmus::async_instr`). Each completes `e` bytes on
+//! the mbarrier (or joins the open bulk async-group), so the transaction
+//! bytes the phase sees are exactly `size`, and an `expect_tx` that announces
+//! another count leaves the phase open just as on the GPU. A size that is not
+//! a known constant, not a multiple of 16 (PTX ISA §9.7.9.25.4.1, "cp.async.bulk":
+//! the size and both addresses are multiples of 16), or of more than
+//! [`MAX_ELEMENT_COPIES`] elements is refused by name — never shrunk.
+
+use super::{Env, Region, ThreadLower, Val, refuse};
+use crate::litmus::Diagnostic;
+use crate::litmus::raw::{RawInstr, RawOperand};
+use crate::ptx::ast::{Instr as PInstr, Opnd, VarSpace};
+
+/// The most element copies one bulk copy lowers to (each is an agent thread
+/// of its own in both engines).
+pub const MAX_ELEMENT_COPIES: u64 = 32;
+
+/// The size of an mbarrier object.
+const MBARRIER_BYTES: u64 = 8;
+
+impl ThreadLower<'_> {
+    /// `cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes
+    /// [dst], [src], size, [mbar]` and `cp.async.bulk.global.shared::cta.bulk_group
+    /// [dst], [src], size`: one litmus copy per element.
+    pub(super) fn bulk_copy(
+        &mut self,
+        i: &PInstr,
+        parts: &[&str],
+        env: &Env,
+    ) -> Result<(), Diagnostic> {
+        let mut part_spans = Vec::new();
+        let mut off = i.mn_span.start;
+        for p in parts {
+            part_spans.push(crate::litmus::Span::new(off, off + p.len()));
+            off += p.len() + 1;
+        }
+        for (k, p) in parts.iter().enumerate().skip(3) {
+            let what = if p.starts_with("L2::") || p.starts_with("level::") {
+                "cache hints (they take an operand)"
+            } else if p.starts_with("multicast") {
+                "multicast copies"
+            } else if *p == "ignore_oob" || *p == "cp_mask" {
+                "partial copies"
+            } else {
+                continue;
+            };
+            return Err(refuse(
+                part_spans[k],
+                format!("`.{p}` on `{}`", i.mnemonic),
+                &format!("{what} are not modelled in kernels"),
+            ));
+        }
+        // Spaces as written: `.dst.src` right after `cp.async.bulk`.
+        let space = |p: Option<&&str>| match p.copied() {
+            Some("global") => Some(VarSpace::Global),
+            Some(s) if s.starts_with("shared") => Some(VarSpace::Shared),
+            _ => None,
+        };
+        let (Some(dst_space), Some(src_space)) = (space(parts.get(3)), space(parts.get(4))) else {
+            // Let the litmus decoder word what is missing.
+            return Err(self.decode_only(i, parts, &part_spans));
+        };
+        let mbar = parts.contains(&"mbarrier::complete_tx::bytes");
+        let want = if mbar { 4 } else { 3 };
+        if i.operands.len() != want {
+            return Err(Diagnostic::expected(
+                i.span,
+                format!(
+                    "{want} operands ({})",
+                    if mbar {
+                        "[dst], [src], size, [mbar]"
+                    } else {
+                        "[dst], [src], size"
+                    }
+                ),
+                i.operands.len().to_string(),
+            ));
+        }
+        let (dst, dst_off) = self.pointer(&i.operands[0], env, dst_space)?;
+        let (src, src_off) = self.pointer(&i.operands[1], env, src_space)?;
+        // The element size: that of the global side (the buffer the launch
+        // typed); a copy between two shared variables has none.
+        let global = if src_space == VarSpace::Global {
+            src
+        } else if dst_space == VarSpace::Global {
+            dst
+        } else {
+            return Err(refuse(
+                i.mn_span,
+                format!("`{}` (a copy between shared memories)", i.mnemonic),
+                "a bulk copy's elements are those of the global buffer it reads or writes; copies between shared variables are not lowered yet",
+            ));
+        };
+        let (elem, what) = match global {
+            Region::Buffer(b) => {
+                let info = &self.ctx.buffers[b];
+                (
+                    info.elem_bytes,
+                    format!("buffer `{}` ({})", info.name, info.ty),
+                )
+            }
+            Region::Var(v, _) => {
+                let info = &self.ctx.vars[v];
+                (info.elem_bytes, format!("variable `{}`", info.name))
+            }
+        };
+        let size_span = i.operands[2].span();
+        let size = match &i.operands[2] {
+            Opnd::Imm(v, _) => *v,
+            Opnd::Reg(r, _) => match &env[*r as usize] {
+                Val::Known(v) => *v,
+                _ => {
+                    return Err(refuse(
+                        size_span,
+                        "a bulk copy whose size is not a known constant",
+                        "a copy is lowered to one copy per element, so its size must be known when the kernel is lowered",
+                    ));
+                }
+            },
+            o => {
+                return Err(Diagnostic::expected(
+                    o.span(),
+                    "a size in bytes (a register or a constant)",
+                    "another operand",
+                ));
+            }
+        };
+        if size <= 0 || size % 16 != 0 {
+            return Err(Diagnostic::expected(
+                size_span,
+                "a size that is a positive multiple of 16 bytes (PTX ISA, cp.async.bulk)",
+                format!("{size} bytes"),
+            ));
+        }
+        for (o, at) in [(&i.operands[0], dst_off), (&i.operands[1], src_off)] {
+            if at % 16 != 0 {
+                return Err(Diagnostic::expected(
+                    o.span(),
+                    "a 16-byte aligned address (PTX ISA, cp.async.bulk)",
+                    format!("byte offset {at}"),
+                ));
+            }
+        }
+        let size = size as u64;
+        if size % elem != 0 {
+            return Err(refuse(
+                size_span,
+                format!("a copy of {size} bytes"),
+                &format!("a bulk copy moves whole elements of {what}, {elem} bytes each"),
+            ));
+        }
+        let n = size / elem;
+        if n > MAX_ELEMENT_COPIES {
+            return Err(refuse(
+                size_span,
+                format!("a bulk copy of {n} elements of {what}"),
+                &format!(
+                    "each element is an asynchronous copy of its own; at most {MAX_ELEMENT_COPIES} per instruction (give the buffer fewer elements)"
+                ),
+            ));
+        }
+        let bar = if mbar {
+            let (b, b_off) = self.pointer(&i.operands[3], env, VarSpace::Shared)?;
+            let a = self
+                .ctx
+                .cell(b, b_off, MBARRIER_BYTES, i.operands[3].span(), true)?;
+            Some(self.ctx.addresses[a].name.clone())
+        } else {
+            None
+        };
+        for k in 0..n {
+            let step = (k * elem) as i64;
+            let d = self
+                .ctx
+                .cell(dst, dst_off + step, elem, i.operands[0].span(), false)?;
+            let s = self
+                .ctx
+                .cell(src, src_off + step, elem, i.operands[1].span(), false)?;
+            let mut operands = vec![
+                RawOperand::Bracketed(self.ctx.addresses[d].name.clone(), i.operands[0].span()),
+                RawOperand::Bracketed(self.ctx.addresses[s].name.clone(), i.operands[1].span()),
+                RawOperand::Int(elem as i64, size_span),
+            ];
+            if let Some(b) = &bar {
+                operands.push(RawOperand::Bracketed(b.clone(), i.operands[3].span()));
+            }
+            let raw = RawInstr {
+                parts: parts
+                    .iter()
+                    .zip(&part_spans)
+                    .map(|(p, s)| (p.to_string(), *s))
+                    .collect(),
+                operands,
+                precondition: None,
+                span: i.span,
+            };
+            let decoded = self.decode(&raw)?;
+            self.emit(decoded, i)?;
+        }
+        Ok(())
+    }
+
+    /// The region and byte offset an `[address]` operand names, in `space`.
+    fn pointer(&self, o: &Opnd, env: &Env, space: VarSpace) -> Result<(Region, i64), Diagnostic> {
+        let Opnd::Addr { base, offset, span } = o else {
+            return Err(Diagnostic::expected(
+                o.span(),
+                "an `[address]`",
+                "another operand",
+            ));
+        };
+        let (region, at) = match base.as_deref() {
+            Some(Opnd::Name(n, ns)) => match self.ctx.var_names.get(n) {
+                Some(&v) => (Region::Var(v, self.sp.cta), *offset),
+                None => {
+                    return Err(Diagnostic::expected(
+                        *ns,
+                        "a register or a variable",
+                        format!("`{n}`"),
+                    ));
+                }
+            },
+            Some(Opnd::Reg(r, rs)) => match &env[*r as usize] {
+                Val::Ptr(region, o) => (*region, o.wrapping_add(*offset)),
+                Val::Dyn(_) => {
+                    return Err(refuse(
+                        *rs,
+                        "an address computed from a value loaded from memory",
+                        "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
+                    ));
+                }
+                _ => {
+                    return Err(Diagnostic::expected(
+                        *rs,
+                        "a register holding an address",
+                        format!("`{}`", self.f.regs[*r as usize].name),
+                    ));
+                }
+            },
+            _ => {
+                return Err(refuse(
+                    *span,
+                    "an absolute address",
+                    "addresses come from buffer parameters and variables",
+                ));
+            }
+        };
+        let rspace = match region {
+            Region::Buffer(_) => VarSpace::Global,
+            Region::Var(v, _) => self.ctx.vars[v].space,
+        };
+        if rspace != space {
+            return Err(Diagnostic::expected(
+                *span,
+                format!(
+                    "an address in the {} state space",
+                    if space == VarSpace::Global {
+                        "global"
+                    } else {
+                        "shared"
+                    }
+                ),
+                format!("an address of {}", self.region_name(region)),
+            )
+            .with_label("wrong state space"));
+        }
+        Ok((region, at))
+    }
+
+    /// Decode `raw` with the litmus dialect's decoder.
+    fn decode(&mut self, raw: &RawInstr) -> Result<crate::ir::Instr, Diagnostic> {
+        let mut res = super::Res {
+            regs: &mut self.regs,
+            names: &mut self.reg_names,
+            addrs: &self.ctx.by_name,
+        };
+        Ok(crate::litmus::instr::decode(raw, &mut res)?.instr)
+    }
+
+    /// The litmus decoder's error for a malformed mnemonic (no operands are
+    /// resolved: the mnemonic is what is wrong).
+    fn decode_only(
+        &mut self,
+        i: &PInstr,
+        parts: &[&str],
+        spans: &[crate::litmus::Span],
+    ) -> Diagnostic {
+        let raw = RawInstr {
+            parts: parts
+                .iter()
+                .zip(spans)
+                .map(|(p, s)| (p.to_string(), *s))
+                .collect(),
+            operands: Vec::new(),
+            precondition: None,
+            span: i.span,
+        };
+        match self.decode(&raw) {
+            Err(d) => d,
+            Ok(_) => Diagnostic::expected(
+                i.mn_span,
+                "the destination and source state spaces of a bulk copy",
+                format!("`{}`", i.mnemonic),
+            ),
+        }
+    }
+}
