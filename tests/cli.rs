@@ -383,7 +383,9 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
         assert!(
             out.starts_with(&format!(
                 "Fix {name}: make every execution terminate and forbid "
-            )) && out.contains(&format!("\n{hang}\nA run into it: ptxmc trace {path} --hang\n")),
+            )) && out.contains(&format!(
+                "\n{hang}\nA run into it: ptxmc trace {path} --hang\n"
+            )),
             "fix {path}: {out}"
         );
         assert!(!out.contains("nothing to fix"), "fix {path}: {out}");
@@ -1078,7 +1080,10 @@ fn every_command_states_undefined_behaviour() {
     // --weaken still refuses: a weakening keeps what the program does.
     let (code, out, _) = ptxmc(&["fix", "--weaken", f]);
     assert_eq!(code, 6, "{out}");
-    assert!(out.ends_with("(`ptxmc fix` without --weaken searches repairs).\n"), "{out}");
+    assert!(
+        out.ends_with("(`ptxmc fix` without --weaken searches repairs).\n"),
+        "{out}"
+    );
 
     // A run to an outcome: the undefined step is said after it, then the hang.
     let (code, out, err) = ptxmc(&["trace", f]);

@@ -100,7 +100,10 @@ pub fn run(args: &FixArgs) -> Exit {
             return refuse_hang(args, t, &note);
         }
         problem = Some(fix::Problem::Hang);
-        problem_json = Some(("termination", serde_json::to_value(&note).unwrap_or_default()));
+        problem_json = Some((
+            "termination",
+            serde_json::to_value(&note).unwrap_or_default(),
+        ));
         problem_lines.push(format!("Hang: {kind} — {why}"));
         problem_lines.push(format!(
             "A run into it: ptxmc trace {} --hang",

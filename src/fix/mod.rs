@@ -164,6 +164,11 @@ fn allows_within(
     barriers: Reading,
     budget: &Budget,
 ) -> Result<Option<bool>, Exceeded> {
+    // `elect.sync`: the outcomes are those of every choice of leader,
+    // which `engine::run` enumerates (`ir::elect`).
+    if crate::ir::elect::count(&crate::ir::elect::groups(p)) > 1 {
+        return Ok(elect_allows(p, want, loop_bound, barriers, budget));
+    }
     let r = ax::run_within(
         p,
         &AxOptions {
@@ -186,6 +191,43 @@ fn allows_within(
     // As in [`allows`]: a loop bound that cut executions short leaves a
     // missing outcome unknown, never forbidden.
     Ok((found || !r.bound_hit).then_some(found))
+}
+
+/// [`allows_within`] for a program with several choices of `elect.sync`
+/// leader: the oracle over each, through `engine::run`, in the time left.
+fn elect_allows(
+    p: &Program,
+    want: &Prop,
+    loop_bound: u32,
+    barriers: Reading,
+    budget: &Budget,
+) -> Option<bool> {
+    let r = engine::run(
+        p,
+        &RunOptions {
+            engine: EngineChoice::Ax,
+            loop_bound,
+            barriers,
+            termination: false,
+            limits: Limits {
+                timeout: budget
+                    .limits()
+                    .timeout
+                    .map(|t| t.saturating_sub(budget.start().elapsed())),
+                ..Limits::default()
+            },
+            ..RunOptions::default()
+        },
+    );
+    if r.incomplete.is_some() {
+        return None;
+    }
+    let cols = Columns::of(p);
+    let found = r
+        .outcomes
+        .iter()
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    (found || !r.bound_hit).then_some(found)
 }
 
 /// Both engines on `p`: whether they agree that `want` is allowed (`Some(v)`);
@@ -293,7 +335,8 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
             // Inserted group barriers have many placements: with no hang or
             // undefined step to remove, they are tried only when nothing
             // else fixes the outcome.
-            let groups = opts.problem.is_some();
+            let groups =
+                opts.problem.is_some() || repairs::group_barrier_sites(p) <= FEW_GROUP_PLACEMENTS;
             let r = search_within(p, want, opts, weaken, &budget, groups);
             let retry = !weaken
                 && !groups
@@ -301,7 +344,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
                 && r.fixes.is_empty()
                 && r.allowed
                 && !r.incomplete;
-            if retry && !repairs::group_barrier_sites_empty(p) {
+            if retry && repairs::group_barrier_sites(p) > 0 {
                 let mut again = search_within(p, want, opts, weaken, &budget, true);
                 again.checked += r.checked;
                 if again.fixes.is_empty() {
@@ -574,6 +617,12 @@ fn runs_clean(q: &Program, loop_bound: u32, barriers: Reading, deadline: Option<
         && r.undefined.is_none()
         && matches!(r.termination, engine::Termination::Terminates { .. })
 }
+
+/// Inserted group barriers with at most this many placements are tried
+/// with every other change from the start (a missing `__syncwarp` is then
+/// listed before fences that happen to work too); more are tried only
+/// when nothing else fixes the outcome.
+const FEW_GROUP_PLACEMENTS: usize = 12;
 
 /// Whether the model admits `q` (a changed program skipped the front end's
 /// check, which the engines rely on).

@@ -38,9 +38,9 @@ use crate::litmus::print;
 /// problem to remove or nothing else fixes it).
 pub fn repair_sites(p: &Program, groups: bool) -> Vec<Site> {
     let mut out = Vec::new();
-    if groups {
-        group_barriers(p, &mut out);
-    }
+    // `__syncwarp` placements are few (lanes of one warp) and the expert
+    // fix of many warp bugs: always tried.
+    group_barriers(p, &mut out, true, groups);
     for (t, th) in p.threads.iter().enumerate() {
         if th.agent.is_some() {
             continue;
@@ -53,11 +53,14 @@ pub fn repair_sites(p: &Program, groups: bool) -> Vec<Site> {
     out
 }
 
-/// Whether `p` has no group of threads a barrier could be inserted in.
-pub fn group_barrier_sites_empty(p: &Program) -> bool {
-    let mut out = Vec::new();
-    group_barriers(p, &mut out);
-    out.is_empty()
+/// How many placements of inserted CTA and cluster barriers, and of
+/// `__syncwarp` in warps of more than [`SMALL_WARP`] lanes, `p` has.
+pub fn group_barrier_sites(p: &Program) -> usize {
+    let mut all = Vec::new();
+    group_barriers(p, &mut all, true, true);
+    let mut small = Vec::new();
+    group_barriers(p, &mut small, true, false);
+    all.len() - small.len()
 }
 
 fn text_of(p: &Program, t: usize, i: &Instr) -> String {
@@ -74,6 +77,9 @@ const BAR_SYNC_COST: u32 = 8;
 const WARP_SYNC_COST: u32 = 3;
 /// Cost of a cluster barrier (arrive + wait across CTAs).
 const CLUSTER_BAR_COST: u32 = 12;
+/// The most lanes of a warp whose `__syncwarp` placements are tried with
+/// every other change from the start.
+const SMALL_WARP: usize = 8;
 /// The most placements of one inserted barrier (positions per thread,
 /// multiplied): beyond it the group's insertion sites are not generated.
 const MAX_PLACEMENTS: usize = 64;
@@ -349,6 +355,100 @@ fn touches_memory(i: &Instr) -> bool {
     i.access().is_some() || matches!(i, Instr::AsyncCopy { .. } | Instr::Mbar { .. })
 }
 
+/// Where one barrier may go in each member: per placement, a position per
+/// member and the placement in words; `None` when there are too many.
+///
+/// Threads lowered from one kernel run the same PTX code (`Thread::sites`):
+/// a placement is one PTX instruction, before which every member inserts
+/// the barrier (a member whose specialised code lacks it is left out:
+/// inserting there would not be `__syncthreads()` before that line), or
+/// the end. Litmus threads each have code of their own: a placement is
+/// one position per member (every combination, up to [`MAX_PLACEMENTS`]),
+/// with every member at its first or every member at its end left out
+/// (it orders nothing).
+fn placements(p: &Program, members: &[usize]) -> Option<Vec<(Vec<usize>, String)>> {
+    let name = |t: usize| p.threads[t].name.clone();
+    let span = format!("{}–{}", name(members[0]), name(*members.last().unwrap()));
+    // (A lane whose specialised code is empty has no sites either.)
+    if members.iter().any(|&t| !p.threads[t].sites.is_empty()) {
+        // Every PTX instruction some member runs that touches memory or
+        // synchronises, with a member that runs it (for its words).
+        let mut sites: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
+        for &t in members {
+            let th = &p.threads[t];
+            for pc in barrier_positions(p, t) {
+                if pc < th.code.len() {
+                    sites.entry(th.site(pc)).or_insert((t, pc));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (&site, &(t0, pc0)) in &sites {
+            // Before that instruction in each member: before the first of
+            // its instructions that come from that PTX instruction or a
+            // later one (the end, if none does).
+            let at: Vec<usize> = members
+                .iter()
+                .map(|&t| {
+                    let th = &p.threads[t];
+                    (0..th.code.len())
+                        .find(|&k| th.site(k) >= site)
+                        .unwrap_or(th.code.len())
+                })
+                .collect();
+            let words = format!("every thread {span} before {}", quoted(p, t0, pc0));
+            out.push((at, words));
+        }
+        if out.len() > MAX_PLACEMENTS {
+            return None;
+        }
+        return Some(out);
+    }
+    let positions: Vec<Vec<usize>> = members.iter().map(|&t| barrier_positions(p, t)).collect();
+    let total = positions
+        .iter()
+        .try_fold(1usize, |acc, v| acc.checked_mul(v.len()))
+        .unwrap_or(usize::MAX);
+    if total > MAX_PLACEMENTS {
+        return None;
+    }
+    let lanes = members.len();
+    let mut out = Vec::new();
+    let mut choice = vec![0usize; lanes];
+    loop {
+        let at: Vec<usize> = (0..lanes).map(|m| positions[m][choice[m]]).collect();
+        let all_first = (0..lanes).all(|m| choice[m] == 0);
+        let all_last = (0..lanes).all(|m| choice[m] == positions[m].len() - 1);
+        if !all_first && !all_last {
+            let words: Vec<String> = members
+                .iter()
+                .enumerate()
+                .map(|(m, &t)| {
+                    if at[m] < p.threads[t].code.len() {
+                        format!("{} before {}", name(t), quoted(p, t, at[m]))
+                    } else {
+                        format!("{} at its end", name(t))
+                    }
+                })
+                .collect();
+            out.push((at, words.join(", ")));
+        }
+        // Next combination.
+        let mut m = 0;
+        while m < lanes {
+            choice[m] += 1;
+            if choice[m] < positions[m].len() {
+                break;
+            }
+            choice[m] = 0;
+            m += 1;
+        }
+        if m == lanes {
+            return Some(out);
+        }
+    }
+}
+
 /// Positions where a barrier may go in thread `t`: before its first
 /// instruction that touches memory or synchronises, between two such, and
 /// at its end.
@@ -375,7 +475,7 @@ fn barrier_positions(p: &Program, t: usize) -> Vec<usize> {
 /// combination of one position per member is its own site, up to
 /// [`MAX_PLACEMENTS`] per group; a combination with every member at its
 /// first or every member at its end orders nothing and is left out.
-fn group_barriers(p: &Program, out: &mut Vec<Site>) {
+fn group_barriers(p: &Program, out: &mut Vec<Site>, warps: bool, wider: bool) {
     let sources: Vec<usize> = (0..p.threads.len())
         .filter(|&t| p.threads[t].agent.is_none())
         .collect();
@@ -400,6 +500,14 @@ fn group_barriers(p: &Program, out: &mut Vec<Site>) {
     push_groups(&|t| pl(t).warp.map(|w| (pl(t).gpu, pl(t).cta, w)), "warp");
     push_groups(&|t| Some((pl(t).gpu, pl(t).cluster, 0)), "cluster");
     for (members, kind) in groups {
+        if (kind == "warp" && !warps) || (kind != "warp" && !wider) {
+            continue;
+        }
+        // A full warp of lanes is costly to check for every placement:
+        // it waits for the pass of wider barriers.
+        if kind == "warp" && !wider && members.len() > SMALL_WARP {
+            continue;
+        }
         if kind == "cluster" {
             let ctas: std::collections::BTreeSet<u32> =
                 members.iter().map(|&t| pl(t).cta).collect();
@@ -407,14 +515,9 @@ fn group_barriers(p: &Program, out: &mut Vec<Site>) {
                 continue;
             }
         }
-        let positions: Vec<Vec<usize>> = members.iter().map(|&t| barrier_positions(p, t)).collect();
-        let total = positions
-            .iter()
-            .try_fold(1usize, |acc, v| acc.checked_mul(v.len()))
-            .unwrap_or(usize::MAX);
-        if total > MAX_PLACEMENTS {
+        let Some(placements) = placements(p, &members) else {
             continue;
-        }
+        };
         let lanes = members.len();
         let instrs: Vec<Instr> = match kind {
             "cta" => vec![Instr::Barrier {
@@ -447,55 +550,25 @@ fn group_barriers(p: &Program, out: &mut Vec<Site>) {
             "warp" => WARP_SYNC_COST,
             _ => CLUSTER_BAR_COST,
         };
-        let mut choice = vec![0usize; lanes];
-        loop {
-            let at: Vec<usize> = (0..lanes).map(|m| positions[m][choice[m]]).collect();
-            let all_first = (0..lanes).all(|m| choice[m] == 0);
-            let all_last = (0..lanes).all(|m| choice[m] == positions[m].len() - 1);
-            if !all_first && !all_last {
-                let mut actions = Vec::new();
-                let mut words = Vec::new();
-                for (m, &t) in members.iter().enumerate() {
-                    let code = &p.threads[t].code;
-                    let name = &p.threads[t].name;
-                    words.push(if at[m] < code.len() {
-                        format!("{name} before {}", quoted(p, t, at[m]))
-                    } else {
-                        format!("{name} at its end")
+        for (at, words) in placements {
+            let mut actions = Vec::new();
+            for (m, &t) in members.iter().enumerate() {
+                for instr in instrs.iter().rev() {
+                    actions.push(Action::Insert {
+                        thread: t,
+                        pos: at[m],
+                        instr: instr.clone(),
                     });
-                    for instr in instrs.iter().rev() {
-                        actions.push(Action::Insert {
-                            thread: t,
-                            pos: at[m],
-                            instr: instr.clone(),
-                        });
-                    }
                 }
-                let shown: Vec<String> = instrs.iter().map(|i| text_of(p, members[0], i)).collect();
-                let text = format!("insert `{}` in {}", shown.join("; "), words.join(", "));
-                let mut site = Site::repair(
-                    p.threads[members[0]].name.clone(),
-                    vec![Variant::repair(text, cost, Action::Group(actions), 0)],
-                );
-                site.group_barrier = true;
-                out.push(site);
             }
-            // Next combination.
-            let mut m = 0;
-            loop {
-                if m == lanes {
-                    break;
-                }
-                choice[m] += 1;
-                if choice[m] < positions[m].len() {
-                    break;
-                }
-                choice[m] = 0;
-                m += 1;
-            }
-            if m == lanes {
-                break;
-            }
+            let shown: Vec<String> = instrs.iter().map(|i| text_of(p, members[0], i)).collect();
+            let text = format!("insert `{}` in {words}", shown.join("; "));
+            let mut site = Site::repair(
+                p.threads[members[0]].name.clone(),
+                vec![Variant::repair(text, cost, Action::Group(actions), 0)],
+            );
+            site.group_barrier = true;
+            out.push(site);
         }
     }
 }

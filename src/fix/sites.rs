@@ -730,6 +730,10 @@ pub fn apply(p: &Program, sites: &[Site], choice: &[(usize, usize)]) -> Program 
 pub const INSERTED_SITE: usize = usize::MAX;
 
 fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
+    // `elect.sync` sites name their instructions by pc.
+    for e in q.elects.iter_mut().filter(|e| e.thread == t && e.pc >= pos) {
+        e.pc += 1;
+    }
     let th = &mut q.threads[t];
     th.code.insert(pos, instr);
     // A kernel's threads name the PTX instruction of every pc: keep the
@@ -752,6 +756,9 @@ fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
 }
 
 fn remove(q: &mut Program, t: usize, pc: usize) {
+    for e in q.elects.iter_mut().filter(|e| e.thread == t && e.pc > pc) {
+        e.pc -= 1;
+    }
     let th = &mut q.threads[t];
     th.code.remove(pc);
     if pc < th.sites.len() {
