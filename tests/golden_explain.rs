@@ -102,7 +102,7 @@ fn fix_text_mp_relaxed() {
     let t = litmus::parse_file(&path).unwrap().remove(0);
     let mut r = ptxmc::fix::fix(&t.program, &t.program.condition.prop, &Default::default());
     r.seconds = 0.0;
-    insta::assert_snapshot!(ptxmc::report::fix::text(&t.program.name, &r, false, 3));
+    insta::assert_snapshot!(ptxmc::report::fix::text(&t.program.name, &r, false, 3, &[]));
 }
 
 #[test]
