@@ -433,7 +433,7 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
             "step {path}: {out}"
         );
     }
-    assert_eq!(hanging, 29);
+    assert_eq!(hanging, 30);
 }
 
 #[test]
@@ -588,7 +588,7 @@ fn check_termination_passes_the_liveness_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "69 passed, 0 failed\n");
+    assert_eq!(out, "74 passed, 0 failed\n");
 }
 
 #[test]

@@ -335,8 +335,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
             // Inserted group barriers have many placements: with no hang or
             // undefined step to remove, they are tried only when nothing
             // else fixes the outcome.
-            let groups =
-                opts.problem.is_some() || repairs::group_barrier_sites(p) <= FEW_GROUP_PLACEMENTS;
+            let groups = opts.problem.is_some();
             let r = search_within(p, want, opts, weaken, &budget, groups);
             let retry = !weaken
                 && !groups
@@ -617,12 +616,6 @@ fn runs_clean(q: &Program, loop_bound: u32, barriers: Reading, deadline: Option<
         && r.undefined.is_none()
         && matches!(r.termination, engine::Termination::Terminates { .. })
 }
-
-/// Inserted group barriers with at most this many placements are tried
-/// with every other change from the start (a missing `__syncwarp` is then
-/// listed before fences that happen to work too); more are tried only
-/// when nothing else fixes the outcome.
-const FEW_GROUP_PLACEMENTS: usize = 12;
 
 /// Whether the model admits `q` (a changed program skipped the front end's
 /// check, which the engines rely on).
