@@ -106,7 +106,7 @@ fn in_place(p: &Program, t: usize, pc: usize, i: &Instr, out: &mut Vec<Site>) {
             let sync = Instr::Barrier {
                 kind: BarrierKind::Sync,
                 id: id.clone(),
-                count: count.clone(),
+                count: *count,
                 aligned: *aligned,
             };
             let text = format!("{name} {old} → `{}`", text_of(p, t, &sync));
