@@ -1202,3 +1202,92 @@ fn recorded_cluster_launch_twins() {
         assert!(dim == 0 && seen > 100, "{}", all[plain]["name"]);
     }
 }
+
+/// `ptxmc hw kernels` writes the runner folder from the kernels' own
+/// launches: the spec is what the recorded campaign ran (byte for byte but
+/// the id), the PTX is the checked-in text, and a kernel the model refuses
+/// is refused here too, with its positioned error.
+#[test]
+fn hw_kernels_writes_a_runner_folder_from_the_launches() {
+    let dir = std::env::temp_dir().join(format!("ptxmc-hw-kernels-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "hw",
+            "kernels",
+            "kernels/cluster_dsmem.ptx",
+            "kernels/not-yet/named_barrier_wrong_count.ptx",
+            "--launches",
+            "500",
+            "-o",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--> kernels/not-yet/named_barrier_wrong_count.ptx:45:2"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with(&format!(
+            "1 kernels written under {} (500 launches per configuration, hang after 2000 ms)",
+            dir.display()
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("  k000  kernels/cluster_dsmem.ptx\n"));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("k000.spec")).unwrap(),
+        "id k000\ntest kernels/cluster_dsmem.ptx\ncubin k000.cubin\nentry _Z8exchangePi\n\
+         grid 2 1 1\nblock 1 1 1\ncluster 2 1 1\nbuffer out 4 1 2 -1 -1\n\
+         launches 500\ntimeout_ms 2000\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("k000.ptx")).unwrap(),
+        std::fs::read_to_string("kernels/cluster_dsmem.ptx").unwrap()
+    );
+    let build = std::fs::read_to_string(dir.join("build.sh")).unwrap();
+    assert!(build.contains("\"$nvcc\" -cubin -arch=sm_90a k000.ptx -o k000.cubin\n"));
+    assert!(dir.join("ptxmc_kernel_hw.cu").exists() && dir.join("run.sh").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ptxmc hw compare` reads a kernel's histogram (its `test` is a `.ptx`)
+/// against the kernel under its launch: final buffers allowed, and a final
+/// buffer the model forbids fails the comparison (exit 1), in text and JSON.
+#[test]
+fn hw_compare_reads_kernel_histograms() {
+    let (code, out) = hw_compare(&["tests/data/hw/kernels/mp_relaxed.json"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        out,
+        "Kernel kernels/mp_relaxed.ptx: 20000 launches\n\
+         Allowed and observed: 1\n         20000 (100.0000%)  data[0]=42; flag[0]=1; out[0]=42;\n\
+         Observed but forbidden: 0\n\
+         Verdict: nothing observed outside the model\n"
+    );
+    // The same histogram with a final buffer no execution gives (out = 7).
+    let text = std::fs::read_to_string("tests/data/hw/kernels/mp_relaxed.json")
+        .unwrap()
+        .replace(
+            "[42, 1, 42], \"count\": 20000",
+            "[42, 1, 7], \"count\": 20000",
+        );
+    let dir = std::env::temp_dir().join(format!("ptxmc-hw-kcmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let h = dir.join("mp.json");
+    std::fs::write(&h, text).unwrap();
+    let (code, out) = hw_compare(&[h.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["kind"], "kernel");
+    assert_eq!(v[0]["verdict"], "investigate");
+    assert_eq!(
+        v[0]["forbidden_observed"],
+        serde_json::json!([{"values": [42, 1, 7], "count": 20000}])
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

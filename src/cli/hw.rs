@@ -1,4 +1,4 @@
-//! `ptxmc hw gen` and `ptxmc hw compare`: hardware conformance.
+//! `ptxmc hw gen`, `ptxmc hw kernels` and `ptxmc hw compare`: hardware conformance.
 
 use clap::{Args, Subcommand, ValueEnum};
 use std::collections::BTreeMap;
@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::Exit;
 use super::common::{load, load_all, worst};
-use crate::hw::compare::{self, Comparison};
+use crate::hw::compare::{self, Comparison, KernelComparison};
 use crate::hw::generate::{self, GenOptions};
 use crate::hw::histogram::Histogram;
+use crate::hw::kernels::{self, KernelRun, RunnerOptions};
 use crate::hw::sass::{self, Functions};
 use crate::ir::Program;
 use crate::model::Model;
@@ -29,6 +30,14 @@ pub enum HwCommand {
     /// Tests the harness cannot run exactly are refused (`refused: TEST: REASON`
     /// on stderr and in manifest.json), never approximated.
     Gen(GenArgs),
+    /// Write a runner folder that launches kernels (`.ptx`, or `.cu` compiled
+    /// with nvcc) as themselves under their launch descriptions.
+    ///
+    /// Per kernel: its PTX, a spec (grid, block, cluster, entry, buffers,
+    /// scalars), then build.sh (ptxas each PTX; compile the runner) and
+    /// run.sh (one process per kernel, a watchdog for hangs). The
+    /// histograms it writes are read by `ptxmc hw compare`.
+    Kernels(KernelsArgs),
     /// Compare histograms measured on a GPU with the outcomes the model allows.
     ///
     /// Per histogram: allowed and observed, allowed but never observed,
@@ -49,6 +58,28 @@ pub struct GenArgs {
     /// Tests per bundle (one .cu file and one binary each).
     #[arg(long, default_value_t = GenOptions::default().bundle_size, value_name = "N")]
     pub bundle_size: usize,
+}
+
+/// Arguments of `ptxmc hw kernels`.
+#[derive(Args, Debug)]
+pub struct KernelsArgs {
+    /// Kernel files (`.ptx`; `.cu` compiled with nvcc), or directories
+    /// searched recursively for `.ptx` files. Each needs its launch beside
+    /// it (a `.launch` file, or the `ptxmc-launch` comment of the `.cu`).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The folder to write (created if needed).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Launches per configuration (alone, then beside stress warps).
+    #[arg(long, default_value_t = RunnerOptions::default().launches, value_name = "N")]
+    pub launches: u64,
+    /// A launch unfinished after this many milliseconds is recorded as a hang.
+    #[arg(long, default_value_t = RunnerOptions::default().timeout_ms, value_name = "MS")]
+    pub timeout_ms: u32,
+    /// The nvcc for `.cu` files (default: `$NVCC`, then `nvcc` on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub nvcc: Option<PathBuf>,
 }
 
 /// Output formats of `ptxmc hw compare`.
@@ -82,6 +113,7 @@ pub struct CompareArgs {
 pub fn run(args: &HwArgs) -> Exit {
     match &args.command {
         HwCommand::Gen(a) => generate_cmd(a),
+        HwCommand::Kernels(a) => kernels_cmd(a),
         HwCommand::Compare(a) => compare_cmd(a),
     }
 }
@@ -118,6 +150,90 @@ fn generate_cmd(args: &GenArgs) -> Exit {
     }
     for (k, n) in by_key {
         println!("  refused {n:>4}  {k}");
+    }
+    exit
+}
+
+/// Kernel files under `paths`: files as given, directories searched
+/// recursively for `.ptx` (a `.cu` beside its `.ptx` is the same kernel),
+/// sorted within each directory.
+fn kernel_files(paths: &[PathBuf]) -> std::io::Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        entries.sort();
+        for e in entries {
+            if e.is_dir() {
+                walk(&e, out)?;
+            } else if e.extension().is_some_and(|x| x == "ptx") {
+                out.push(e);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn kernels_cmd(args: &KernelsArgs) -> Exit {
+    let files = match kernel_files(&args.paths) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: cannot read a directory: {e}");
+            return Exit::BadInput;
+        }
+    };
+    let mut exit = Exit::Success;
+    let mut runs: Vec<KernelRun> = Vec::new();
+    for f in &files {
+        if !crate::ptx::is_kernel_path(f) {
+            eprintln!(
+                "error: {}: expected a kernel (`.ptx` or `.cu`), found another kind of file",
+                f.display()
+            );
+            exit = worst(exit, Exit::BadInput);
+            continue;
+        }
+        match crate::ptx::load_file_full(f, None, args.nvcc.as_deref()) {
+            Ok(k) => {
+                let id = format!("k{:03}", runs.len());
+                let test = f.display().to_string();
+                runs.push(KernelRun::from_launch(
+                    &id, &test, &k.entry, &k.launch, &k.ptx,
+                ));
+            }
+            Err(e) => {
+                eprint!("{}", e.rendered());
+                exit = worst(exit, Exit::BadInput);
+            }
+        }
+    }
+    let opts = RunnerOptions {
+        launches: args.launches,
+        timeout_ms: args.timeout_ms,
+    };
+    if let Err(e) = kernels::write(&args.out, &runs, &opts) {
+        eprintln!("error: cannot write {}: {e}", args.out.display());
+        return Exit::BadInput;
+    }
+    println!(
+        "{} kernels written under {} ({} launches per configuration, hang after {} ms); \
+         then: ./build.sh && ./run.sh results && ptxmc hw compare results/*.json",
+        runs.len(),
+        args.out.display(),
+        opts.launches,
+        opts.timeout_ms
+    );
+    for r in &runs {
+        println!("  {}  {}", r.id, r.test);
     }
     exit
 }
@@ -163,6 +279,38 @@ fn load_test(spec: &str, h: Option<&Histogram>) -> Result<crate::ir::Program, Ex
         .ok_or_else(|| unknown(format!("`{spec}`, which names no test of the file")))
 }
 
+/// One histogram compared: a litmus test's, or a kernel's (with the
+/// histogram's columns).
+enum Compared {
+    Litmus(Comparison),
+    Kernel(KernelComparison, Vec<String>),
+}
+
+/// A kernel's histogram ([`kernels`]) beside the model: the kernel is read
+/// with the launch beside it, as `ptxmc hw kernels` did.
+fn compare_kernel_histogram(h: &Histogram, spec: &str) -> Result<KernelComparison, Exit> {
+    let path = Path::new(spec);
+    if !path.is_file() {
+        eprint!(
+            "{}",
+            h.source.error_at_key(
+                "test",
+                "a kernel file (relative to the current directory)",
+                format!("`{spec}`, which is not a file")
+            )
+        );
+        return Err(Exit::BadInput);
+    }
+    let t = crate::ptx::load_file(path, None, None).map_err(|e| {
+        eprint!("{}", e.rendered());
+        Exit::BadInput
+    })?;
+    compare::compare_kernel(h, &t.program).map_err(|e| {
+        eprintln!("error: {spec}: {e}");
+        Exit::BadInput
+    })
+}
+
 fn compare_cmd(args: &CompareArgs) -> Exit {
     if args.test.is_some() && args.histograms.len() > 1 {
         eprintln!("error: --test needs exactly one histogram");
@@ -181,7 +329,7 @@ fn compare_cmd(args: &CompareArgs) -> Exit {
         }
     }
     let mut exit = Exit::Success;
-    let mut results: Vec<Comparison> = Vec::new();
+    let mut results: Vec<Compared> = Vec::new();
     for hp in &args.histograms {
         let h = match Histogram::read(hp) {
             Ok(h) => h,
@@ -196,6 +344,18 @@ fn compare_cmd(args: &CompareArgs) -> Exit {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| h.test.clone());
+        if crate::ptx::is_kernel_path(Path::new(&spec)) {
+            match compare_kernel_histogram(&h, &spec) {
+                Ok(c) => {
+                    if !c.ok() {
+                        exit = worst(exit, Exit::CheckFailed);
+                    }
+                    results.push(Compared::Kernel(c, h.columns.clone()));
+                }
+                Err(e) => exit = worst(exit, e),
+            }
+            continue;
+        }
         let p = match load_test(&spec, args.test.is_none().then_some(&h)) {
             Ok(p) => p,
             Err(e) => {
@@ -208,7 +368,7 @@ fn compare_cmd(args: &CompareArgs) -> Exit {
                 if !c.ok() {
                     exit = worst(exit, Exit::CheckFailed);
                 }
-                results.push(c);
+                results.push(Compared::Litmus(c));
             }
             Err(e) => {
                 eprintln!("error: {}: {e}", hp.display());
@@ -218,11 +378,23 @@ fn compare_cmd(args: &CompareArgs) -> Exit {
     }
     match args.format {
         CompareFormat::Text => {
-            let blocks: Vec<String> = results.iter().map(compare::text).collect();
+            let blocks: Vec<String> = results
+                .iter()
+                .map(|r| match r {
+                    Compared::Litmus(c) => compare::text(c),
+                    Compared::Kernel(c, cols) => compare::kernel_text(c, cols),
+                })
+                .collect();
             print!("{}", blocks.join("\n"));
         }
         CompareFormat::Json => {
-            let v: Vec<serde_json::Value> = results.iter().map(compare::to_json).collect();
+            let v: Vec<serde_json::Value> = results
+                .iter()
+                .map(|r| match r {
+                    Compared::Litmus(c) => compare::to_json(c),
+                    Compared::Kernel(c, cols) => compare::kernel_to_json(c, cols),
+                })
+                .collect();
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         }
     }

@@ -383,3 +383,97 @@ pub fn compare_kernel(h: &Histogram, p: &Program) -> Result<KernelComparison, St
         model_partial: result.bound_hit || result.incomplete.is_some(),
     })
 }
+
+/// The histogram's columns of a kernel comparison's states (its buffer
+/// elements, in the histogram's order).
+fn kernel_state_text(columns: &[String], s: &State) -> String {
+    state_text(columns, s)
+}
+
+/// A kernel comparison as text (`columns`: the histogram's).
+pub fn kernel_text(c: &KernelComparison, columns: &[String]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Kernel {}: {} launches", c.test, c.runs);
+    let _ = writeln!(s, "Allowed and observed: {}", c.allowed_observed.len());
+    for (st, n) in &c.allowed_observed {
+        let _ = writeln!(
+            s,
+            "  {:>12}{}  {}",
+            n,
+            percent(*n, c.runs),
+            kernel_state_text(columns, st)
+        );
+    }
+    let _ = writeln!(s, "Observed but forbidden: {}", c.forbidden_observed.len());
+    for (st, n) in &c.forbidden_observed {
+        let _ = writeln!(
+            s,
+            "  {:>12}{}  {}  [model bug or harness bug: investigate]",
+            n,
+            percent(*n, c.runs),
+            kernel_state_text(columns, st)
+        );
+    }
+    match c.hang {
+        None => {}
+        Some(true) => {
+            let _ = writeln!(s, "Hang: a launch hung; the model finds a hang too");
+        }
+        Some(false) => {
+            let _ = writeln!(
+                s,
+                "Hang: a launch hung but the model says every execution terminates: investigate"
+            );
+        }
+    }
+    match &c.fault {
+        None => {}
+        Some((msg, true)) => {
+            let _ = writeln!(s, "Fault: {msg}; the model finds undefined behaviour too");
+        }
+        Some((msg, false)) => {
+            let _ = writeln!(
+                s,
+                "Fault: {msg}; the model finds no undefined behaviour: investigate"
+            );
+        }
+    }
+    if c.model_partial {
+        let _ = writeln!(
+            s,
+            "Note: the model's outcome set was cut by a loop bound or a limit"
+        );
+    }
+    let _ = writeln!(
+        s,
+        "Verdict: {}",
+        if c.ok() {
+            "nothing observed outside the model"
+        } else {
+            "observed outside the model: investigate"
+        }
+    );
+    s
+}
+
+/// A kernel comparison as JSON (`columns`: the histogram's).
+pub fn kernel_to_json(c: &KernelComparison, columns: &[String]) -> serde_json::Value {
+    let states = |v: &[(State, u64)]| -> Vec<serde_json::Value> {
+        v.iter()
+            .map(|(s, n)| json!({"values": s, "count": n}))
+            .collect()
+    };
+    json!({
+        "test": c.test,
+        "kind": "kernel",
+        "columns": columns,
+        "runs": c.runs,
+        "allowed_observed": states(&c.allowed_observed),
+        "forbidden_observed": states(&c.forbidden_observed),
+        "hang": c.hang.map(|model| json!({"observed": true, "model_hangs": model})),
+        "fault": c.fault.as_ref().map(|(m, ub)| json!({"message": m, "model_undefined": ub})),
+        "model_partial": c.model_partial,
+        "verdict": if c.ok() { "ok" } else { "investigate" },
+        "ok": c.ok(),
+    })
+}

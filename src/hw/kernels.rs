@@ -9,7 +9,9 @@
 //! caught by the runner's watchdog (the histogram then says `"hangs": 1`).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::ptx::launch::{Binding, Launch};
 
 /// The kernel runner's source, copied into every output folder.
 pub const RUNNER: &str = include_str!("ptxmc_kernel_hw.cu");
@@ -48,8 +50,8 @@ pub struct KernelRun {
     pub id: String,
     /// The kernel's path as given to ptxmc (the histogram's `test`).
     pub test: String,
-    /// The PTX file the model read (assembled into `<id>.cubin`).
-    pub ptx: PathBuf,
+    /// The PTX text the model read (written as `<id>.ptx`, assembled into `<id>.cubin`).
+    pub ptx: String,
     /// The mangled `.entry` name.
     pub entry: String,
     /// Grid dimensions in CTAs.
@@ -60,6 +62,47 @@ pub struct KernelRun {
     pub cluster: Option<[u32; 3]>,
     /// The kernel's parameters, in order.
     pub params: Vec<RunParam>,
+}
+
+impl KernelRun {
+    /// The run of a kernel read by the front end: its entry, launch and PTX
+    /// exactly as the model saw them. Buffers of `uint*` and `float*`
+    /// elements are read back unsigned (a float is its bit pattern, as the
+    /// model carries it).
+    pub fn from_launch(id: &str, test: &str, entry: &str, launch: &Launch, ptx: &str) -> KernelRun {
+        let signed = |name: &str| name.starts_with("int");
+        let params = launch
+            .params
+            .iter()
+            .map(|b| match b {
+                Binding::Buffer(b) => RunParam::Buffer {
+                    name: b.name.clone(),
+                    bytes: b.elem.bytes() as u32,
+                    signed: signed(b.elem.name),
+                    init: (0..b.len as usize)
+                        .map(|i| b.init.get(i).copied().unwrap_or(0))
+                        .collect(),
+                },
+                Binding::Scalar(s) => RunParam::Scalar {
+                    name: s.name.clone(),
+                    bytes: s.elem.bytes() as u32,
+                    signed: signed(s.elem.name),
+                    value: s.value,
+                },
+            })
+            .collect();
+        KernelRun {
+            id: id.to_string(),
+            test: test.to_string(),
+            ptx: ptx.to_string(),
+            entry: entry.to_string(),
+            grid: launch.grid,
+            block: launch.block,
+            cluster: (launch.cluster != [1, 1, 1] || launch.given.cluster)
+                .then_some(launch.cluster),
+            params,
+        }
+    }
 }
 
 /// How the runner repeats each kernel.
@@ -175,7 +218,7 @@ pub fn write(dir: &Path, kernels: &[KernelRun], opts: &RunnerOptions) -> std::io
     std::fs::write(dir.join("ptxmc_kernel_hw.cu"), RUNNER)?;
     for k in kernels {
         std::fs::write(dir.join(format!("{}.spec", k.id)), spec(k, opts))?;
-        std::fs::copy(&k.ptx, dir.join(format!("{}.ptx", k.id)))?;
+        std::fs::write(dir.join(format!("{}.ptx", k.id)), &k.ptx)?;
     }
     for (name, text) in [
         ("build.sh", build_script(kernels)),
@@ -196,7 +239,7 @@ mod tests {
         KernelRun {
             id: "k000".into(),
             test: "kernels/mp_relaxed.cu".into(),
-            ptx: "kernels/mp_relaxed.ptx".into(),
+            ptx: ".version 8.8\n".into(),
             entry: "_Z2mpPiS_S_".into(),
             grid: [2, 1, 1],
             block: [1, 1, 1],

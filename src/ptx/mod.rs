@@ -53,8 +53,31 @@ impl LaunchText {
     }
 }
 
+/// A kernel read for a run on the GPU as well as for the model: the test,
+/// and what a launcher needs to launch the same kernel (`hw::kernels`).
+#[derive(Clone, Debug)]
+pub struct LoadedKernel {
+    /// The kernel lowered under its launch.
+    pub test: LitmusTest,
+    /// The mangled `.entry` name the launch selected.
+    pub entry: String,
+    /// The launch as read (grid, block, cluster, parameter bindings).
+    pub launch: launch::Launch,
+    /// The PTX module's text (nvcc's output for a `.cu`).
+    pub ptx: String,
+}
+
 /// Read a PTX module's text and lower its kernel under `launch` into a test.
 pub fn load_source(path: &str, text: &str, launch: &LaunchText) -> Result<LitmusTest, LitmusError> {
+    load_source_full(path, text, launch).map(|k| k.test)
+}
+
+/// [`load_source`], keeping the entry, the launch and the PTX text.
+pub fn load_source_full(
+    path: &str,
+    text: &str,
+    launch: &LaunchText,
+) -> Result<LoadedKernel, LitmusError> {
     let module = parser::parse(text).map_err(|d| LitmusError::new(path, text, d))?;
     let l = launch::parse(launch.text()).map_err(|d| launch.error(d))?;
     let lowered = lower::lower(&module, &l, launch.text().len()).map_err(|e| {
@@ -99,7 +122,7 @@ pub fn load_source(path: &str, text: &str, launch: &LaunchText) -> Result<Litmus
                 .collect()
         })
         .collect();
-    Ok(LitmusTest {
+    let test = LitmusTest {
         program,
         spans,
         path: path.to_string(),
@@ -107,6 +130,12 @@ pub fn load_source(path: &str, text: &str, launch: &LaunchText) -> Result<Litmus
         instance: None,
         source: Arc::from(text),
         cuda,
+    };
+    Ok(LoadedKernel {
+        test,
+        entry: lowered.entry,
+        launch: l,
+        ptx: text.to_string(),
     })
 }
 
@@ -141,6 +170,15 @@ pub fn load_file(
     launch: Option<&LaunchText>,
     nvcc: Option<&Path>,
 ) -> Result<LitmusTest, LitmusError> {
+    load_file_full(path, launch, nvcc).map(|k| k.test)
+}
+
+/// [`load_file`], keeping the entry, the launch and the PTX text.
+pub fn load_file_full(
+    path: &Path,
+    launch: Option<&LaunchText>,
+    nvcc: Option<&Path>,
+) -> Result<LoadedKernel, LitmusError> {
     let shown = path.display().to_string();
     let beside;
     let launch = match launch {
@@ -159,10 +197,10 @@ pub fn load_file(
     if path.extension().is_some_and(|e| e == "cu") {
         let ptx = nvcc::compile(path, nvcc)?;
         let label = format!("{} (nvcc -ptx)", shown);
-        return load_source(&label, &ptx, launch);
+        return load_source_full(&label, &ptx, launch);
     }
     let text = read_text(path)?;
-    load_source(&shown, &text, launch)
+    load_source_full(&shown, &text, launch)
 }
 
 /// The largest PTX file ptxmc reads (real modules run to megabytes).
