@@ -20,6 +20,10 @@ if [ -z "$nvcc" ]; then
     exit 2
 fi
 inc="$(cd "$(dirname "$nvcc")/../include" && pwd)"
+# CUTLASS and CuTe headers: the registry's nvidia-cutlass wheel, beside nvcc's wheel.
+cutlass="$(cd "$(dirname "$nvcc")/../../.." && pwd)/cutlass_library/source/include"
+cutlass_flags=()
+[ -d "$cutlass" ] && cutlass_flags=(-I"$cutlass")
 check=0
 [ "${1:-}" = "--check" ] && check=1
 out="$(mktemp -d)"
@@ -35,8 +39,12 @@ status=0
 for cu in *.cu */*.cu; do
     ptx="${cu%.cu}.ptx"
     mkdir -p "$out/$(dirname "$ptx")"
-    (cd "$src" && "$nvcc" -ptx -arch=sm_90a -lineinfo -I"$inc" -I"$inc/cccl" "$cu" -o "$out/$ptx")
-    sed -i -e "s|\"$src/$cu\"|\"$cu\"|" -e "s|\"$inc/|\"<include>/|" "$out/$ptx"
+    if grep -q '#include <cu\(tlass\|te\)/' "$cu" && [ ${#cutlass_flags[@]} = 0 ]; then
+        echo "error: kernels/$cu needs the CUTLASS headers: pip install nvidia-cutlass (into nvcc's venv)" >&2
+        exit 2
+    fi
+    (cd "$src" && "$nvcc" -ptx -arch=sm_90a -lineinfo -I"$inc" -I"$inc/cccl" "${cutlass_flags[@]}" "$cu" -o "$out/$ptx")
+    sed -i -e "s|\"$src/$cu\"|\"$cu\"|" -e "s|\"$inc/|\"<include>/|" -e "s|\"$cutlass/|\"<cutlass>/|" "$out/$ptx"
     if [ $check = 1 ]; then
         if ! cmp -s "$out/$ptx" "$ptx"; then
             echo "kernels/$ptx differs from what $("$nvcc" --version | tail -1) emits for kernels/$cu" >&2

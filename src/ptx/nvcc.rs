@@ -27,7 +27,8 @@ pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
 }
 
 /// Compile `cu` to PTX text (`-ptx -arch=sm_90a -lineinfo`, with the
-/// headers beside nvcc: `include/` and `include/cccl/`).
+/// headers beside nvcc: `include/` and `include/cccl/`, and the CUTLASS/CuTe
+/// headers of the nvidia-cutlass wheel where it is installed beside it).
 pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError> {
     let shown = cu.display().to_string();
     let nvcc = find(explicit).ok_or_else(|| {
@@ -52,6 +53,14 @@ pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError
     if let Some(root) = nvcc.parent().and_then(Path::parent) {
         cmd.arg(format!("-I{}", root.join("include").display()));
         cmd.arg(format!("-I{}", root.join("include").join("cccl").display()));
+        // CUTLASS and CuTe from the registry's nvidia-cutlass wheel, installed
+        // beside nvcc's (site-packages/nvidia/cu13/bin/nvcc).
+        if let Some(site) = root.parent().and_then(Path::parent) {
+            let cutlass = site.join("cutlass_library/source/include");
+            if cutlass.is_dir() {
+                cmd.arg(format!("-I{}", cutlass.display()));
+            }
+        }
     }
     cmd.arg(cu).arg("-o").arg(&out);
     cmd.stdin(Stdio::null())
