@@ -886,3 +886,74 @@ fn the_extra_arrival_after_a_bulk_copy_is_undefined() {
     );
     assert!(r.termination.hangs());
 }
+
+/// Reading a real SM90 pipeline kernel (issue 25, "Reading"): CUTLASS's
+/// example 48 (a warp-specialised TMA + wgmma GEMM, `PipelineTmaAsync`),
+/// compiled by the wheels' nvcc with the nvidia-cutlass headers (`.ci/run`
+/// installs them, with nvidia-curand for the example's host utilities),
+/// is read whole: every function, its mbarrier pipeline, TMA tensor copies,
+/// `elect.sync` and wgmma instructions in the syntax tree.
+#[test]
+fn a_cutlass_sm90_pipeline_gemm_module_is_read_whole() {
+    let Ok(nvcc) = std::env::var("NVCC") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs this test with NVCC set (.ci/run installs the wheels)"
+        );
+        return;
+    };
+    let nvcc = PathBuf::from(nvcc);
+    let cu13 = nvcc.parent().unwrap().parent().unwrap();
+    let cutlass = cu13.join("../../cutlass_library/source");
+    let example =
+        cutlass.join("examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu");
+    assert!(example.is_file(), "the nvidia-cutlass wheel beside nvcc");
+    let out = std::env::temp_dir().join(format!("ptxmc-cutlass48-{}.ptx", std::process::id()));
+    let status = Command::new(&nvcc)
+        .args([
+            "-ptx",
+            "-lineinfo",
+            "-std=c++17",
+            "--expt-relaxed-constexpr",
+            "-arch=sm_90a",
+        ])
+        .arg(format!("-I{}", cu13.join("include").display()))
+        .arg(format!("-I{}", cu13.join("include/cccl").display()))
+        .arg(format!("-I{}", cutlass.join("include").display()))
+        .arg(format!(
+            "-I{}",
+            cutlass.join("tools/util/include").display()
+        ))
+        .arg(format!("-I{}", cutlass.join("examples/common").display()))
+        .arg(&example)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "nvcc compiles CUTLASS example 48");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let module =
+        ptx::parser::parse(&text).unwrap_or_else(|d| panic!("example 48 parses: {}", d.message()));
+    assert!(module.entries().count() >= 1);
+    let mnemonics: Vec<&str> = module
+        .functions
+        .iter()
+        .flat_map(|f| f.body.iter().map(|i| i.mnemonic.as_str()))
+        .collect();
+    for wanted in [
+        "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "elect.sync",
+        "wgmma.fence.sync.aligned",
+        "wgmma.commit_group.sync.aligned",
+    ] {
+        assert!(mnemonics.contains(&wanted), "{wanted} in the module");
+    }
+    assert!(
+        mnemonics
+            .iter()
+            .any(|m| m.starts_with("cp.async.bulk.tensor.3d")),
+        "a 3D tensor TMA copy in the module"
+    );
+}
