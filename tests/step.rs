@@ -42,6 +42,7 @@ fn options(every_step: bool) -> Options {
             max_memory: None,
         },
         barriers: Default::default(),
+        fairness: Default::default(),
     }
 }
 
