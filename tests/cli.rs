@@ -622,6 +622,34 @@ fn check_termination_reports_mismatches_and_inconclusive_rows() {
     );
 }
 
+/// A spin that hangs only because the store is not morally strong with the
+/// spinning load: `trace --hang` shows the lasso, the load reading an older
+/// version, and `run` exits 5; `--fairness all` says it terminates.
+#[test]
+fn trace_hang_shows_a_spin_on_a_write_that_is_not_morally_strong() {
+    let path = "litmus/liveness/Flag-cta-scope-other-cta.litmus";
+    let (code, out, err) = ptxmc(&["trace", path, "--hang"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        out.contains("Then forever, each iteration reading the latest versions it must see:\n  1. P1 ld.acquire.cta r0, f  reads f=0 (initial), an older version: no newer one is morally strong with the load or in its causal past, so it need never see them\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  P1 spins in the loop at `ld.acquire.cta r0, f`: reading the latest value it must see (f=0) it goes back every time\n"),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["run", path]);
+    assert_eq!(code, 5, "{out}");
+    let (code, out, _) = ptxmc(&["run", path, "--fairness", "all"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Termination: checked — every execution terminates"),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", path, "--hang", "--fairness", "all"]);
+    assert_eq!(code, 1, "{out}");
+}
+
 #[test]
 fn trace_hang_shows_the_lasso_or_says_there_is_none() {
     let (code, out, err) = ptxmc(&["trace", "litmus/liveness/Flag-never-set.litmus", "--hang"]);
