@@ -83,6 +83,8 @@ pub struct RunOptions {
     pub retry_loops: bool,
     /// How CTA barriers are read (`model::barrier`).
     pub barriers: crate::model::barrier::Reading,
+    /// Which writes spinning reads must eventually see (`model::hang::Fairness`).
+    pub fairness: crate::model::hang::Fairness,
 }
 
 impl Default for RunOptions {
@@ -104,6 +106,7 @@ impl Default for RunOptions {
             termination: true,
             retry_loops: true,
             barriers: Default::default(),
+            fairness: Default::default(),
         }
     }
 }
@@ -598,6 +601,7 @@ fn run_ax(
         forced_coherence: opts.forced_coherence,
         static_barriers: opts.static_barriers,
         barriers: opts.barriers.for_program(p),
+        fairness: opts.fairness,
         ..AxOptions::default()
     };
     let r = ax::run_within(p, &ax_opts, budget);
@@ -677,6 +681,7 @@ fn run_op_at<S: Bits>(
     }
     m.persistent = opts.persistent;
     m.barriers = opts.barriers.for_program(p);
+    m.fairness = opts.fairness;
     let eo = ExploreOptions {
         limits: opts.limits,
         jobs: opts.jobs,

@@ -159,7 +159,7 @@ fn check_passes_the_project_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "340 passed, 0 failed\n");
+    assert_eq!(out, "351 passed, 0 failed\n");
 }
 
 /// A row whose program can reach undefined behaviour fails with the
@@ -433,7 +433,7 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
             "step {path}: {out}"
         );
     }
-    assert_eq!(hanging, 30);
+    assert_eq!(hanging, 36);
 }
 
 #[test]
@@ -588,7 +588,7 @@ fn check_termination_passes_the_liveness_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "74 passed, 0 failed\n");
+    assert_eq!(out, "85 passed, 0 failed\n");
 }
 
 #[test]
@@ -615,11 +615,39 @@ fn check_termination_reports_mismatches_and_inconclusive_rows() {
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         out,
-        "FAIL litmus/liveness/Flag-never-set.litmus: expected termination, found a hang: P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\n\
+        "FAIL litmus/liveness/Flag-never-set.litmus: expected termination, found a hang: P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value it must see (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\n\
          FAIL litmus/liveness/Flag-set.litmus: expected a hang, every execution terminates\n\
          FAIL tests/peers/dat3m/litmus/PTX/CADP/2_threads_2_instructions/0_simple.litmus: inconclusive: termination not checked (a loop that is neither a spin loop nor a retry loop reached the loop bound (2), so longer executions might hang)\n\
          1 passed, 3 failed\n"
     );
+}
+
+/// A spin that hangs only because the store is not morally strong with the
+/// spinning load: `trace --hang` shows the lasso, the load reading an older
+/// version, and `run` exits 5; `--fairness all` says it terminates.
+#[test]
+fn trace_hang_shows_a_spin_on_a_write_that_is_not_morally_strong() {
+    let path = "litmus/liveness/Flag-cta-scope-other-cta.litmus";
+    let (code, out, err) = ptxmc(&["trace", path, "--hang"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        out.contains("Then forever, each iteration reading the latest versions it must see:\n  1. P1 ld.acquire.cta r0, f  reads f=0 (initial), an older version: no newer one is morally strong with the load or in its causal past, so it need never see them\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  P1 spins in the loop at `ld.acquire.cta r0, f`: reading the latest value it must see (f=0) it goes back every time\n"),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["run", path]);
+    assert_eq!(code, 5, "{out}");
+    let (code, out, _) = ptxmc(&["run", path, "--fairness", "all"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("Termination: checked — every execution terminates"),
+        "{out}"
+    );
+    let (code, out, _) = ptxmc(&["trace", path, "--hang", "--fairness", "all"]);
+    assert_eq!(code, 1, "{out}");
 }
 
 #[test]
@@ -631,7 +659,7 @@ fn trace_hang_shows_the_lasso_or_says_there_is_none() {
         "{out}"
     );
     assert!(
-        out.contains("Then forever, each iteration reading the latest versions:\n  1. P1 ld.acquire.gpu r0, f  reads f=0 (initial), the latest version\n"),
+        out.contains("Then forever, each iteration reading the latest versions it must see:\n  1. P1 ld.acquire.gpu r0, f  reads f=0 (initial), the latest version\n"),
         "{out}"
     );
     assert!(

@@ -669,8 +669,9 @@ fn ptxmc_kernel_json_lists_the_buffers() {
 /// stress warps beside, per kernel, each kernel's own PTX assembled by ptxas
 /// 13.5): every final state the GPU showed is one the model allows, every
 /// hang is one the model finds and the one fault is a kernel the model finds
-/// undefined — except one hang the model does not predict (pinned here and
-/// analysed in `docs/hardware-results.md`, "Kernels on the GPU").
+/// undefined (the `.cta` flag between CTAs that hung, `mp_block_scope`,
+/// included since fairness holds only between morally strong accesses;
+/// `docs/hardware-results.md`, "Kernels on the GPU").
 #[test]
 fn every_kernel_run_on_the_gpu_is_allowed_by_the_model() {
     use ptxmc::hw::compare::compare_kernel;
@@ -713,18 +714,13 @@ fn every_kernel_run_on_the_gpu_is_allowed_by_the_model() {
     assert_eq!(compared, 63);
     // The kernels the front end does not lower yet ran on the GPU too.
     assert_eq!(refused, ["kernels/not-yet/named_barrier_wrong_count.ptx",]);
-    // A `.cta`-scoped release/acquire flag between two CTAs: the GPU hung
-    // (the acquire load spins on its SM's stale L1 line), while the model's
-    // termination check lets every write reach every spinning read.
-    assert_eq!(
-        outside,
-        [(
-            "kernels/mp_block_scope.ptx".to_string(),
-            Vec::new(),
-            Some(false),
-            None
-        )]
-    );
+    // Nothing outside the model. `mp_block_scope` (a `.cta`-scoped
+    // release/acquire flag between two CTAs) hung on the GPU — the acquire
+    // load spins on its SM's stale L1 line — and the model finds that hang:
+    // the store and the load are not morally strong, so fairness does not
+    // make the store visible to the load (`docs/loops.md`, "Fairness").
+    // Under `--fairness all` it was the one kernel outside.
+    assert!(outside.is_empty(), "outside the model: {outside:?}");
     // Kernels where the GPU showed more than one final state (lost updates,
     // stale reads, store buffering, the TMA consumer that waits on the wrong
     // parity): every state among the model's.

@@ -614,7 +614,7 @@ fn api_step_says_up_front_whether_the_program_can_hang() {
             &json!("hangs"),
             &json!("spin"),
             &json!(
-                "P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it"
+                "P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value it must see (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it"
             )
         )
     );

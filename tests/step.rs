@@ -42,6 +42,7 @@ fn options(every_step: bool) -> Options {
             max_memory: None,
         },
         barriers: Default::default(),
+        fairness: Default::default(),
     }
 }
 
@@ -329,7 +330,7 @@ fn a_session_goes_into_a_hang_and_names_it() {
     let pic = picture::picture(s.machine(), s.current());
     let drawn = text::state(&s, &pic);
     assert!(
-        drawn.contains("Hang (spin): P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time"),
+        drawn.contains("Hang (spin): P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value it must see (f=0) it goes back every time"),
         "{drawn}"
     );
     let mp = mp_relaxed();
@@ -350,7 +351,7 @@ fn the_step_view_shows_labels_and_the_hang() {
         "{out}"
     );
     assert!(
-        out.contains("\nHang: spin — P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\nThis program can hang: `g hang` walks into it.\n"),
+        out.contains("\nHang: spin — P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value it must see (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\nThis program can hang: `g hang` walks into it.\n"),
         "{out}"
     );
 }

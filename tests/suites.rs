@@ -144,6 +144,45 @@ fn project_liveness_verdicts_with_each_engine() {
     }
 }
 
+/// `--fairness all` (every write eventually visible to every read, the
+/// reading before 2026-11 and Dat3M's) differs from the default exactly on
+/// the library's spins on a write that is not morally strong with the
+/// spinning read: those hang by default and terminate under it, in each
+/// engine (`docs/loops.md`, "Fairness").
+#[test]
+fn fairness_all_differs_exactly_on_spins_that_are_not_morally_strong() {
+    let csv = std::fs::read_to_string(root().join("litmus/liveness-expected.csv")).unwrap();
+    for engine in [EngineChoice::Op, EngineChoice::Ax] {
+        let opts = RunOptions {
+            engine,
+            fairness: ptxmc::model::hang::Fairness::All,
+            ..RunOptions::default()
+        };
+        let mut differ = Vec::new();
+        for line in csv.lines().filter(|l| !l.trim().is_empty()) {
+            let (path, want) = line.rsplit_once(',').unwrap();
+            let t = litmus::parse_file(&root().join(path)).unwrap().remove(0);
+            let r = engine::run(&t.program, &opts);
+            assert!(r.termination.checked(), "{path}: not checked");
+            if r.termination.hangs() != (want.trim() == "0") {
+                differ.push(path.to_string());
+            }
+        }
+        assert_eq!(
+            differ,
+            [
+                "litmus/liveness/Flag-cta-scope-other-cta.litmus",
+                "litmus/liveness/Flag-volatile-spin-weak-store.litmus",
+                "litmus/liveness/Flag-weak-load-no-acquire.litmus",
+                "litmus/liveness/Flag-weak-load-sc-fence-reader-only.litmus",
+                "litmus/liveness/Flag-weak-load-spin.litmus",
+                "litmus/liveness/Flag-weak-store-relaxed-spin.litmus",
+            ],
+            "{engine:?}"
+        );
+    }
+}
+
 #[test]
 fn dat3m_ptx75_expected_verdicts() {
     let base = root().join("tests/peers/dat3m");

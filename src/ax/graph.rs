@@ -145,6 +145,11 @@ pub struct Graph<'p, S: Bits> {
     /// Reads that must read a coherence-maximal write (stuck paths' spinning
     /// iterations and failing blocking waits).
     pub latest: S,
+    /// The events of stuck paths' spinning iterations (the iteration that
+    /// repeats forever, `docs/loops.md`, "Fairness").
+    pub spin_iter: S,
+    /// Per thread: the last event of its path when that path spins.
+    pub spin_last: Vec<Option<usize>>,
 }
 
 impl<'p, S: Bits> Graph<'p, S> {
@@ -187,6 +192,8 @@ impl<'p, S: Bits> Graph<'p, S> {
         let mut cond_reads = Vec::new();
         let mut stuck = Vec::new();
         let mut latest = S::EMPTY;
+        let mut spin_iter = S::EMPTY;
+        let mut spin_last = vec![None; paths.len()];
         for (t, path) in paths.iter().enumerate() {
             let base = events.len();
             offset.push(base);
@@ -194,6 +201,12 @@ impl<'p, S: Bits> Graph<'p, S> {
             stuck.push(path.stuck.clone());
             if let Some(sp) = &path.stuck {
                 latest |= sp.latest.to_bits::<S>(base);
+                if matches!(sp.kind, StuckKind::Spin { .. }) && sp.iteration < path.events.len() {
+                    for i in sp.iteration..path.events.len() {
+                        spin_iter |= S::bit(base + i);
+                    }
+                    spin_last[t] = Some(base + path.events.len() - 1);
+                }
             }
             let stuck_at_barrier = matches!(
                 path.stuck,
@@ -295,6 +308,8 @@ impl<'p, S: Bits> Graph<'p, S> {
             truncated,
             stuck,
             latest,
+            spin_iter,
+            spin_last,
         };
         for (a, b) in dep_pairs {
             g.dep.add(a, b);

@@ -54,6 +54,8 @@ pub struct AxOptions {
     /// built (`docs/oracle.md`, "Barrier phases before reads-from");
     /// `false` only to check that shortcut.
     pub static_barriers: bool,
+    /// Which writes spinning reads must eventually see (termination search).
+    pub fairness: crate::model::hang::Fairness,
 }
 
 impl Default for AxOptions {
@@ -65,6 +67,7 @@ impl Default for AxOptions {
             forced_coherence: true,
             barriers: Default::default(),
             static_barriers: true,
+            fairness: Default::default(),
         }
     }
 }

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use crate::ir::{Proxy, Value};
 use crate::limits::{Budget, Exceeded, Finder, Poll};
+use crate::model::hang::Fairness;
 use crate::model::ub::Undefined;
 use crate::outcome::{Columns, Outcomes};
 
@@ -190,6 +191,15 @@ pub struct Search<'a, 'p, S: Bits> {
     /// The races of the executions found, each with the first execution
     /// that shows it.
     pub races: std::collections::BTreeMap<Race, RaceWitness>,
+    /// Which writes spinning reads must eventually see.
+    fairness: Fairness,
+    /// Per read that must read a fair write (`Graph::latest`): the writes
+    /// of its location none of which may follow its source in coherence —
+    /// all of them for blocking waits, RMWs and under [`Fairness::All`];
+    /// under [`Fairness::MorallyStrong`] those morally strong with a
+    /// spinning load, and (while a coherence is searched, `co_start`) those
+    /// that causally precede the load's copy in the next iteration.
+    fair_forbid: Vec<S>,
     out: &'a mut Outcomes,
 }
 
@@ -434,8 +444,96 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             witness: None,
             race_pairs,
             races: Default::default(),
+            fair_forbid: static_forbid(g, Fairness::default()),
+            fairness: Fairness::default(),
             out,
         }
+    }
+
+    /// Which writes spinning reads must eventually see (`docs/loops.md`,
+    /// "Fairness").
+    pub fn fairness(mut self, f: Fairness) -> Self {
+        self.fairness = f;
+        self.fair_forbid = static_forbid(self.g, f);
+        self
+    }
+
+    /// Under morally strong fairness, the spinning loads whose fairness
+    /// depends on causality (`fair_forbid` grows in `co_start`).
+    fn fair_loads(&self) -> S {
+        let g = self.g;
+        if self.fairness != Fairness::MorallyStrong {
+            return S::EMPTY;
+        }
+        members(g.latest & g.spin_iter)
+            .filter(|&r| fair_load(g, r))
+            .fold(S::EMPTY, |m, r| m | bit(r))
+    }
+
+    /// The writes of spinning load `r`'s location that causally precede the
+    /// copy `r'` of `r` in the next iteration of its loop, given the
+    /// closures `cl` and observation `obs` of the current candidate: `r'` is
+    /// program-order after the iteration's last event `last`, so base
+    /// causality reaches it from whatever reaches `last` (base causality
+    /// contains program order), and the proxy rules of [`Search::cause`]
+    /// apply to `r'` as to `r`. Repeating the iteration adds exactly these
+    /// edges into the spinning thread: a write among them that `r`'s source
+    /// precedes in coherence would put `fr(r', x) ; cause(x, r')` in the
+    /// repeated execution (A6).
+    fn next_copy_causes(&self, cl: &Closures<S>, obs: &Rel<S>, r: usize) -> S {
+        let g = self.g;
+        let b = &g.events[r];
+        let Some(last) = b.thread.and_then(|t| g.spin_last[t]) else {
+            return S::EMPTY;
+        };
+        let ppcb = |z: usize| -> bool {
+            let a = &g.events[z];
+            if !a.is_mem() || a.thread.is_none() || a.loc != b.loc {
+                return false;
+            }
+            let c = &cl.by_sig[cl.sig_of[z]];
+            let reaches = |y: usize| y == last || c.has(y, last);
+            if !reaches(z) {
+                return false;
+            }
+            let src = if a.proxy == Proxy::Generic {
+                bit(z)
+            } else {
+                c.row(z) & self.src_cand[z]
+            };
+            // As in `cause`: the segments from Src(z), through an alias fence,
+            // to Dst(r'), each strictly after the one before. `via`: the
+            // events whose strict successors form the segment's end set.
+            let src_reach = members(src).fold(S::EMPTY, |acc, s| acc | c.row(s));
+            let alias_via = src_reach & g.alias_fences;
+            // Dst(r'): r' itself if generic (reached from `via` when some
+            // member reaches `last`), else the proxy fences of its proxy in
+            // its CTA before it.
+            let hits = |via: S| {
+                if b.proxy == Proxy::Generic {
+                    members(via).any(reaches)
+                } else {
+                    let end = members(via).fold(S::EMPTY, |acc, u| acc | c.row(u));
+                    members(self.dst_cand[r])
+                        .filter(|&d| reaches(d))
+                        .any(|d| end.has(d))
+                }
+            };
+            if a.va == b.va {
+                (a.proxy == Proxy::Generic && b.proxy == Proxy::Generic)
+                    || (a.proxy == b.proxy && g.cta(z) == g.cta(r))
+                    || hits(src)
+            } else {
+                hits(alias_via)
+            }
+        };
+        let mut out = S::EMPTY;
+        for x in members(g.writes_of[b.loc]) {
+            if ppcb(x) || members(obs.row(x)).any(ppcb) {
+                out |= bit(x);
+            }
+        }
+        out
     }
 
     /// With `on` false, the search adds only A1's coherence edges to the
@@ -1198,6 +1296,25 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         if cb.has(a, b) || cb.has(b, a) {
             return self.sc_step(i + 1, cb, extra, ctx);
         }
+        // A spinning iteration's `fence.sc` repeats forever: in the limit
+        // every other `fence.sc` precedes its copies (the machine retires it
+        // after everything else). Two spinning iterations' fences are left
+        // unordered: neither engine lets one thread's repeated fence reach
+        // another's (`docs/loops.md`, "Fairness").
+        if self.fairness == Fairness::MorallyStrong && g_has_stuck(self.g) {
+            let (ia, ib) = (self.g.spin_iter.has(a), self.g.spin_iter.has(b));
+            if ia && ib {
+                return self.sc_step(i + 1, cb, extra, ctx);
+            }
+            if ia || ib {
+                let (x, y) = if ia { (b, a) } else { (a, b) };
+                let mut c = cb;
+                c.add_closed(x, y);
+                let mut e = extra;
+                e.add(x, y);
+                return self.sc_step(i + 1, c, e, ctx);
+            }
+        }
         for (x, y) in [(a, b), (b, a)] {
             let mut c = cb.clone();
             c.add_closed(x, y);
@@ -1213,6 +1330,25 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
     // ---- step 4: coherence --------------------------------------------------
 
     fn co_start(&mut self, cb: &Rel<S>, extra: &Rel<S>, ctx: &Ctx<S>) {
+        let loads = self.fair_loads();
+        if loads.is_empty() {
+            return self.co_start_fair(cb, extra, ctx);
+        }
+        // The spinning loads' forbidden writes grow with this candidate's
+        // causality; put back the static part after (the reads-from steps
+        // above check with it alone, which stays sound as relations grow).
+        let cl = self.closures(cb, ctx.sw_ra, Some(extra));
+        let mut full = self.fair_forbid.clone();
+        for r in members(loads) {
+            full[r] |= self.next_copy_causes(&cl, ctx.obs, r);
+        }
+        let saved = std::mem::replace(&mut self.fair_forbid, full);
+        self.co_start_fair(cb, extra, ctx);
+        self.fair_forbid = saved;
+    }
+
+    /// [`Search::co_start`] with the spinning loads' forbidden writes known.
+    fn co_start_fair(&mut self, cb: &Rel<S>, extra: &Rel<S>, ctx: &Ctx<S>) {
         // Fence-SC orientations are retirement order too: with them, base
         // causality and the barrier phases' order in time stay acyclic.
         if !self.sc_pairs.is_empty() {
@@ -1470,7 +1606,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         for r in members(g.latest & within) {
             // During reads-from, a read not bound yet has no say.
             let Some(w) = self.rf[r] else { continue };
-            if co.row(w).meets(g.writes_of[g.events[r].loc]) {
+            if co.row(w).meets(self.fair_forbid[r]) {
                 self.stats.pruned_not_latest += 1;
                 return false;
             }
@@ -1602,6 +1738,33 @@ fn initial_writes_first<S: Bits>(g: &Graph<'_, S>) -> Rel<S> {
         }
     }
     co
+}
+
+/// Per event, the writes its source must not precede in coherence, as far
+/// as they are known before causality (`Search::fair_forbid`).
+fn static_forbid<S: Bits>(g: &Graph<'_, S>, f: Fairness) -> Vec<S> {
+    let mut out = vec![S::EMPTY; g.len()];
+    for r in members(g.latest) {
+        let writes = g.writes_of[g.events[r].loc];
+        out[r] = if f == Fairness::MorallyStrong && g.spin_iter.has(r) && fair_load(g, r) {
+            writes & g.ms.row(r)
+        } else {
+            writes
+        };
+    }
+    out
+}
+
+/// Whether event `r` is a plain load (not an RMW's read, not an mbarrier
+/// wait): the reads that morally strong fairness relaxes.
+fn fair_load<S: Bits>(g: &Graph<'_, S>, r: usize) -> bool {
+    let e = &g.events[r];
+    e.thread.is_some_and(|t| {
+        matches!(
+            g.program.threads[t].code[e.pc],
+            crate::ir::Instr::Load { .. }
+        )
+    })
 }
 
 fn g_has_stuck<S: Bits>(g: &Graph<'_, S>) -> bool {

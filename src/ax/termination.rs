@@ -95,7 +95,8 @@ pub fn termination_within(
                 crate::with_width!(nevents, S => {
                     let g = Graph::<S>::new(p, &combo);
                     let mut s = Search::new(&g, &cols, sink, budget, spent)
-                        .forced_coherence(opts.forced_coherence);
+                        .forced_coherence(opts.forced_coherence)
+                        .fairness(opts.fairness);
                     s.barriers = opts.barriers;
                     s.static_barriers = opts.static_barriers;
                     s.hunt_undefined = hunt;

@@ -251,6 +251,9 @@ pub struct StuckPoint {
     /// Reads (path indices) that must read a coherence-maximal write: a
     /// spinning iteration's reads, a failing blocking wait's read.
     pub latest: Grow,
+    /// For a spinning path, the index of the first event of the iteration
+    /// that repeats (its events end the path); `usize::MAX` otherwise.
+    pub iteration: usize,
 }
 
 /// How a stuck path is stuck.
@@ -423,6 +426,7 @@ pub fn unfold(
                                 pc,
                                 kind: StuckKind::Wait,
                                 latest: Grow::single(i),
+                                iteration: usize::MAX,
                             }));
                         }
                         s.constraints.push(Constraint {
@@ -446,6 +450,7 @@ pub fn unfold(
                             pc,
                             kind: StuckKind::Await,
                             latest: Grow::new(),
+                            iteration: usize::MAX,
                         }));
                     }
                     s.events.push(PathEvent {
@@ -566,6 +571,7 @@ pub fn unfold(
                                 pc,
                                 kind: StuckKind::Barrier,
                                 latest: Grow::new(),
+                                iteration: usize::MAX,
                             }));
                         }
                         s.events.push(PathEvent {
@@ -671,6 +677,7 @@ fn spinning(s: &State, loops: &LoopInfo, back: usize) -> Path {
         pc: head,
         kind: StuckKind::Spin { back },
         latest: Grow::new(),
+        iteration: s.iter_start,
     });
     // A failed CAS writes back what it read; the iteration that repeats
     // forever is its read alone (docs/loops.md, retry loops).

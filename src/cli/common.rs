@@ -12,6 +12,7 @@ use crate::limits::Limits;
 use crate::litmus::{self, LitmusError, LitmusTest, cond};
 use crate::model::Model;
 use crate::model::barrier::Reading;
+use crate::model::hang::Fairness;
 
 /// The test of a single-test command (`explain`, `fix`, `step`, `trace`)
 /// and how to read it.
@@ -32,6 +33,11 @@ pub struct TestArgs {
     /// or `dat3m` (Dat3M's reading, for its suites; docs/barriers.md).
     #[arg(long, value_enum, default_value_t = Reading::default())]
     pub barriers: Reading,
+    /// Which writes a spinning read must eventually see: `morally-strong`
+    /// (those morally strong with it; a weak or `.cta` spin across CTAs may
+    /// hang, as on the GPU) or `all` (every write; Dat3M's reading).
+    #[arg(long, value_enum, default_value_t = Fairness::default())]
+    pub fairness: Fairness,
 }
 
 impl TestArgs {
@@ -57,6 +63,12 @@ pub struct EngineArgs {
     /// or `dat3m` (Dat3M's reading, for its suites; docs/barriers.md).
     #[arg(long, value_enum, default_value_t = Reading::default())]
     pub barriers: Reading,
+    /// Which writes a spinning read must eventually see: `morally-strong`
+    /// (those morally strong with it; a weak or `.cta` spin across CTAs may
+    /// hang, as on the GPU) or `all` (every write; Dat3M's reading;
+    /// docs/loops.md, "Fairness").
+    #[arg(long, value_enum, default_value_t = Fairness::default())]
+    pub fairness: Fairness,
     /// Worker threads (default: all cores). Several tests run side by side; a
     /// single test's exploration is shared between the workers.
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
@@ -147,6 +159,7 @@ impl EngineArgs {
             termination: !self.no_termination,
             retry_loops: !self.bound_retry_loops,
             barriers: self.barriers,
+            fairness: self.fairness,
         }
     }
 }
@@ -349,10 +362,12 @@ pub fn termination(
     max_states: u64,
     timeout: Option<f64>,
     barriers: Reading,
+    fairness: Fairness,
 ) -> (TerminationNote, Option<crate::report::ub::UbReport>) {
     let limits = crate::explain::enumerate::Limits {
         loop_bound,
         barriers: barriers.for_program(&t.program),
+        fairness,
         deadline: timeout
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
             .and_then(|d| std::time::Instant::now().checked_add(d)),

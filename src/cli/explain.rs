@@ -70,6 +70,7 @@ pub fn run(args: &ExplainArgs) -> Exit {
         loop_bound: args.test.loop_bound,
         max_candidates: args.max_candidates,
         barriers: args.test.barriers.for_program(&t.program),
+        fairness: args.test.fairness,
         deadline: args
             .timeout
             .filter(|s| *s > 0.0)

@@ -73,6 +73,7 @@ pub fn run(args: &FixArgs) -> Exit {
             .filter(|s| *s > 0.0)
             .and_then(|s| std::time::Instant::now().checked_add(Duration::from_secs_f64(s))),
         barriers: args.test.barriers.for_program(p),
+        fairness: args.test.fairness,
         ..crate::explain::enumerate::Limits::default()
     };
     // Undefined behaviour and hangs first. A search for an outcome alone

@@ -70,6 +70,7 @@ pub fn run(args: &StepArgs) -> Exit {
     let options = step::Options {
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers.for_program(&t.program),
+        fairness: args.test.fairness,
         every_step: !args.eager,
         limits: Limits {
             max_states: Some(args.max_states),
@@ -126,6 +127,7 @@ fn session_at<S: crate::rel::Bits>(
         args.max_states,
         Some(args.timeout),
         args.test.barriers,
+        args.test.fairness,
     );
     let _ = write!(
         out,
@@ -301,6 +303,7 @@ fn explain<S: crate::rel::Bits>(
     let limits = ExplainLimits {
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers.for_program(p),
+        fairness: args.test.fairness,
         max_candidates: 1_000_000,
         deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
             .ok()

@@ -84,6 +84,7 @@ pub fn run(args: &TraceArgs) -> Exit {
     let options = step::Options {
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers.for_program(&t.program),
+        fairness: args.test.fairness,
         every_step: args.every_step,
         limits,
     };
@@ -130,6 +131,7 @@ fn run_at<S: crate::rel::Bits>(
         args.max_states,
         args.timeout,
         args.test.barriers,
+        args.test.fairness,
     );
     let hint = format!(
         "`ptxmc trace {} --hang` shows a run into it",
@@ -422,6 +424,7 @@ fn race(args: &TraceArgs, t: &crate::litmus::LitmusTest, n: usize, limits: Limit
         engine: crate::engine::EngineChoice::Ax,
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers,
+        fairness: args.test.fairness,
         limits,
         ..Default::default()
     };

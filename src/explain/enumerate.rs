@@ -32,6 +32,8 @@ pub struct Limits {
     pub deadline: Option<Instant>,
     /// How CTA barriers are read.
     pub barriers: crate::model::barrier::Reading,
+    /// Which writes spinning reads must eventually see (termination).
+    pub fairness: crate::model::hang::Fairness,
 }
 
 impl Default for Limits {
@@ -41,6 +43,7 @@ impl Default for Limits {
             max_candidates: 1_000_000,
             deadline: None,
             barriers: Default::default(),
+            fairness: Default::default(),
         }
     }
 }

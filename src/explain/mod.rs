@@ -97,6 +97,7 @@ impl TerminationNote {
             },
             output_cost: crate::limits::OutputCost::HERD,
             barriers: limits.barriers,
+            fairness: limits.fairness,
             ..crate::engine::RunOptions::default()
         };
         let r = crate::engine::run(p, &opts);

@@ -530,11 +530,14 @@ fn search_within(
     report.incomplete |= budget.exceeded().is_some();
     let mut fixes: Vec<Fix> = found
         .into_iter()
-        .map(|v| {
+        .filter_map(|v| {
             let q = sites::apply(p, &sites, &v);
             let left = end.map(|d| d.saturating_duration_since(Instant::now()));
             let (ok, undefined) =
                 match verified_and_undefined(&q, want, opts.loop_bound, opts.barriers, left) {
+                    // A weakening that lets the program hang is no fix (a
+                    // weak flag in a spin loop: `docs/loops.md`, "Fairness").
+                    Ok((v, _)) if weaken && v.hangs => return None,
                     Ok((v, u)) if report.outcome_kept => (v.is_some() && !v.hangs, u),
                     Ok((v, u)) => (v.allowed == Some(false) && !v.hangs, u),
                     Err(()) => {
@@ -551,13 +554,13 @@ fn search_within(
                 })
                 .collect();
             let total = changes.iter().map(|c| c.cost).sum();
-            Fix {
+            Some(Fix {
                 changes,
                 cost: total,
                 verified: ok,
                 undefined,
                 program: q,
-            }
+            })
         })
         .collect();
     if weaken {

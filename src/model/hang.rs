@@ -10,9 +10,37 @@
 //! on what. This module also holds the static facts both engines use to
 //! decide who may still arrive at a barrier.
 
+use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::ir::{Instr, LocId, Operand, RegId, Thread, ThreadId, Value};
+
+/// Which writes a spinning read must eventually see (`docs/loops.md`,
+/// "Fairness"). The PTX ISA states no progress guarantee; the default is
+/// the reading the hardware shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fairness {
+    /// A write morally strong with a spinning read cannot stay fr-after it
+    /// forever; a weak write, or one whose scope does not include the
+    /// reader (or a weak or too narrowly scoped read), may stay invisible:
+    /// a `.cta` acquire spinning in another CTA, or a weak `ld`, may hang.
+    #[default]
+    MorallyStrong,
+    /// Every write eventually becomes visible to every read (co/fr-fairness
+    /// for every pair, Dat3M's reading and ptxmc's before 2026-11).
+    All,
+}
+
+impl Fairness {
+    /// The option's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fairness::MorallyStrong => "morally-strong",
+            Fairness::All => "all",
+        }
+    }
+}
 
 /// What a stuck thread waits for.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

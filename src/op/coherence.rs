@@ -32,7 +32,7 @@ pub(super) type MaximaMemo<S> = dashmap::DashMap<Box<[u8]>, S, fxhash::FxBuildHa
 
 impl<S: Bits> Machine<'_, S> {
     /// The morally strong pairs of versions of `loc` that `st` leaves unordered.
-    fn open_pairs(&self, st: &State<S>, loc: usize) -> SmallVec<[(usize, usize); 8]> {
+    pub(super) fn open_pairs(&self, st: &State<S>, loc: usize) -> SmallVec<[(usize, usize); 8]> {
         let l = &self.layout;
         let vs = st.versions & l.loc_slots[loc];
         let mut pairs = SmallVec::new();
@@ -126,7 +126,7 @@ impl<S: Bits> Machine<'_, S> {
                         add_co_in(st.versions, &mut co, u, w);
                     }
                 }
-                !co[w].meets(vs) && self.completes(st, &mut co, loc, pairs, Some(w))
+                !co[w].meets(vs) && self.completes(st, &mut co, loc, pairs, Some((w, vs)))
             };
             if ok {
                 out |= bit(w);
@@ -134,6 +134,29 @@ impl<S: Bits> Machine<'_, S> {
             }
         }
         out
+    }
+
+    /// Whether some consistent completion of `st`'s coherence of `loc` puts
+    /// no version of `avoid` after version `w` (the fairness check of a
+    /// spinning read that returns `w`, `hang.rs`): every morally strong
+    /// version of `avoid` still unordered with `w` goes before it.
+    pub(super) fn can_stay_above(&self, st: &State<S>, loc: usize, w: usize, avoid: S) -> bool {
+        let vs = st.versions & self.layout.loc_slots[loc];
+        let avoid = avoid & vs & !S::bit(w);
+        if st.co[w].meets(avoid) {
+            return false;
+        }
+        let pairs = self.open_pairs(st, loc);
+        if pairs.is_empty() {
+            return true;
+        }
+        let mut co: Rows<S> = SmallVec::from_slice(&st.co);
+        for u in members(avoid & self.layout.ms[w]) {
+            if !co[u].has(w) {
+                add_co_in(st.versions, &mut co, u, w);
+            }
+        }
+        !co[w].meets(avoid) && self.completes(st, &mut co, loc, &pairs, Some((w, avoid)))
     }
 
     /// Whether every location's coherence has a consistent completion (in
@@ -150,7 +173,8 @@ impl<S: Bits> Machine<'_, S> {
     }
 
     /// Whether orienting the pairs of `pairs` still unordered in `co` can
-    /// give a consistent coherence of `loc`, with `last` kept maximal.
+    /// give a consistent coherence of `loc`, with `last = (w, avoid)`: no
+    /// version of `avoid` after `w` (`avoid` all versions: `w` maximal).
     ///
     /// First one completion, checked once: every pair still open oriented
     /// along one linear extension of `co` that ends with `last`
@@ -162,20 +186,22 @@ impl<S: Bits> Machine<'_, S> {
     /// check instead of one per pair (30 writers of one location: 435
     /// pairs). If it fails, the depth-first search decides: the answer is
     /// exact either way.
-    fn completes(
+    pub(super) fn completes(
         &self,
         st: &State<S>,
         co: &mut Rows<S>,
         loc: usize,
         pairs: &[(usize, usize)],
-        last: Option<usize>,
+        last: Option<(usize, S)>,
     ) -> bool {
         let vs = st.versions & self.layout.loc_slots[loc];
-        if last.is_some_and(|w| co[w].meets(vs)) {
+        if last.is_some_and(|(w, avoid)| co[w].meets(avoid)) {
             return false;
         }
-        let first = one_completion(co, vs, pairs, last);
-        if last.is_none_or(|w| !first[w].meets(vs)) && self.co_check_with(st, &first, loc).is_ok() {
+        let first = one_completion(co, vs, pairs, last.map(|(w, _)| w));
+        if last.is_none_or(|(w, avoid)| !first[w].meets(avoid))
+            && self.co_check_with(st, &first, loc).is_ok()
+        {
             return true;
         }
         self.completes_dfs(st, co, loc, pairs, last)
@@ -190,11 +216,10 @@ impl<S: Bits> Machine<'_, S> {
         co: &mut Rows<S>,
         loc: usize,
         pairs: &[(usize, usize)],
-        last: Option<usize>,
+        last: Option<(usize, S)>,
     ) -> bool {
-        let vs = st.versions & self.layout.loc_slots[loc];
         if self.interrupted()
-            || last.is_some_and(|w| co[w].meets(vs))
+            || last.is_some_and(|(w, avoid)| co[w].meets(avoid))
             || self.co_check_with(st, co, loc).is_err()
         {
             return false;

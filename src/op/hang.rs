@@ -24,7 +24,7 @@
 use smallvec::SmallVec;
 
 use crate::ir::{Instr, Value, WaitPhase, mbar};
-use crate::model::hang::{Hang, Stuck, Waits};
+use crate::model::hang::{Fairness, Hang, Stuck, Waits};
 use crate::model::loops::SpinLoop;
 use crate::rel::{Bits, members};
 
@@ -207,11 +207,18 @@ impl<S: Bits> Machine<'_, S> {
             // this iteration has read so far can be left out of the prefix
             // (reads only add constraints), so the thread stands at the start
             // of an iteration. Not so once a retry loop's CAS has written.
+            //
+            // Under morally strong fairness the iteration is replayed on the
+            // machine's own steps from the head, so nothing of it may have
+            // retired: only register instructions before `pc` (R1 retires
+            // those as soon as the thread reaches them).
             _ => {
                 let lp = *self.layout.loops[t].loop_at(pc)?;
                 let bound = slot.is_some_and(|s| st.bound.has(s));
                 let wrote = lp.retry.is_some_and(|cas| pc > cas);
-                (!bound && !wrote).then_some(Standing::SpinStart(t, lp))
+                let began = self.fairness == Fairness::MorallyStrong
+                    && (lp.head..pc).any(|q| self.layout.base[t][q].is_some());
+                (!bound && !wrote && !began).then_some(Standing::SpinStart(t, lp))
             }
         }
     }
@@ -283,10 +290,190 @@ impl<S: Bits> Machine<'_, S> {
         t: usize,
         lp: &SpinLoop,
     ) -> Option<Vec<(usize, usize, Value)>> {
-        let regs: SmallVec<[Value; 8]> = st.threads[t].regs.iter().copied().collect();
         let mut reads = Vec::new();
+        if self.fairness == Fairness::MorallyStrong {
+            let mut s = Box::new(st.clone());
+            s.thread_mut(t).pc = lp.head;
+            let mut chosen = Vec::new();
+            return self
+                .spin_fair(s, t, lp, &mut reads, &mut chosen)
+                .then_some(reads);
+        }
+        let regs: SmallVec<[Value; 8]> = st.threads[t].regs.iter().copied().collect();
         self.spin_from(st, t, lp, lp.head, regs, &mut reads)
             .then_some(reads)
+    }
+
+    /// [`Machine::spinning_reads`] under morally strong fairness
+    /// (`docs/loops.md`, "Fairness"): the iteration is run on the machine's
+    /// own retirement (`s`, a copy of the witness with thread `t` at the
+    /// loop's head), each plain load returning any version that no version
+    /// morally strong with it follows, each RMW (a retry loop's CAS) or
+    /// mbarrier wait a coherence-latest one. Retiring checks the iteration
+    /// itself (causality against the view it has); at the back edge, the
+    /// *next* iteration must be able to read the same versions with the view
+    /// this one leaves (`fair_repeat`): then every iteration after it does
+    /// too, and the loop spins forever. `chosen`: (slot, version) of the
+    /// loads so far.
+    fn spin_fair(
+        &self,
+        mut s: Box<State<S>>,
+        t: usize,
+        lp: &SpinLoop,
+        reads: &mut Vec<(usize, usize, Value)>,
+        chosen: &mut Vec<(usize, usize)>,
+    ) -> bool {
+        let code = &self.program.threads[t].code;
+        loop {
+            let Some(e) = self.head_entry(&s, t) else {
+                return false;
+            };
+            let pc = e.pc;
+            let instr = &code[pc];
+            match instr {
+                Instr::Load { access, .. } | Instr::Rmw { access, .. } => {
+                    let loc = self.program.addresses[access.addr].loc;
+                    let slot = e.slot.expect("a read has a slot");
+                    let vs = s.versions & self.layout.loc_slots[loc];
+                    let load = matches!(instr, Instr::Load { .. });
+                    let candidates = if load {
+                        members(vs)
+                            .filter(|&v| self.can_stay_above(&s, loc, v, self.layout.ms[slot] & vs))
+                            .fold(S::EMPTY, |m, v| m | S::bit(v))
+                    } else {
+                        self.maxima(&s, loc)
+                    };
+                    for v in members(candidates) {
+                        let mut s2 = s.clone();
+                        if !self.retire_read(&mut s2, t, &e, v) {
+                            continue;
+                        }
+                        reads.push((pc, loc, s.value[v]));
+                        if load {
+                            chosen.push((slot, v));
+                        }
+                        if self.spin_fair(s2, t, lp, reads, chosen) {
+                            return true;
+                        }
+                        reads.pop();
+                        if load {
+                            chosen.pop();
+                        }
+                    }
+                    return false;
+                }
+                Instr::MbarWait { addr, dst, .. } => {
+                    let loc = self.program.addresses[*addr].loc;
+                    let slot = e.slot.expect("a wait has a slot");
+                    for v in self.latest(&s, loc) {
+                        let mut s2 = s.clone();
+                        s2.rf[slot] = v as u16;
+                        s2.bound |= S::bit(slot);
+                        // A blocking wait inside the loop that fails: the
+                        // thread is stuck there, which the wait reports.
+                        if dst.is_none() && !self.wait_done(&s2, t, slot) {
+                            continue;
+                        }
+                        if !self.retire_read(&mut s2, t, &e, v) {
+                            continue;
+                        }
+                        reads.push((pc, loc, s.value[v]));
+                        if self.spin_fair(s2, t, lp, reads, chosen) {
+                            return true;
+                        }
+                        reads.pop();
+                    }
+                    return false;
+                }
+                Instr::Mov { .. } | Instr::Arith { .. } => self.advance(&mut s, t, &e, None),
+                Instr::Branch { cond, target } => {
+                    let regs = &s.threads[t].regs;
+                    let taken = cond
+                        .as_ref()
+                        .is_none_or(|(c, a, b)| c.holds(arg_value(regs, a), arg_value(regs, b)));
+                    if pc == lp.back {
+                        return taken && self.fair_repeat(&s, t, chosen);
+                    }
+                    if taken && *target > lp.back {
+                        return false; // an exit
+                    }
+                    self.advance(&mut s, t, &e, taken.then_some(*target));
+                }
+                i if crate::model::loops::is_fence(i) => {
+                    let slot = e.slot.expect("a fence has a slot");
+                    let k = {
+                        let w = super::window::Windows::new(self, &s);
+                        match i {
+                            Instr::ProxyFence { .. } => Some(s.threads[t].view.clone()),
+                            _ => self.propagate_in(&s, t, slot, &w),
+                        }
+                    };
+                    let Some(k) = k else { return false };
+                    if self.finish_retire_check(&mut s, t, &e, k).is_err() {
+                        return false;
+                    }
+                }
+                _ => unreachable!(
+                    "spin and retry loop bodies hold reads, fences, register moves and branches"
+                ),
+            }
+        }
+    }
+
+    /// Bind the read of entry `e` to version `v` and retire it on `s` (the
+    /// machine's checks: causality against the thread's view, obligations,
+    /// SC per location). A retry loop's CAS retires as the read it is in the
+    /// repeated iteration (its write puts back what it read): its acquire
+    /// merges, its register is written, nothing is issued.
+    fn retire_read(
+        &self,
+        s: &mut Box<State<S>>,
+        t: usize,
+        e: &super::window::Entry,
+        v: usize,
+    ) -> bool {
+        let slot = e.slot.expect("a read has a slot");
+        s.rf[slot] = v as u16;
+        s.bound |= S::bit(slot);
+        let k = {
+            let w = super::window::Windows::new(self, s);
+            self.propagate_in(s, t, slot, &w)
+        };
+        let Some(mut k) = k else { return false };
+        if let Instr::Rmw { dst, .. } = &self.program.threads[t].code[e.pc] {
+            k.raw |= S::bit(slot);
+            if self.layout.slots[slot].proxy == crate::ir::Proxy::Generic {
+                k.gen_ |= S::bit(slot);
+            }
+            let value = s.value[v];
+            let ts = s.thread_mut(t);
+            ts.view = k;
+            if let Some(d) = dst {
+                ts.regs[*d] = value;
+            }
+            s.retired |= S::bit(slot);
+            s.seq[slot] = e.seq;
+            self.advance(s, t, e, None);
+            return true;
+        }
+        self.finish_retire_check(s, t, e, k).is_ok()
+    }
+
+    /// At the back edge of an iteration run by [`Machine::spin_fair`] on `s`:
+    /// whether the next iteration's loads can return the same versions —
+    /// each not followed, in some consistent completion of coherence, by a
+    /// version morally strong with the load or in the causal past the
+    /// iteration leaves on its line (`Front⁺` of the thread's view). Then
+    /// the next iteration retires as this one did and leaves the same view,
+    /// so every later one does too.
+    fn fair_repeat(&self, s: &State<S>, t: usize, chosen: &[(usize, usize)]) -> bool {
+        let k = &s.threads[t].view;
+        chosen.iter().all(|&(slot, v)| {
+            let loc = self.layout.slots[slot].loc;
+            let vs = s.versions & self.layout.loc_slots[loc];
+            let avoid = (self.front_plus(s, k, slot).0 | self.layout.ms[slot]) & vs;
+            self.can_stay_above(s, loc, v, avoid)
+        })
     }
 
     fn spin_from(

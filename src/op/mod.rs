@@ -97,6 +97,9 @@ pub struct Machine<'p, S: Bits = u128> {
     maxima_memo: coherence::MaximaMemo<S>,
     /// How CTA barriers are read (`model::barrier`).
     pub barriers: crate::model::barrier::Reading,
+    /// Which writes spinning reads must eventually see (the hang witness,
+    /// `hang.rs`).
+    pub fairness: crate::model::hang::Fairness,
     /// Per CTA (index into [`Layout::ctas`]): whether some thread of it has
     /// a barrier with a thread count (then, under the ISA reading, the order
     /// of count-less arrivals matters too, and is a choice).
@@ -265,6 +268,7 @@ impl<'p, S: Bits> Machine<'p, S> {
         let order_free = crate::model::barrier::order_free_counted(p);
         Ok(Machine {
             barriers: Default::default(),
+            fairness: Default::default(),
             cta_counted,
             order_free,
             cta_threads,

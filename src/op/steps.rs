@@ -768,7 +768,7 @@ impl<S: Bits> Machine<'_, S> {
     }
 
     /// Advance thread `t` past entry `e` (to `target` for a taken branch).
-    fn advance(&self, s: &mut State<S>, t: usize, e: &Entry, target: Option<usize>) {
+    pub(super) fn advance(&self, s: &mut State<S>, t: usize, e: &Entry, target: Option<usize>) {
         let instr = &self.program.threads[t].code[e.pc];
         let ts = s.thread_mut(t);
         if let Some((dst, v)) = instr.local_effect::<Value>(&ts.regs) {
@@ -807,7 +807,7 @@ impl<S: Bits> Machine<'_, S> {
     /// snapshots of the release heads its acquire patterns synchronise with,
     /// and of earlier morally strong `fence.sc`. `None` if a head has not
     /// retired yet (WAIT).
-    fn propagate_in(
+    pub(super) fn propagate_in(
         &self,
         st: &State<S>,
         t: usize,

@@ -260,7 +260,14 @@ impl<S: Bits> Machine<'_, S> {
                     | Instr::Rmw { dst: Some(dst), .. }
                     | Instr::MbarWait { dst: Some(dst), .. } => {
                         let &(_, loc, value) = next_read.next().expect("one value per read");
-                        let v = self.latest_version(st, loc, value).map_or(
+                        // Under morally strong fairness a load may return an
+                        // older version: newer ones it need never see.
+                        let latest = self.latest_version(st, loc, value);
+                        let older = latest.is_none().then(|| {
+                            let vs = st.versions & self.layout.loc_slots[loc];
+                            members(vs).find(|&v| st.value[v] == value)
+                        });
+                        let v = latest.or(older.flatten()).map_or(
                             format!("{}={value}", self.program.locations[loc].name),
                             |v| self.version_text(st, v),
                         );
@@ -280,6 +287,10 @@ impl<S: Bits> Machine<'_, S> {
                         if matches!(instr, Instr::Rmw { .. }) {
                             format!(
                                 "reads {v}, the latest version: the compare fails, and the write puts back what it read"
+                            )
+                        } else if older.is_some() {
+                            format!(
+                                "reads {v}, an older version: no newer one is morally strong with the load or in its causal past, so it need never see them"
                             )
                         } else {
                             format!("reads {v}, the latest version")

@@ -164,7 +164,7 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
                 }
             }
             format!(
-                "{spin} in the loop at `{at}`: reading the latest {} ({}) it goes back every time",
+                "{spin} in the loop at `{at}`: reading the latest {} it must see ({}) it goes back every time",
                 if vals.len() == 1 { "value" } else { "values" },
                 list(&vals)
             )

@@ -88,7 +88,7 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
     } else {
         writeln!(
             out,
-            "Then forever, each iteration reading the latest versions:"
+            "Then forever, each iteration reading the latest versions it must see:"
         )
         .unwrap();
         steps(&mut out, &lasso.cycle);
@@ -102,7 +102,7 @@ pub fn hang_text(source: &Program, stem: &Trace, lasso: &Lasso, file: &Path) -> 
         "every thread has finished or waits, so nothing can arrive, signal or write any more"
     } else {
         "every other thread has finished or is stuck, so no write will change what the loop reads, \
-         and a read cannot keep returning an overwritten value forever (fairness)"
+         and a read cannot keep returning a value overwritten by a write it must eventually see (fairness)"
     };
     let them = if stuck.len() == 1 { "it" } else { "them" };
     writeln!(out, "Nothing can release {them}: {why}.").unwrap();

@@ -334,6 +334,7 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
         max_candidates: p.limits.max_states.unwrap_or(u64::MAX),
         deadline: Some(p.deadline),
         barriers: Default::default(),
+        fairness: Default::default(),
     };
     let x = explain_outcome(
         t,
@@ -388,6 +389,7 @@ fn step_at<S: crate::rel::Bits>(
         every_step: req.every_step.unwrap_or(true),
         limits: p.limits,
         barriers: Default::default(),
+        fairness: Default::default(),
     };
     let mut s = Session::<S>::build(&t.program, options)?;
     if let Err(crate::op::trace::TraceError::BadChoice {

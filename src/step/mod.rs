@@ -50,6 +50,8 @@ pub struct Options {
     pub limits: Limits,
     /// How CTA barriers are read.
     pub barriers: crate::model::barrier::Reading,
+    /// Which writes spinning reads must eventually see (hang witnesses).
+    pub fairness: crate::model::hang::Fairness,
 }
 
 impl Default for Options {
@@ -59,6 +61,7 @@ impl Default for Options {
             every_step: true,
             limits: Limits::default(),
             barriers: Default::default(),
+            fairness: Default::default(),
         }
     }
 }
@@ -164,8 +167,10 @@ impl<'p, S: Bits> Session<'p, S> {
         let mut machine = Machine::build(p, options.loop_bound, true)?;
         machine.por = !options.every_step;
         machine.barriers = options.barriers.for_program(p);
+        machine.fairness = options.fairness;
         let mut explorer = Machine::build(p, options.loop_bound, true)?;
         explorer.barriers = options.barriers.for_program(p);
+        explorer.fairness = options.fairness;
         let init = machine.initial();
         Ok(Session {
             machine,
