@@ -113,8 +113,8 @@ fn wide(c: &mut Criterion) {
 /// Issue 27's thread families, termination check included, through
 /// `engine::run` (`--engine ax`): the CTA barrier
 /// (`families::cta_barrier`), the grid barrier with `red` arrivals
-/// (`families::grid_barrier`) and the counter (`families::counter`), at
-/// sizes that finish in a bench. Throughput counts search nodes (outcome and termination searches together); each size's
+/// and `atom` arrivals (`families::grid_barrier`) and the counter
+/// (`families::counter`), at sizes that finish in a bench. Throughput counts search nodes (outcome and termination searches together); each size's
 /// count is printed once (`docs/exploration.md`, "Threads at one barrier").
 fn issue27(c: &mut Criterion) {
     let mut g = c.benchmark_group("oracle-issue27");
@@ -126,10 +126,16 @@ fn issue27(c: &mut Criterion) {
     let cases: Vec<(String, String)> = [8, 32, 64]
         .into_iter()
         .map(|n| (format!("barrier-{n}"), families::cta_barrier(n)))
-        .chain([3, 4].into_iter().map(|n| {
+        .chain([3, 4, 5].into_iter().map(|n| {
             (
                 format!("grid-red-{n}"),
                 families::grid_barrier(n, families::Arrival::Red),
+            )
+        }))
+        .chain([4].into_iter().map(|n| {
+            (
+                format!("grid-atom-{n}"),
+                families::grid_barrier(n, families::Arrival::Atom),
             )
         }))
         .chain(
@@ -146,8 +152,12 @@ fn issue27(c: &mut Criterion) {
             r.stats.ax.map_or(0, |s| s.nodes) + r.stats.ax_termination.map_or(0, |s| s.nodes)
         };
         let n = count(&p);
+        let r = ptxmc::engine::run(&p, &opts);
         eprintln!(
-            "oracle-issue27 {name}: {n} search nodes (outcome and termination searches together)"
+            "oracle-issue27 {name}: {n} search nodes ({} outcome, {} termination in {} path combinations)",
+            r.stats.ax.map_or(0, |s| s.nodes),
+            r.stats.ax_termination.map_or(0, |s| s.nodes),
+            r.stats.ax_termination.map_or(0, |s| s.path_combinations),
         );
         g.throughput(criterion::Throughput::Elements(n));
         g.bench_with_input(BenchmarkId::from_parameter(&name), &p, |b, p| {

@@ -66,6 +66,9 @@ pub struct RunOptions {
     /// The oracle's static barrier planning (off only to check it:
     /// `docs/oracle.md`, "Barrier phases before reads-from").
     pub static_barriers: bool,
+    /// The oracle's counters read off the paths in the termination search
+    /// (off only to check it: `docs/oracle.md`, "Spinning on a counter").
+    pub static_counters: bool,
     /// What printing a value of an outcome will cost, so that the limits
     /// keep time and memory for the report (`limits::OutputCost`).
     pub output_cost: OutputCost,
@@ -99,6 +102,7 @@ impl Default for RunOptions {
             persistent: true,
             forced_coherence: true,
             static_barriers: true,
+            static_counters: true,
             output_cost: OutputCost::default(),
             jobs: 1,
             exact: false,
@@ -600,6 +604,7 @@ fn run_ax(
         retry_loops: opts.retry_loops,
         forced_coherence: opts.forced_coherence,
         static_barriers: opts.static_barriers,
+        static_counters: opts.static_counters,
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,
         ..AxOptions::default()

@@ -342,8 +342,8 @@ proptest! {
     })]
 
     /// Partial-order reduction never changes the machine's outcomes, nor
-    /// does lazy coherence or P2 alone; the oracle's forced coherence never
-    /// changes its outcomes.
+    /// does lazy coherence or P2 alone; the oracle's forced coherence and
+    /// its counters never change its outcomes.
     #[test]
     fn reduction_keeps_the_outcomes(g in small_program()) {
         let text = render(&g);
@@ -366,6 +366,9 @@ proptest! {
         let f = engine::run(&t.program, &RunOptions { forced_coherence: false, ..forced });
         prop_assert_eq!(&a.outcomes, &e.outcomes, "the engines differ on\n{}", text);
         prop_assert_eq!(&e.outcomes, &f.outcomes, "forced coherence changed the outcomes of\n{}", text);
+        // The oracle's counters (chains first), on and off.
+        let h = engine::run(&t.program, &RunOptions { static_counters: false, ..forced });
+        prop_assert_eq!(&e.outcomes, &h.outcomes, "static counters changed the outcomes of\n{}", text);
     }
 }
 

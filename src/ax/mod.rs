@@ -16,6 +16,7 @@
 pub mod barrier_sets;
 pub mod barriers;
 pub mod combos;
+pub mod counters;
 pub mod graph;
 pub mod race;
 pub mod search;
@@ -56,6 +57,12 @@ pub struct AxOptions {
     pub static_barriers: bool,
     /// Which writes spinning reads must eventually see (termination search).
     pub fairness: crate::model::hang::Fairness,
+    /// Leave out, in the termination search, every path combination in
+    /// which a thread spins on a counter (a location only atomic additions
+    /// of constants write) whose final value, read off the paths, lets it
+    /// leave (`docs/oracle.md`, "Spinning on a counter"); `false` only to
+    /// check that shortcut.
+    pub static_counters: bool,
 }
 
 impl Default for AxOptions {
@@ -68,6 +75,7 @@ impl Default for AxOptions {
             barriers: Default::default(),
             static_barriers: true,
             fairness: Default::default(),
+            static_counters: true,
         }
     }
 }
@@ -170,6 +178,10 @@ fn search_all(
     let cols = Columns::of(p);
     let paths = unfold_all(p, opts, false, budget)?;
     let inits = p.locations.len();
+    let counters = opts
+        .static_counters
+        .then(|| counters::Counters::new(p))
+        .flatten();
     let mut combos = combos::Combos::new(p, &paths);
     loop {
         // One combination is one search node at least, so the state limit
@@ -192,6 +204,9 @@ fn search_all(
                 let g = graph::Graph::<S>::new(p, &combo);
                 let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
                     .forced_coherence(opts.forced_coherence);
+                if let Some(c) = &counters {
+                    s = s.chains_first(c.flags());
+                }
                 s.barriers = opts.barriers;
                 s.static_barriers = opts.static_barriers;
                 let found = s.run();

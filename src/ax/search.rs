@@ -163,6 +163,9 @@ pub struct Search<'a, 'p, S: Bits> {
     /// The indices of the `pre_choices` that the reads-from bound so far
     /// leave consistent (each read can only remove some).
     alive: Vec<usize>,
+    /// The order in which reads-from binds the reads: program order thread
+    /// by thread, unless [`Search::chains_first`] moved some first.
+    order: Vec<usize>,
     /// `pre_choices` is in use.
     pre_planned: bool,
     /// Per plan of `pre_choices`: the static part of base causality with
@@ -436,6 +439,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             pre_choices: Vec::new(),
             alive: Vec::new(),
             pre_planned: false,
+            order: g.reads.clone(),
             pre_cb: Vec::new(),
             undefined: None,
             mbar_rmws,
@@ -549,6 +553,24 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         self
     }
 
+    /// Bind the read halves of RMWs on the locations `counter` marks
+    /// (`ax::counters`) before every other read, keeping program order
+    /// within each group (`docs/oracle.md`, "Spinning on a counter"). The
+    /// values a counter's writes hold are known once its chain is bound, so
+    /// a read that must return one value (a spin's exit) is pruned as soon
+    /// as it is bound, instead of at the leaf. Reads-from enumerates the
+    /// same assignments in another order, and every check of
+    /// [`Search::partial_ok`] is monotone in the reads bound, so the
+    /// consistent executions, and the final states, are the same.
+    pub fn chains_first(mut self, counter: &[bool]) -> Self {
+        let g = self.g;
+        let first = |r: &usize| g.rmw.row(*r) != S::EMPTY && counter[g.events[*r].loc];
+        let (mut front, back): (Vec<usize>, Vec<usize>) = self.order.iter().partition(|r| first(r));
+        front.extend(back);
+        self.order = front;
+        self
+    }
+
     /// Count a node and poll the budget.
     fn tick(&mut self) {
         self.stats.nodes += 1;
@@ -639,7 +661,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         if self.stop() {
             return;
         }
-        let Some(&r) = self.g.reads.get(k) else {
+        let Some(&r) = self.order.get(k) else {
             self.stats.rf_candidates += 1;
             return self.barrier_step();
         };
@@ -657,7 +679,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                     self.rf_step(k + 1);
                     self.alive = before;
                 }
-            } else if self.partial_ok(r, k + 1 == self.g.reads.len()) {
+            } else if self.partial_ok(r, k + 1 == self.order.len()) {
                 self.rf_step(k + 1);
             }
             self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));

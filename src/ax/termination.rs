@@ -71,6 +71,11 @@ pub fn termination_within(
     let sets = (opts.static_barriers && opts.barriers == crate::model::barrier::Reading::Isa)
         .then(|| super::barrier_sets::BarrierSets::new(p, &paths))
         .flatten();
+    // Spinning on a counter whose final value leaves the loop (`counters`).
+    let counters = opts
+        .static_counters
+        .then(|| super::counters::Counters::new(p))
+        .flatten();
     let mut combos = match &sets {
         Some(sets) => super::combos::Combos::filtered(p, &paths, sets),
         None => super::combos::Combos::new(p, &paths),
@@ -88,7 +93,8 @@ pub fn termination_within(
         let truncated = combo.iter().any(|c| c.truncated);
         let worth = combo.iter().any(|c| c.stuck.is_some())
             && !(truncated && result.bound_hit)
-            && awaits_consistent(p, &combo);
+            && awaits_consistent(p, &combo)
+            && !counters.as_ref().is_some_and(|c| c.spin_leaves(p, &combo));
         if worth {
             let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
             let step = |result: &mut AxTermination, sink: &mut Outcomes| {

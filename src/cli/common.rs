@@ -93,6 +93,12 @@ pub struct EngineArgs {
     /// count-less barriers from the paths alone (to check that shortcut).
     #[arg(long)]
     pub no_static_barriers: bool,
+    /// Make the oracle's termination search try every combination in which
+    /// a thread spins on a counter that only atomic additions of constants
+    /// write, instead of reading the counter's final value off the paths
+    /// (to check that shortcut).
+    #[arg(long)]
+    pub no_static_counters: bool,
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
@@ -150,6 +156,7 @@ impl EngineArgs {
             persistent: !self.no_persistent,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
+            static_counters: !self.no_static_counters,
             // The costlier format; a command that prints less says so.
             output_cost: crate::limits::OutputCost::default(),
             // Several tests: one worker per test; one test: the workers share it.

@@ -486,7 +486,7 @@ fn decides_failure(
 /// different threads have scopes that include each other's thread: then
 /// all of them (and the initial write) are pairwise morally strong, and
 /// coherence orders every two writes to `loc`.
-fn all_accesses_morally_strong(p: &Program, loc: usize, addr: usize) -> bool {
+pub fn all_accesses_morally_strong(p: &Program, loc: usize, addr: usize) -> bool {
     let va = p.addresses[addr].va;
     let mut accesses = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
