@@ -119,7 +119,11 @@ fn chase_lev_is_answered_in_seconds() {
     assert_eq!(code, 0, "{err}");
     assert!(took < Duration::from_secs(10), "{took:?}");
     let l = lines_but_timing(&out);
-    assert_eq!(l.iter().filter(|l| l.starts_with("  1. ")).count(), 1, "{out}");
+    assert_eq!(
+        l.iter().filter(|l| l.starts_with("  1. ")).count(),
+        1,
+        "{out}"
+    );
     assert!(!out.contains("  2. "), "{out}");
     for site in [
         "remove P0 `fence.sc.gpu` at 16:2",
@@ -238,13 +242,17 @@ fn exact_lists_on_classic_shapes() {
     assert_eq!(code, 0);
     assert_eq!(
         lines_but_timing(&out)[1..],
-        ["  1. [saves 3] P0 `st.release.gpu f, 1` at 9:2 → `st.release.cluster f, 1` and P1 `ld.acquire.gpu r0, f` at 8:29 → `ld.acquire.cluster r0, f`  (verified by both engines)"]
+        [
+            "  1. [saves 3] P0 `st.release.gpu f, 1` at 9:2 → `st.release.cluster f, 1` and P1 `ld.acquire.gpu r0, f` at 8:29 → `ld.acquire.cluster r0, f`  (verified by both engines)"
+        ]
     );
     let (code, out, _) = ptxmc(&["fix", "--weaken", "litmus/sb/SB+fence.sc.gpu.litmus"]);
     assert_eq!(code, 0);
     assert_eq!(
         lines_but_timing(&out)[1..],
-        ["  1. [saves 8] P0 `fence.sc.gpu` at 9:2 → `fence.sc.cluster` and P1 `fence.sc.gpu` at 9:29 → `fence.sc.cluster`  (verified by both engines)"]
+        [
+            "  1. [saves 8] P0 `fence.sc.gpu` at 9:2 → `fence.sc.cluster` and P1 `fence.sc.gpu` at 9:29 → `fence.sc.cluster`  (verified by both engines)"
+        ]
     );
 }
 
@@ -256,7 +264,8 @@ fn time_limit_ends_with_an_incomplete_statement() {
     assert_eq!(code, 4, "{out}");
     assert!(
         out.contains("Incomplete: the time limit (0.02 s) stopped the search; ")
-            || out.contains("Incomplete: the time limit stopped the run of the program as written."),
+            || out
+                .contains("Incomplete: the time limit stopped the run of the program as written."),
         "{out}"
     );
     // With the library: a zero time limit stops before any run.
@@ -282,10 +291,7 @@ fn time_limit_ends_with_an_incomplete_statement() {
 fn bound_is_refused_with_weaken() {
     let (code, _, err) = ptxmc(&["fix", "--weaken", "--bound", "2", SEMAPHORE]);
     assert_eq!(code, 2);
-    assert!(
-        err.contains("--bound does not apply to --weaken"),
-        "{err}"
-    );
+    assert!(err.contains("--bound does not apply to --weaken"), "{err}");
 }
 
 mod sample;

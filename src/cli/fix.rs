@@ -211,7 +211,12 @@ fn positions(t: &crate::litmus::LitmusTest) -> fix::sites::Positions {
                     let before = &t.source[..at];
                     let line = before.matches('\n').count() + 1;
                     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                    match t.cuda.get(ti).and_then(|c| c.get(pc)).and_then(|c| c.as_ref()) {
+                    match t
+                        .cuda
+                        .get(ti)
+                        .and_then(|c| c.get(pc))
+                        .and_then(|c| c.as_ref())
+                    {
                         Some(cu) => format!("{line}:{col}, {cu}"),
                         None => format!("{line}:{col}"),
                     }

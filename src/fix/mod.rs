@@ -342,11 +342,7 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
             // else fixes the outcome.
             let groups = opts.problem.is_some();
             let r = search_within(p, want, opts, &budget, groups);
-            let retry = !groups
-                && opts.repairs
-                && r.fixes.is_empty()
-                && r.allowed
-                && !r.incomplete;
+            let retry = !groups && opts.repairs && r.fixes.is_empty() && r.allowed && !r.incomplete;
             if retry && repairs::group_barrier_sites(p) > 0 {
                 let mut again = search_within(p, want, opts, &budget, true);
                 again.checked += r.checked;

@@ -386,7 +386,9 @@ fn differences(
     }
     match (&orig.termination, &now.termination) {
         (Termination::Hangs(_), _) => {}
-        (_, Termination::Hangs(h)) => out.push(format!("an execution can hang ({})", h.kind().as_str())),
+        (_, Termination::Hangs(h)) => {
+            out.push(format!("an execution can hang ({})", h.kind().as_str()))
+        }
         (Termination::Terminates { .. }, Termination::NotChecked(_)) => out.push(
             "termination is no longer shown (an execution reaches the loop bound)".to_string(),
         ),
@@ -398,7 +400,10 @@ fn differences(
     for (k, col) in cols.columns.iter().enumerate() {
         let name = match col {
             Column::Reg { thread, reg } => {
-                format!("{}:{}", p.threads[*thread].name, p.threads[*thread].regs[*reg].name)
+                format!(
+                    "{}:{}",
+                    p.threads[*thread].name, p.threads[*thread].regs[*reg].name
+                )
             }
             Column::Loc(l) => p.locations[*l].name.clone(),
         };
@@ -413,11 +418,7 @@ fn differences(
     for ((loc, a, b), kind) in &now.races {
         if !orig.races.contains_key(&(*loc, *a, *b)) {
             let side = |(t, pc): (ThreadId, usize)| {
-                format!(
-                    "{} {}",
-                    p.threads[t].name,
-                    sites::quoted_at(p, t, pc, at)
-                )
+                format!("{} {}", p.threads[t].name, sites::quoted_at(p, t, pc, at))
             };
             out.push(format!(
                 "new race on {}: {} / {} ({kind})",
@@ -429,6 +430,17 @@ fn differences(
     }
     out
 }
+
+/// What a run of the oracle found about a weakening: whether the outcome
+/// stayed forbidden, and what changed (empty: safe).
+struct Finding {
+    forbidden: bool,
+    changed: Vec<String>,
+}
+
+/// A weakening judged: safe or not, and the run's finding when it took
+/// one (`None`: decided from what was known).
+type Judged = (bool, Option<Finding>);
 
 /// The state of one search.
 struct Searcher<'a, 'b> {
@@ -473,7 +485,7 @@ impl Searcher<'_, '_> {
     /// Whether `c` is safe: from what is known when it decides, otherwise
     /// by a run of the oracle. `None`: the time is up. With a run, also
     /// what changed and whether the outcome stayed forbidden.
-    fn judge(&mut self, c: &Config) -> Option<(bool, Option<(bool, Vec<String>)>)> {
+    fn judge(&mut self, c: &Config) -> Option<Judged> {
         if self.safe.iter().any(|g| self.leq(c, g)) {
             self.stats.known_safe += 1;
             return Some((true, None));
@@ -491,20 +503,29 @@ impl Searcher<'_, '_> {
         }
         let q = sites::apply(self.p, self.sites, &choice_of(c));
         let map = pc_map(self.p, self.sites, c);
-        let what = match profile(&q, self.want, &map, self.opts, EngineChoice::Ax, self.deadline)
-        {
-            Ok(now) => {
-                let d = differences(self.p, self.at, self.cols, self.orig, &now);
-                (now.allowed == Some(false), d)
-            }
+        let what = match profile(
+            &q,
+            self.want,
+            &map,
+            self.opts,
+            EngineChoice::Ax,
+            self.deadline,
+        ) {
+            Ok(now) => Finding {
+                forbidden: now.allowed == Some(false),
+                changed: differences(self.p, self.at, self.cols, self.orig, &now),
+            },
             Err(NoProfile::Time) => {
                 self.stop_for_time();
                 return None;
             }
-            Err(NoProfile::Other(why)) => (false, vec![format!("the check did not finish: {why}")]),
+            Err(NoProfile::Other(why)) => Finding {
+                forbidden: false,
+                changed: vec![format!("the check did not finish: {why}")],
+            },
         };
         self.stats.checked += 1;
-        let ok = what.1.is_empty();
+        let ok = what.changed.is_empty();
         if ok {
             let keep: Vec<Config> = std::mem::take(&mut self.safe)
                 .into_iter()
@@ -532,9 +553,7 @@ impl Searcher<'_, '_> {
         if self.stopped.is_none() {
             self.stopped = Some(format!(
                 "the time limit ({} s) stopped the search",
-                self.opts
-                    .timeout
-                    .map_or(0.0, |t| t.as_secs_f64())
+                self.opts.timeout.map_or(0.0, |t| t.as_secs_f64())
             ));
         }
     }
@@ -554,8 +573,12 @@ impl Searcher<'_, '_> {
                 };
                 if ok {
                     self.alone[s].push(k);
-                } else if let Some((true, what)) = run {
-                    self.flagged.push((s, k, what));
+                } else if let Some(Finding {
+                    forbidden: true,
+                    changed,
+                }) = run
+                {
+                    self.flagged.push((s, k, changed));
                 }
             }
         }
@@ -569,11 +592,7 @@ impl Searcher<'_, '_> {
         let tops: Vec<usize> = self.alone[s]
             .iter()
             .copied()
-            .filter(|&k| {
-                !self.alone[s]
-                    .iter()
-                    .any(|&j| j != k && site.leq(k, j))
-            })
+            .filter(|&k| !self.alone[s].iter().any(|&j| j != k && site.leq(k, j)))
             .collect();
         match tops.as_slice() {
             [] => Some(None),
