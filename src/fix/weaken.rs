@@ -73,7 +73,14 @@ pub struct WeakenStats {
     pub covered: u64,
     /// Nodes of the depth-first search.
     pub nodes: u64,
+    /// Weakenings whose run did not finish (its share of the time limit,
+    /// another limit, the engines disagreeing): counted unsafe, so a
+    /// weakening listed is safe but might be taken further at them.
+    pub undecided: u64,
 }
+
+/// The share of the time limit one run of the search may take.
+const RUN_SHARE: f64 = 0.1;
 
 /// Where a running search stands, for a progress line.
 #[derive(Clone, Copy, Debug)]
@@ -207,7 +214,9 @@ pub fn weaken(
     }
     let (maximal, flagged, stats, stopped) = (s.maximal, s.flagged, s.stats, s.stopped);
     report.checked = stats.checked;
-    report.incomplete = stopped.is_some();
+    // An undecided weakening is a limit's answer too: the list may not be
+    // maximal.
+    report.incomplete = stopped.is_some() || stats.undecided > 0;
     report.flagged = flagged
         .into_iter()
         .map(|(site, k, what)| Flagged {
@@ -503,26 +512,48 @@ impl Searcher<'_, '_> {
         }
         let q = sites::apply(self.p, self.sites, &choice_of(c));
         let map = pc_map(self.p, self.sites, c);
+        // One run may take the search's time on its own (a weakening can
+        // turn a retry loop into a loop bounded by the loop bound): each
+        // run has a share of the limit, and a run that takes it all is
+        // undecided (counted unsafe, and said so).
+        let cap = self
+            .opts
+            .timeout
+            .map(|t| Instant::now() + t.mul_f64(RUN_SHARE).max(Duration::from_millis(500)));
+        let run_deadline = match (cap, self.deadline) {
+            (Some(c), Some(d)) => Some(c.min(d)),
+            (c, d) => c.or(d),
+        };
         let what = match profile(
             &q,
             self.want,
             &map,
             self.opts,
             EngineChoice::Ax,
-            self.deadline,
+            run_deadline,
         ) {
             Ok(now) => Finding {
                 forbidden: now.allowed == Some(false),
                 changed: differences(self.p, self.at, self.cols, self.orig, &now),
             },
-            Err(NoProfile::Time) => {
+            Err(NoProfile::Time) if self.deadline.is_some_and(|d| Instant::now() >= d) => {
                 self.stop_for_time();
                 return None;
             }
-            Err(NoProfile::Other(why)) => Finding {
-                forbidden: false,
-                changed: vec![format!("the check did not finish: {why}")],
-            },
+            Err(NoProfile::Time) => {
+                self.stats.undecided += 1;
+                Finding {
+                    forbidden: false,
+                    changed: vec!["not decided within the time one run may take".to_string()],
+                }
+            }
+            Err(NoProfile::Other(why)) => {
+                self.stats.undecided += 1;
+                Finding {
+                    forbidden: false,
+                    changed: vec![format!("the check did not finish: {why}")],
+                }
+            }
         };
         self.stats.checked += 1;
         let ok = what.changed.is_empty();

@@ -149,17 +149,22 @@ pub fn weaken_text(name: &str, r: &FixReport) -> String {
         }
     }
     if let Some(why) = stats.and_then(|w| w.stopped.as_ref()) {
+        let what = if stats.is_some_and(|w| w.stats.undecided > 0) {
+            "safe"
+        } else {
+            "maximal and safe"
+        };
         let found = match r.fixes.len() {
             0 => "no weakening was shown safe before it stopped".to_string(),
-            1 => "the weakening listed is maximal and safe".to_string(),
-            n => format!("the {n} weakenings listed are maximal and safe"),
+            1 => format!("the weakening listed is {what}"),
+            n => format!("the {n} weakenings listed are {what}"),
         };
         writeln!(
             out,
             "Incomplete: {why}; {found}, others may exist, and more sites may be flagged (--timeout SECS for more time)."
         )
         .unwrap();
-    } else if r.incomplete {
+    } else if r.incomplete && stats.is_none_or(|w| w.stats.undecided == 0) {
         writeln!(
             out,
             "Incomplete: the time limit stopped the verification by both engines."
@@ -167,6 +172,16 @@ pub fn weaken_text(name: &str, r: &FixReport) -> String {
         .unwrap();
     }
     let st = stats.map(|w| w.stats).unwrap_or_default();
+    if st.undecided > 0 {
+        writeln!(
+            out,
+            "Undecided: {} weakening{} could not be checked within the time one run may take (a tenth of the limit) and {} counted unsafe: the weakenings listed are safe but may not be maximal (a longer --timeout gives each run more).",
+            st.undecided,
+            if st.undecided == 1 { "" } else { "s" },
+            if st.undecided == 1 { "was" } else { "were" },
+        )
+        .unwrap();
+    }
     writeln!(
         out,
         "Searched {} site{}: {} programs checked by the oracle (decided without a run: {} known safe, {} known unsafe; {} subtrees covered) in {:.2} s.",
