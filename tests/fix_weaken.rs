@@ -257,6 +257,28 @@ fn exact_lists_on_classic_shapes() {
     );
 }
 
+/// A test with nothing to weaken, and one whose every weakening changes
+/// something: no empty "weakening" is ever listed.
+#[test]
+fn no_empty_weakening_is_listed() {
+    let (code, out, _) = ptxmc(&["fix", "--weaken", "litmus/barriers/Bar0-loop.litmus"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        lines_but_timing(&out)[1..],
+        ["  Nothing to weaken: no fence, and no strong access or mbarrier operation."]
+    );
+    let (code, out, _) = ptxmc(&[
+        "fix",
+        "--weaken",
+        "litmus/mp/MP+rel+acq.cta-same-cta.litmus",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        lines_but_timing(&out)[1..],
+        ["  No weakening keeps all of it: every site is needed as written."]
+    );
+}
+
 /// The time limit ends the search with an explicit statement, never
 /// silence, and exit status 4.
 #[test]

@@ -182,6 +182,18 @@ pub fn weaken(
     };
     report.allowed = orig.allowed != Some(false);
     if report.allowed {
+        if orig.allowed.is_none() {
+            // Not reached within the loop bound is not forbidden.
+            report.incomplete = true;
+            report.weaken = Some(WeakenReport {
+                stats: WeakenStats::default(),
+                stopped: Some(format!(
+                    "the program as written does not show the outcome forbidden: an execution reaches the loop bound ({}; --loop-bound)",
+                    opts.loop_bound
+                )),
+                limit_seconds,
+            });
+        }
         report.seconds = start.elapsed().as_secs_f64();
         return report;
     }
@@ -632,9 +644,11 @@ impl Searcher<'_, '_> {
         }
     }
 
-    /// Adds `c` (safe) as maximal unless a maximal weakening found covers it.
+    /// Adds `c` (safe) as maximal unless a maximal weakening found covers it
+    /// or it changes nothing (the program as written is no weakening: when
+    /// it is the only safe one, there is none to list).
     fn add_maximal(&mut self, c: Config) {
-        if self.maximal.iter().any(|m| self.leq(&c, m)) {
+        if c.iter().all(Option::is_none) || self.maximal.iter().any(|m| self.leq(&c, m)) {
             return;
         }
         self.maximal.push(c);

@@ -130,7 +130,13 @@ pub fn weaken_text(name: &str, r: &FixReport) -> String {
         )
         .unwrap();
     }
-    if r.fixes.is_empty() && !r.incomplete {
+    if r.sites == 0 {
+        writeln!(
+            out,
+            "  Nothing to weaken: no fence, and no strong access or mbarrier operation."
+        )
+        .unwrap();
+    } else if r.fixes.is_empty() && !r.incomplete {
         writeln!(
             out,
             "  No weakening keeps all of it: every site is needed as written."
