@@ -33,7 +33,8 @@ pub struct FixArgs {
     /// Instead: which fences and annotations a forbidden outcome does not need.
     #[arg(long)]
     pub weaken: bool,
-    /// The most changes in one fix (default 3; with `--weaken`, 4).
+    /// The most changes in one fix (default 3). Not with `--weaken`, which
+    /// lists maximal weakenings (as many changes as they need).
     #[arg(long, value_name = "N")]
     pub bound: Option<usize>,
     /// Write each changed test as a litmus file into this directory.
@@ -46,7 +47,9 @@ pub struct FixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: FixFormat,
-    /// Stop searching after this many seconds (the fixes found so far are listed; exit 4).
+    /// Stop searching after this many seconds (the fixes found so far are
+    /// listed; exit 4). `--weaken` stops after 60 s unless told otherwise
+    /// (`--timeout 0`: no limit).
     #[arg(long, value_name = "SECS", value_parser = super::common::parse_seconds)]
     pub timeout: Option<f64>,
 }
@@ -59,6 +62,12 @@ pub fn run(args: &FixArgs) -> Exit {
     };
     let t = &t;
     let p = &t.program;
+    if args.weaken && args.bound.is_some() {
+        eprintln!(
+            "error: --bound does not apply to --weaken: it lists maximal weakenings, which change as many sites as they can (limit the search with --timeout)"
+        );
+        return Exit::BadInput;
+    }
     let want = match target_outcome(t, args.outcome.as_deref()) {
         Ok((w, _)) => w,
         Err(e) => return e,
@@ -111,19 +120,37 @@ pub fn run(args: &FixArgs) -> Exit {
             t.display_path()
         ));
     }
+    // `--weaken` has a time limit by default (its search can be long: one
+    // run per candidate); `--timeout 0` lifts it.
+    let timeout = match (args.timeout, args.weaken) {
+        (Some(s), _) => Some(s),
+        (None, true) => Some(WEAKEN_TIMEOUT_S),
+        (None, false) => None,
+    };
     let opts = FixOptions {
-        bound: args.bound.unwrap_or(if args.weaken { 4 } else { 3 }),
+        bound: args.bound.unwrap_or(3),
         loop_bound: args.test.loop_bound,
         barriers: args.test.barriers.for_program(p),
-        timeout: args
-            .timeout
-            .filter(|s| *s > 0.0)
-            .map(Duration::from_secs_f64),
+        timeout: timeout.filter(|s| *s > 0.0).map(Duration::from_secs_f64),
         repairs: !args.no_repairs,
         problem,
     };
     let report = if args.weaken {
-        fix::weaken(p, &want, &opts)
+        let mut line = ProgressLine::new("weaken");
+        let r = fix::weaken::weaken(p, &want, &opts, &positions(t), &mut |g| {
+            line.show(&format!(
+                "{} programs checked, {} maximal weakening{} found, {:.1} s{}",
+                g.stats.checked,
+                g.found,
+                if g.found == 1 { "" } else { "s" },
+                g.seconds,
+                opts.timeout
+                    .map(|l| format!(" (limit {:.0} s)", l.as_secs_f64()))
+                    .unwrap_or_default()
+            ))
+        });
+        line.finish();
+        r
     } else {
         fix::fix(p, &want, &opts)
     };
@@ -162,6 +189,42 @@ pub fn run(args: &FixArgs) -> Exit {
     } else {
         Exit::Success
     }
+}
+
+/// `fix --weaken`'s time limit when `--timeout` is not given, in seconds.
+const WEAKEN_TIMEOUT_S: f64 = 60.0;
+
+/// Where each instruction of `t` is: line and column in its file, and for a
+/// kernel the CUDA line its `.loc` names (`fix --weaken` names sites so).
+fn positions(t: &crate::litmus::LitmusTest) -> fix::sites::Positions {
+    t.program
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(ti, th)| {
+            (0..th.code.len())
+                .map(|pc| {
+                    let span = t.spans.instr(ti, pc);
+                    if span.end == 0 {
+                        return String::new();
+                    }
+                    let at = span.start.min(t.source.len());
+                    let before = &t.source[..at];
+                    let line = before.matches('\n').count() + 1;
+                    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                    match t
+                        .cuda
+                        .get(ti)
+                        .and_then(|c| c.get(pc))
+                        .and_then(|c| c.as_ref())
+                    {
+                        Some(cu) => format!("{line}:{col}, {cu}"),
+                        None => format!("{line}:{col}"),
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The states the termination check may visit before `fix` gives up on it.
@@ -238,4 +301,60 @@ fn emit(dir: &std::path::Path, name: &str, r: &FixReport, weaken: bool) -> std::
         std::fs::write(dir.join(format!("{file}.litmus")), print::to_litmus(&q))?;
     }
     Ok(())
+}
+
+/// A progress line on stderr for a long search: on a terminal, one line
+/// redrawn at most five times a second once the search has run a second;
+/// otherwise (a log, a pipe) a line every five seconds. Never on stdout, so
+/// it cannot pollute `--format json`.
+struct ProgressLine {
+    what: &'static str,
+    start: std::time::Instant,
+    last: Option<std::time::Instant>,
+    terminal: bool,
+    shown: bool,
+}
+
+impl ProgressLine {
+    fn new(what: &'static str) -> ProgressLine {
+        use std::io::IsTerminal;
+        ProgressLine {
+            what,
+            start: std::time::Instant::now(),
+            last: None,
+            terminal: std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    /// Shows `msg` if it is time to.
+    fn show(&mut self, msg: &str) {
+        let (first, every) = if self.terminal {
+            (Duration::from_secs(1), Duration::from_millis(200))
+        } else {
+            (Duration::from_secs(5), Duration::from_secs(5))
+        };
+        let now = std::time::Instant::now();
+        let due = match self.last {
+            None => now.duration_since(self.start) >= first,
+            Some(l) => now.duration_since(l) >= every,
+        };
+        if !due {
+            return;
+        }
+        self.last = Some(now);
+        self.shown = true;
+        if self.terminal {
+            eprint!("\r\x1b[2K{}: {msg}", self.what);
+        } else {
+            eprintln!("{}: {msg}", self.what);
+        }
+    }
+
+    /// Clears a terminal's line.
+    fn finish(&mut self) {
+        if self.terminal && self.shown {
+            eprint!("\r\x1b[2K");
+        }
+    }
 }

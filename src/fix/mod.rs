@@ -16,6 +16,7 @@
 
 pub mod repairs;
 pub mod sites;
+pub mod weaken;
 pub mod why;
 
 use serde::Serialize;
@@ -26,7 +27,7 @@ use crate::engine::{self, EngineChoice, RunOptions};
 use crate::ir::{Program, Prop, Term};
 use crate::limits::{Budget, Exceeded, Limits};
 use crate::model::barrier::Reading;
-use crate::outcome::Columns;
+use crate::outcome::{Columns, Outcomes};
 
 pub use sites::{Site, Variant};
 pub use why::{NoFix, NoFixKind};
@@ -130,6 +131,24 @@ pub struct FixReport {
     /// outcome: the fixes listed remove the problem and the outcome stays
     /// allowed.
     pub outcome_kept: bool,
+    /// Weakenings only: single-site weakenings that keep the outcome
+    /// forbidden but change something the condition does not observe (a
+    /// final value, a race, termination, definedness), with what; never
+    /// offered as weakenings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flagged: Vec<weaken::Flagged>,
+    /// Weakenings only: the search's counters and why it stopped early.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weaken: Option<weaken::WeakenReport>,
+}
+
+/// Whether some final state of `p` in `outcomes` satisfies `want`: the one
+/// place every search asks it.
+pub(crate) fn satisfied(p: &Program, outcomes: &Outcomes, want: &Prop) -> bool {
+    let cols = Columns::of(p);
+    outcomes
+        .iter()
+        .any(|s| want.eval(&|t: &Term| cols.term(s, t)))
 }
 
 /// Whether some final state the oracle allows for `p` satisfies `want`;
@@ -145,11 +164,7 @@ pub fn allows(p: &Program, want: &Prop, loop_bound: u32, barriers: Reading) -> O
         },
     )
     .ok()?;
-    let cols = Columns::of(p);
-    let found = r
-        .outcomes
-        .iter()
-        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    let found = satisfied(p, &r.outcomes, want);
     // Not found within a loop bound that cut some execution short: the
     // longer executions might reach it, so nothing is known.
     (found || !r.bound_hit).then_some(found)
@@ -183,11 +198,7 @@ fn allows_within(
         Some(_) => return Ok(None),
         None => {}
     }
-    let cols = Columns::of(p);
-    let found = r
-        .outcomes
-        .iter()
-        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    let found = satisfied(p, &r.outcomes, want);
     // As in [`allows`]: a loop bound that cut executions short leaves a
     // missing outcome unknown, never forbidden.
     Ok((found || !r.bound_hit).then_some(found))
@@ -222,11 +233,7 @@ fn elect_allows(
     if r.incomplete.is_some() {
         return None;
     }
-    let cols = Columns::of(p);
-    let found = r
-        .outcomes
-        .iter()
-        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    let found = satisfied(p, &r.outcomes, want);
     (found || !r.bound_hit).then_some(found)
 }
 
@@ -294,11 +301,7 @@ fn verified_and_undefined(
             r.undefined,
         ));
     }
-    let cols = Columns::of(p);
-    let allowed = r
-        .outcomes
-        .iter()
-        .any(|s| want.eval(&|t: &Term| cols.term(s, t)));
+    let allowed = satisfied(p, &r.outcomes, want);
     Ok((
         Verdicts {
             allowed: Some(allowed),
@@ -311,16 +314,18 @@ fn verified_and_undefined(
 /// The cheapest minimal sets of changes (at most `opts.bound`) after which
 /// the model forbids `want` in `p`.
 pub fn fix(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
-    search(p, want, opts, false)
+    search(p, want, opts)
 }
 
-/// The maximal weakenings (at most `opts.bound` changed sites) after which
-/// the model still forbids `want` in `p`.
+/// The maximal safe weakenings of `p`: the model still forbids `want`, and
+/// every other property of the program as written is kept ([`weaken`]
+/// module; `opts.bound` does not apply: a maximal weakening changes as many
+/// sites as it can).
 pub fn weaken(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
-    search(p, want, opts, true)
+    weaken::weaken(p, want, opts, &sites::Positions::new(), &mut |_| {})
 }
 
-fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixReport {
+fn search(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
     // The oracle polls its budget every 128 search nodes, and a node of a
     // program of many threads can take tens of milliseconds: a watchdog
     // latches the deadline as soon as it passes, which every node sees.
@@ -336,15 +341,10 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions, weaken: bool) -> FixRepor
             // undefined step to remove, they are tried only when nothing
             // else fixes the outcome.
             let groups = opts.problem.is_some();
-            let r = search_within(p, want, opts, weaken, &budget, groups);
-            let retry = !weaken
-                && !groups
-                && opts.repairs
-                && r.fixes.is_empty()
-                && r.allowed
-                && !r.incomplete;
+            let r = search_within(p, want, opts, &budget, groups);
+            let retry = !groups && opts.repairs && r.fixes.is_empty() && r.allowed && !r.incomplete;
             if retry && repairs::group_barrier_sites(p) > 0 {
-                let mut again = search_within(p, want, opts, weaken, &budget, true);
+                let mut again = search_within(p, want, opts, &budget, true);
                 again.checked += r.checked;
                 if again.fixes.is_empty() {
                     // The reason is the one of fences and annotations.
@@ -361,7 +361,6 @@ fn search_within(
     p: &Program,
     want: &Prop,
     opts: &FixOptions,
-    weaken: bool,
     budget: &Budget,
     groups: bool,
 ) -> FixReport {
@@ -381,9 +380,7 @@ fn search_within(
             true
         }
     };
-    let sites = if weaken {
-        sites::weakening_sites(p)
-    } else {
+    let sites = {
         let mut s = sites::strengthening_sites(p);
         if opts.repairs {
             let r = repairs::repair_sites(p, groups);
@@ -407,12 +404,14 @@ fn search_within(
         incomplete: false,
         seconds: 0.0,
         why: None,
-        problem: opts.problem.filter(|_| !weaken),
+        problem: opts.problem,
         outcome_kept: false,
+        flagged: Vec::new(),
+        weaken: None,
     };
     // Fixing needs an allowed outcome (or a hang or undefined step to
-    // remove); weakening a forbidden one.
-    if (allowed == weaken && report.problem.is_none()) || stopped {
+    // remove).
+    if (!allowed && report.problem.is_none()) || stopped {
         report.incomplete = stopped;
         report.seconds = start.elapsed().as_secs_f64();
         return report;
@@ -448,7 +447,7 @@ fn search_within(
         // executions, so without a repair and without a problem to remove
         // the outcome decides).
         let repaired = subset.iter().any(|&s| sites[s].repair);
-        if !weaken && forbidden && (repaired || problem.is_some()) {
+        if forbidden && (repaired || problem.is_some()) {
             return runs_clean(q, opts.loop_bound, opts.barriers, deadline);
         }
         forbidden
@@ -471,55 +470,28 @@ fn search_within(
                 if subset.iter().filter(|&&s| sites[s].group_barrier).count() > 1 {
                     continue;
                 }
-                if weaken {
-                    // The weakest variants at every site keep the outcome
-                    // forbidden: that is the one maximal weakening on this set.
-                    let weakest: Vec<(usize, usize)> = subset
-                        .iter()
-                        .map(|&s| (s, sites[s].variants.len() - 1))
-                        .collect();
-                    if found.iter().any(|f| weaker_or_equal(&sites, f, &weakest)) {
+                // Monotonicity: if the strongest variants do not forbid it, nothing on this set does.
+                let strongest: Vec<(usize, usize)> = subset
+                    .iter()
+                    .map(|&s| (s, sites[s].variants.len() - 1))
+                    .collect();
+                if !good(&sites::apply(p, &sites, &strongest), &subset) {
+                    continue;
+                }
+                let mut vs = vectors(&sites, &subset);
+                vs.sort_by_key(|v| cost(&sites, v));
+                let mut bad: Vec<Vec<(usize, usize)>> = Vec::new();
+                for v in vs {
+                    if found.iter().any(|f| dominates(&sites, &v, f)) {
                         continue;
                     }
-                    let q = sites::apply(p, &sites, &weakest);
-                    if good(&q, &subset) {
-                        found.push(weakest);
+                    if bad.iter().any(|b| dominates(&sites, b, &v)) {
                         continue;
                     }
-                    for v in vectors(&sites, &subset) {
-                        if found.iter().any(|f| weaker_or_equal(&sites, f, &v)) {
-                            continue;
-                        }
-                        let q = sites::apply(p, &sites, &v);
-                        if good(&q, &subset) {
-                            found.retain(|f| !weaker_or_equal(&sites, &v, f));
-                            found.push(v);
-                        }
-                    }
-                } else {
-                    // Monotonicity: if the strongest variants do not forbid it, nothing on this set does.
-                    let strongest: Vec<(usize, usize)> = subset
-                        .iter()
-                        .map(|&s| (s, sites[s].variants.len() - 1))
-                        .collect();
-                    if !good(&sites::apply(p, &sites, &strongest), &subset) {
-                        continue;
-                    }
-                    let mut vs = vectors(&sites, &subset);
-                    vs.sort_by_key(|v| cost(&sites, v));
-                    let mut bad: Vec<Vec<(usize, usize)>> = Vec::new();
-                    for v in vs {
-                        if found.iter().any(|f| dominates(&sites, &v, f)) {
-                            continue;
-                        }
-                        if bad.iter().any(|b| dominates(&sites, b, &v)) {
-                            continue;
-                        }
-                        if good(&sites::apply(p, &sites, &v), &subset) {
-                            found.push(v);
-                        } else {
-                            bad.push(v);
-                        }
+                    if good(&sites::apply(p, &sites, &v), &subset) {
+                        found.push(v);
+                    } else {
+                        bad.push(v);
                     }
                 }
             }
@@ -563,23 +535,15 @@ fn search_within(
             })
         })
         .collect();
-    if weaken {
-        fixes.sort_by(|a, b| {
-            b.cost
-                .cmp(&a.cost)
-                .then(a.changes.len().cmp(&b.changes.len()))
-        });
-    } else {
-        fixes.sort_by(|a, b| {
-            a.cost
-                .cmp(&b.cost)
-                .then(a.changes.len().cmp(&b.changes.len()))
-        });
-    }
+    fixes.sort_by(|a, b| {
+        a.cost
+            .cmp(&b.cost)
+            .then(a.changes.len().cmp(&b.changes.len()))
+    });
     report.fixes = fixes;
-    if !weaken && report.fixes.is_empty() && !report.incomplete && report.problem.is_some() {
+    if report.fixes.is_empty() && !report.incomplete && report.problem.is_some() {
         report.why = Some(why::no_repair(report.problem, opts.bound));
-    } else if !weaken && report.fixes.is_empty() && !report.incomplete {
+    } else if report.fixes.is_empty() && !report.incomplete {
         // The strongest program is made of fences and annotations only
         // (repairs are not monotone: `repairs.rs`).
         let memory: Vec<Site> = sites.iter().filter(|s| !s.repair).cloned().collect();
@@ -643,15 +607,6 @@ fn dominates(sites: &[Site], big: &[(usize, usize)], small: &[(usize, usize)]) -
     small
         .iter()
         .all(|&(s, k)| big.iter().any(|&(s2, k2)| s2 == s && sites[s].leq(k, k2)))
-}
-
-/// Whether weakening `a` is at least as weak as `b` everywhere `b` weakens
-/// (then `b` is not maximal when `a` keeps the outcome forbidden).
-fn weaker_or_equal(sites: &[Site], a: &[(usize, usize)], b: &[(usize, usize)]) -> bool {
-    // Each site of b is weakened in a at least as far; sites only in a are extra weakening.
-    b.iter()
-        .all(|&(s, k)| a.iter().any(|&(s2, k2)| s2 == s && sites[s].leq(k, k2)))
-        && a != b
 }
 
 /// Every choice of one variant per site of `subset`.

@@ -297,6 +297,22 @@ fn text_of(p: &Program, t: usize, i: &Instr) -> String {
     print::instr(p, &p.threads[t], i)
 }
 
+/// Where each instruction of a test is in its source, to name a site
+/// unambiguously: `at[thread][pc]`, `12:3` (line and column of a litmus
+/// file) or, for a kernel, the PTX line and column and the CUDA line
+/// (`45:5, splitk.cu:17`). Empty, or an empty entry: not known.
+pub type Positions = Vec<Vec<String>>;
+
+/// Instruction `pc` of thread `t` in backquotes with its position in the
+/// source (`` `fence.sc.gpu` at 12:3 ``) when `at` has one, otherwise as
+/// [`quoted`] names it.
+pub fn quoted_at(p: &Program, t: usize, pc: usize, at: &Positions) -> String {
+    match at.get(t).and_then(|v| v.get(pc)).filter(|s| !s.is_empty()) {
+        Some(pos) => format!("`{}` at {pos}", text_of(p, t, &p.threads[t].code[pc])),
+        None => quoted(p, t, pc),
+    }
+}
+
 /// Instruction `pc` of thread `t` in backquotes, with which one it is when
 /// the thread has several with the same text (`` `fence.sc.gpu` (2nd of
 /// 2) ``): a change must name its site unambiguously.
@@ -439,9 +455,10 @@ fn variants_of(
     i: &Instr,
     scopes: &[Scope],
     keep: &Keep,
+    at: &Positions,
 ) -> Vec<Variant> {
     let name = &p.threads[t].name;
-    let old = quoted(p, t, pc);
+    let old = quoted_at(p, t, pc, at);
     let mut out = Vec::new();
     let mut push = |instr: Instr, cost: u32, rank: (u8, Option<u8>), sc: u8| {
         out.push(Variant {
@@ -607,9 +624,15 @@ fn sem_leq(a: (u8, Option<u8>), b: (u8, Option<u8>)) -> bool {
 }
 
 fn stronger(p: &Program, t: usize, pc: usize, i: &Instr, scopes: &[Scope]) -> Vec<Variant> {
-    let mut vs = variants_of(p, t, pc, i, scopes, &|cs, csc, s, sc| {
-        sem_leq(cs, s) && csc <= sc
-    });
+    let mut vs = variants_of(
+        p,
+        t,
+        pc,
+        i,
+        scopes,
+        &|cs, csc, s, sc| sem_leq(cs, s) && csc <= sc,
+        &Positions::new(),
+    );
     vs.sort_by_key(|v| (v.key, v.cost));
     vs
 }
@@ -618,8 +641,9 @@ fn stronger(p: &Program, t: usize, pc: usize, i: &Instr, scopes: &[Scope]) -> Ve
 
 /// Every site where `p` may be weakened: each fence (weaker, narrower, or
 /// removed), each proxy fence (removed, or limited to one state space), each
-/// strong access or mbarrier operation (weaker or narrower).
-pub fn weakening_sites(p: &Program) -> Vec<Site> {
+/// strong access or mbarrier operation (weaker or narrower). Each change
+/// names its instruction with its position in `at` (when known).
+pub fn weakening_sites(p: &Program, at: &Positions) -> Vec<Site> {
     let mut out = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
         if th.agent.is_some() {
@@ -627,9 +651,15 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
         }
         let name = th.name.clone();
         for (pc, i) in th.code.iter().enumerate() {
-            let mut vs = variants_of(p, t, pc, i, &Scope::ALL, &|cs, csc, s, sc| {
-                sem_leq(s, cs) && sc <= csc
-            });
+            let mut vs = variants_of(
+                p,
+                t,
+                pc,
+                i,
+                &Scope::ALL,
+                &|cs, csc, s, sc| sem_leq(s, cs) && sc <= csc,
+                at,
+            );
             // Furthest (weakest) last.
             vs.sort_by_key(|v| (std::cmp::Reverse(v.key), v.cost));
             let removal = match i {
@@ -650,7 +680,11 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
                         kind: ProxyFenceKind::Async(Some(q)),
                     };
                     vs.push(Variant {
-                        text: format!("{name} {} → `{}`", quoted(p, t, pc), text_of(p, t, &instr)),
+                        text: format!(
+                            "{name} {} → `{}`",
+                            quoted_at(p, t, pc, at),
+                            text_of(p, t, &instr)
+                        ),
                         cost: 1,
                         action: Action::Replace {
                             thread: t,
@@ -664,7 +698,7 @@ pub fn weakening_sites(p: &Program) -> Vec<Site> {
             }
             if let Some(c) = removal {
                 vs.push(Variant {
-                    text: format!("remove {name} {}", quoted(p, t, pc)),
+                    text: format!("remove {name} {}", quoted_at(p, t, pc, at)),
                     cost: c,
                     action: Action::Remove { thread: t, pc },
                     key: (0, 0),
