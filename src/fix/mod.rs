@@ -507,9 +507,6 @@ fn search_within(
             let left = end.map(|d| d.saturating_duration_since(Instant::now()));
             let (ok, undefined) =
                 match verified_and_undefined(&q, want, opts.loop_bound, opts.barriers, left) {
-                    // A weakening that lets the program hang is no fix (a
-                    // weak flag in a spin loop: `docs/loops.md`, "Fairness").
-                    Ok((v, _)) if weaken && v.hangs => return None,
                     Ok((v, u)) if report.outcome_kept => (v.is_some() && !v.hangs, u),
                     Ok((v, u)) => (v.allowed == Some(false) && !v.hangs, u),
                     Err(()) => {
