@@ -63,6 +63,7 @@ fn shown(op: &RawOperand) -> String {
         RawOperand::Bracketed(n, _) => format!("[{n}]"),
         RawOperand::Int(v, _) => v.to_string(),
         RawOperand::Vector(..) => "{...}".to_string(),
+        RawOperand::Tensor(n, ..) => format!("[{n}, {{...}}]"),
     }
 }
 
