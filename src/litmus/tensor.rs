@@ -213,6 +213,42 @@ pub fn handles(raw: &RawInstr) -> bool {
     }
 }
 
+/// Whether `raw` is a tensor-map instruction ptxmc refuses in litmus tests
+/// ([`refusal`]).
+pub fn is_tensormap_instr(raw: &RawInstr) -> bool {
+    let op = raw.parts[0].0.as_str();
+    op == "tensormap" || (op == "prefetch" && raw.parts.iter().any(|p| p.0 == "tensormap"))
+}
+
+/// Why `prefetch.tensormap` and `tensormap.replace` are refused, by name.
+pub fn refusal(raw: &RawInstr) -> Diagnostic {
+    let span = raw.parts[0].1.to(raw.parts.last().unwrap().1);
+    let name: Vec<&str> = raw.parts.iter().map(|p| p.0.as_str()).collect();
+    if raw.parts[0].0 == "prefetch" {
+        Diagnostic::unsupported(
+            span,
+            format!("`{}` in a litmus test", name.join(".")),
+            "an instruction with a memory effect",
+        )
+        .with_note(
+            "`prefetch.tensormap` only brings the tensor map into a cache (PTX ISA, \"prefetch, \
+             prefetchu\"): it changes no value and orders nothing, so a litmus test leaves it \
+             out (the kernel front end passes over it)",
+        )
+    } else {
+        Diagnostic::unsupported(
+            span,
+            format!("`{}`", name.join(".")),
+            "a tensor map declared in the init block",
+        )
+        .with_note(
+            "a tensor map that changes at run time is not modelled: the elements a copy moves \
+             would depend on the map's value, and ptxmc fixes them when the test is read; \
+             declare one tensor map per box (docs/async.md 8)",
+        )
+    }
+}
+
 fn end_of(raw: &RawInstr) -> Span {
     let e = raw.parts.last().unwrap().1.end;
     Span::new(e, e + 1)
@@ -275,7 +311,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
 
 /// Refuse the modifiers of a tensor or multicast copy that ptxmc does not
 /// model, by name; keep the others (in order) for the element copies.
-fn unicast_parts(
+pub fn element_parts(
     raw: &RawInstr,
     from: usize,
     tensor: bool,
@@ -409,7 +445,7 @@ fn destinations(
 /// `cp.async.bulk.<dst>.<src>.mbarrier::complete_tx::bytes.multicast::cluster
 /// {d0, d1}, [src], size, {bar0, bar1}, ctaMask`.
 fn multicast_plan(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Plan, Diagnostic> {
-    let (parts, multicast) = unicast_parts(raw, 3, false)?;
+    let (parts, multicast) = element_parts(raw, 3, false)?;
     debug_assert!(multicast);
     if !parts.iter().any(|p| p.0 == "mbarrier::complete_tx::bytes")
         || !parts.iter().any(|p| p.0 == "global")
@@ -473,7 +509,7 @@ fn tensor_plan(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Plan, Diagnostic>
     // The element copy's mnemonic: the same without `.tensor.Nd`.
     let mut trimmed = raw.clone();
     trimmed.parts.drain(t..t + 2);
-    let (parts, multicast) = unicast_parts(&trimmed, t, true)?;
+    let (parts, multicast) = element_parts(&trimmed, t, true)?;
     let load = parts.get(t).is_some_and(|p| p.0.starts_with("shared"));
     let mbar = parts.iter().any(|p| p.0 == "mbarrier::complete_tx::bytes");
     if multicast && !load {

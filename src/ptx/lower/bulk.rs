@@ -25,7 +25,7 @@ use crate::ptx::ast::{Instr as PInstr, Opnd, VarSpace};
 pub const MAX_ELEMENT_COPIES: u64 = 32;
 
 /// The size of an mbarrier object.
-const MBARRIER_BYTES: u64 = 8;
+pub(super) const MBARRIER_BYTES: u64 = 8;
 
 impl ThreadLower<'_> {
     /// `cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes
@@ -112,6 +112,7 @@ impl ThreadLower<'_> {
                 let info = &self.ctx.vars[v];
                 (info.elem_bytes, format!("variable `{}`", info.name))
             }
+            Region::TensorMap(_) => unreachable!("`pointer` refuses tensor maps"),
         };
         let size_span = i.operands[2].span();
         let size = match &i.operands[2] {
@@ -210,7 +211,7 @@ impl ThreadLower<'_> {
     }
 
     /// The region and byte offset an `[address]` operand names, in `space`.
-    fn pointer(&self, o: &Opnd, env: &Env, space: VarSpace) -> Result<(Region, i64), Diagnostic> {
+    pub(super) fn pointer(&self, o: &Opnd, env: &Env, space: VarSpace) -> Result<(Region, i64), Diagnostic> {
         let Opnd::Addr { base, offset, span } = o else {
             return Err(Diagnostic::expected(
                 o.span(),
@@ -257,6 +258,7 @@ impl ThreadLower<'_> {
         let rspace = match region {
             Region::Buffer(_) => VarSpace::Global,
             Region::Var(v, _) => self.ctx.vars[v].space,
+            Region::TensorMap(_) => VarSpace::Param,
         };
         if rspace != space {
             return Err(Diagnostic::expected(
@@ -277,7 +279,7 @@ impl ThreadLower<'_> {
     }
 
     /// Decode `raw` with the litmus dialect's decoder.
-    fn decode(&mut self, raw: &RawInstr) -> Result<crate::ir::Instr, Diagnostic> {
+    pub(super) fn decode(&mut self, raw: &RawInstr) -> Result<crate::ir::Instr, Diagnostic> {
         let mut res = super::Res {
             regs: &mut self.regs,
             names: &mut self.reg_names,
