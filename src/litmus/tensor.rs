@@ -104,7 +104,10 @@ impl TensorMap {
 /// Parse the rest of `NAME @ tensormap GLOBAL dims D0[,D1...] box B0[,B1...] [elem BYTES]`
 /// (the cursor is after `@ tensormap`).
 pub fn parse_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<TensorMap, Diagnostic> {
-    let global = cur.expect(Tok::Word, "the global tensor's name (its elements are `NAME[i]`)")?;
+    let global = cur.expect(
+        Tok::Word,
+        "the global tensor's name (its elements are `NAME[i]`)",
+    )?;
     if global.text.contains(['.', '[']) {
         return Err(Diagnostic::expected(
             global.span,
@@ -156,7 +159,10 @@ pub fn parse_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<TensorMa
     if let Some(k) = (0..dims.len()).find(|&k| boxdims[k] > dims[k]) {
         return Err(Diagnostic::expected(
             bspan,
-            format!("a box no larger than the tensor in dimension {k} ({})", dims[k]),
+            format!(
+                "a box no larger than the tensor in dimension {k} ({})",
+                dims[k]
+            ),
             boxdims[k].to_string(),
         ));
     }
@@ -329,10 +335,12 @@ pub fn element_parts(
                 "im2col tensor copies",
                 "the im2col mode's box is computed from im2col offsets, which ptxmc does not model; `.tile` copies are",
             )),
-            x if tensor && (x.starts_with("tile::gather") || x.starts_with("tile::scatter")) => Some((
-                "gather and scatter tensor copies",
-                "only `.tile` boxes are modelled",
-            )),
+            x if tensor && (x.starts_with("tile::gather") || x.starts_with("tile::scatter")) => {
+                Some((
+                    "gather and scatter tensor copies",
+                    "only `.tile` boxes are modelled",
+                ))
+            }
             x if x.starts_with("cta_group") => Some((
                 "`.cta_group` copies (CTA pairs)",
                 "completion on a peer CTA's mbarrier is not modelled",
@@ -345,8 +353,12 @@ pub fn element_parts(
             _ => None,
         };
         if let Some((what, why)) = refused {
-            return Err(Diagnostic::unsupported(*s, format!("`.{q}`"), format!("a copy without it ({what})"))
-                .with_note(why));
+            return Err(Diagnostic::unsupported(
+                *s,
+                format!("`.{q}`"),
+                format!("a copy without it ({what})"),
+            )
+            .with_note(why));
         }
         out.push((q.clone(), *s));
     }
@@ -404,7 +416,11 @@ fn destinations(
                 ranks.len(),
                 if ranks.len() == 1 { "" } else { "s" },
                 if ranks.len() == 1 { "" } else { "s" },
-                ranks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+                ranks
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             items.len().to_string(),
         ));
@@ -425,7 +441,9 @@ fn destinations(
             Some(k) => {
                 return Err(Diagnostic::expected(
                     *s,
-                    format!("a location in the CTA of cluster rank {rank} (bit {rank} of the mask)"),
+                    format!(
+                        "a location in the CTA of cluster rank {rank} (bit {rank} of the mask)"
+                    ),
                     format!("`{probe}`, in the CTA of rank {k}"),
                 ));
             }
@@ -560,7 +578,12 @@ fn tensor_plan(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Plan, Diagnostic>
     if map.dims.len() != rank {
         return Err(Diagnostic::expected(
             *dspan,
-            format!("`.{}d` (map `{}` has rank {})", map.dims.len(), map.name, map.dims.len()),
+            format!(
+                "`.{}d` (map `{}` has rank {})",
+                map.dims.len(),
+                map.name,
+                map.dims.len()
+            ),
             format!("`.{dim}`"),
         ));
     }

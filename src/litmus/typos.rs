@@ -111,7 +111,11 @@ pub fn similar(a: &str, b: &str) -> bool {
     }
     // Elements of buffers (`g[5]`, `s[0]`: vectors, tensor boxes): the
     // buffers' names are what may be mistyped; `s[0]` and `s[1]` are a family.
-    let base = |s: &str| s.rfind('[').filter(|_| s.ends_with(']')).map(|i| s[..i].to_string());
+    let base = |s: &str| {
+        s.rfind('[')
+            .filter(|_| s.ends_with(']'))
+            .map(|i| s[..i].to_string())
+    };
     if let (Some(x), Some(y)) = (base(a), base(b)) {
         return similar(&x, &y);
     }

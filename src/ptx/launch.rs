@@ -288,7 +288,9 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             }
             "--buffer" => l.params.push(Binding::Buffer(buffer(&value, vspan)?)),
             "--scalar" => l.params.push(Binding::Scalar(scalar(&value, vspan)?)),
-            "--tensormap" => l.params.push(Binding::TensorMap(tensor_map(&value, vspan)?)),
+            "--tensormap" => l
+                .params
+                .push(Binding::TensorMap(tensor_map(&value, vspan)?)),
             q => {
                 if l.condition.is_some() {
                     return Err(Diagnostic::expected(span, "one condition", "a second one"));
@@ -490,7 +492,10 @@ fn tensor_map(v: &str, span: Span) -> Result<TensorMapBinding, Diagnostic> {
     if let Some(k) = (0..dims.len()).find(|&k| boxdims[k] > dims[k]) {
         return Err(Diagnostic::expected(
             bspan,
-            format!("a box no larger than the tensor in dimension {k} ({})", dims[k]),
+            format!(
+                "a box no larger than the tensor in dimension {k} ({})",
+                dims[k]
+            ),
             boxdims[k].to_string(),
         ));
     }

@@ -65,7 +65,10 @@ impl ThreadLower<'_> {
         let (eparts, multicast) = crate::litmus::tensor::element_parts(&raw, t, true)?;
         raw.parts = eparts;
         let load = raw.parts.get(t).is_some_and(|p| p.0.starts_with("shared"));
-        let mbar = raw.parts.iter().any(|p| p.0 == "mbarrier::complete_tx::bytes");
+        let mbar = raw
+            .parts
+            .iter()
+            .any(|p| p.0 == "mbarrier::complete_tx::bytes");
         let want = match (load, multicast) {
             (true, false) => 3,
             (true, true) => 4,
@@ -75,9 +78,15 @@ impl ThreadLower<'_> {
             return Err(Diagnostic::expected(
                 i.span,
                 match (load, multicast) {
-                    (true, false) => "`.mbarrier::complete_tx::bytes` and 3 operands ([dst], [tmap, {coords}], [mbar])",
-                    (true, true) => "`.mbarrier::complete_tx::bytes` and 4 operands ([dst], [tmap, {coords}], [mbar], ctaMask)",
-                    (false, _) => "a store or reduction into `.global` with `.bulk_group` and 2 operands ([tmap, {coords}], [src])",
+                    (true, false) => {
+                        "`.mbarrier::complete_tx::bytes` and 3 operands ([dst], [tmap, {coords}], [mbar])"
+                    }
+                    (true, true) => {
+                        "`.mbarrier::complete_tx::bytes` and 4 operands ([dst], [tmap, {coords}], [mbar], ctaMask)"
+                    }
+                    (false, _) => {
+                        "a store or reduction into `.global` with `.bulk_group` and 2 operands ([tmap, {coords}], [src])"
+                    }
                 },
                 format!("{} operands", i.operands.len()),
             ));
@@ -166,40 +175,7 @@ impl ThreadLower<'_> {
         }
         // The destination CTAs: the issuer's, or the mask's.
         let ctas: Vec<Option<u32>> = if multicast {
-            let m = match self.value(&i.operands[3], env, 16)? {
-                Val::Known(m) if (1..=0xffff).contains(&m) => m,
-                Val::Known(m) => {
-                    return Err(Diagnostic::expected(
-                        i.operands[3].span(),
-                        "a 16-bit ctaMask naming at least one CTA",
-                        m.to_string(),
-                    ));
-                }
-                _ => {
-                    return Err(refuse(
-                        i.operands[3].span(),
-                        "a ctaMask that is not a known constant",
-                        "a multicast copy is lowered to one copy per destination CTA, so its mask must be known when the kernel is lowered",
-                    ));
-                }
-            };
-            let mut out = Vec::new();
-            for r in (0..16).filter(|r| m & (1 << r) != 0) {
-                match self.sp.cta_of_rank(r) {
-                    Some(c) => out.push(Some(c)),
-                    None => {
-                        return Err(Diagnostic::expected(
-                            i.operands[3].span(),
-                            format!(
-                                "a mask of CTA ranks of the cluster (0..{})",
-                                self.sp.cluster_nctarank
-                            ),
-                            format!("{m:#x} (rank {r})"),
-                        ));
-                    }
-                }
-            }
-            out
+            self.mask_ctas(&i.operands[3], env)?
         } else {
             vec![None]
         };
