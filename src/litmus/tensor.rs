@@ -198,7 +198,7 @@ pub fn parse_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<TensorMa
     if m.box_len() > MAX_BOX_ELEMENTS {
         return Err(Diagnostic::unsupported(
             bspan,
-            format!("a box of {} elements", m.box_len()),
+            format!("box of {} elements", m.box_len()),
             format!("a box of at most {MAX_BOX_ELEMENTS} elements"),
         )
         .with_note("each element of a tensor copy is an asynchronous copy of its own"));
@@ -233,8 +233,8 @@ pub fn refusal(raw: &RawInstr) -> Diagnostic {
     if raw.parts[0].0 == "prefetch" {
         Diagnostic::unsupported(
             span,
-            format!("`{}` in a litmus test", name.join(".")),
-            "an instruction with a memory effect",
+            name.join("."),
+            "an instruction with a memory effect (in a litmus test)",
         )
         .with_note(
             "`prefetch.tensormap` only brings the tensor map into a cache (PTX ISA, \"prefetch, \
@@ -244,8 +244,8 @@ pub fn refusal(raw: &RawInstr) -> Diagnostic {
     } else {
         Diagnostic::unsupported(
             span,
-            format!("`{}`", name.join(".")),
-            "a tensor map declared in the init block",
+            name.join("."),
+            "a tensor map fixed by its declaration in the init block",
         )
         .with_note(
             "a tensor map that changes at run time is not modelled: the elements a copy moves \
@@ -333,32 +333,29 @@ pub fn element_parts(
             "tile" if tensor => continue,
             x if tensor && x.starts_with("im2col") => Some((
                 "im2col tensor copies",
-                "the im2col mode's box is computed from im2col offsets, which ptxmc does not model; `.tile` copies are",
+                "their box follows im2col offsets; `.tile` copies are modelled",
             )),
             x if tensor && (x.starts_with("tile::gather") || x.starts_with("tile::scatter")) => {
-                Some((
-                    "gather and scatter tensor copies",
-                    "only `.tile` boxes are modelled",
-                ))
+                Some(("gather and scatter tensor copies", "only `.tile` boxes are"))
             }
             x if x.starts_with("cta_group") => Some((
                 "`.cta_group` copies (CTA pairs)",
-                "completion on a peer CTA's mbarrier is not modelled",
+                "completion on a peer CTA's mbarrier is not",
             )),
             x if x.starts_with("L2::") || x == "level::cache_hint" => Some((
                 "cache hints",
-                "cache hints take operands and have no memory-model effect; remove them",
+                "they take operands and have no memory-model effect; remove them",
             )),
-            "ignore_oob" | "cp_mask" => Some(("partial copies", "whole copies are modelled")),
+            "ignore_oob" | "cp_mask" => Some(("partial copies", "whole copies are")),
             _ => None,
         };
         if let Some((what, why)) = refused {
             return Err(Diagnostic::unsupported(
                 *s,
-                format!("`.{q}`"),
-                format!("a copy without it ({what})"),
+                format!(".{q}"),
+                format!("a copy without `.{q}`"),
             )
-            .with_note(why));
+            .with_note(format!("{what} are not modelled: {why}")));
         }
         out.push((q.clone(), *s));
     }
@@ -371,8 +368,8 @@ fn int_of(op: &RawOperand, what: &str) -> Result<i64, Diagnostic> {
         RawOperand::Int(v, _) => Ok(*v),
         RawOperand::Name(n, s) => Err(Diagnostic::unsupported(
             *s,
-            format!("a register (`{n}`) as {what}"),
-            format!("{what} written as an integer"),
+            n,
+            format!("{what} written as an integer (a register is not)"),
         )
         .with_note("a copy's elements must be known when the test is read (computed addresses are not modelled)")),
         other => Err(Diagnostic::expected(other.span(), what.to_string(), other.shown())),
