@@ -8,7 +8,7 @@
    --block 2
    --tensormap 'tensor:int32[4,4]box[2,2]={0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}'
    --buffer out:int32[2]={-1,-1}
-   --exists 'out[0] != 6 || out[1] != 11'
+   --not-exists 'out[0] != 6 || out[1] != 11'
 */
 #include <cuda.h>
 #include <cuda/ptx>
