@@ -89,11 +89,11 @@ impl TensorMap {
         for e in 0..n {
             // Box coordinates of element e, dimension 0 fastest.
             let (mut rest, mut lin, mut stride) = (e, 0u64, 1u64);
-            for k in 0..self.dims.len() {
-                let j = rest % self.boxdims[k];
-                rest /= self.boxdims[k];
-                lin += (coords[k] as u64 + j) * stride;
-                stride *= self.dims[k];
+            for ((&c, &d), &b) in coords.iter().zip(&self.dims).zip(&self.boxdims) {
+                let j = rest % b;
+                rest /= b;
+                lin += (c as u64 + j) * stride;
+                stride *= d;
             }
             out.push(lin);
         }
