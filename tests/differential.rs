@@ -414,8 +414,10 @@ enum AsyncIns {
         parity: bool,
         test: bool,
     },
-    /// TMA load `g` → own shared word, completing on the own barrier.
-    TmaLoad,
+    /// TMA load `g` → own shared word, completing on the own barrier; with
+    /// `multicast` (and two CTAs), into both CTAs' words with
+    /// `.multicast::cluster`, completing on each one's barrier.
+    TmaLoad { multicast: bool },
     /// TMA store own shared word → `g`, with commit and `wait_group{.read} 0` (or no wait).
     TmaStore { wait: usize },
     /// `cp.async` `g` → own shared word with `wait_all` (0), `mbarrier.arrive.noinc` (1) or nothing (2).
@@ -442,7 +444,7 @@ fn async_ins() -> impl Strategy<Value = AsyncIns> {
         1 => (0..3usize, any::<bool>()).prop_map(|(sem, cluster)| AsyncIns::Fence { sem, cluster }),
         3 => (any::<bool>(), any::<bool>(), any::<bool>(), proptest::bool::weighted(0.25)).prop_map(|(remote, relaxed, cluster, expect_tx)| AsyncIns::Arrive { remote, relaxed, cluster, expect_tx }),
         3 => (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(relaxed, cluster, parity, test)| AsyncIns::Wait { relaxed, cluster, parity, test }),
-        2 => Just(AsyncIns::TmaLoad),
+        2 => any::<bool>().prop_map(|multicast| AsyncIns::TmaLoad { multicast }),
         2 => (0..3usize).prop_map(|wait| AsyncIns::TmaStore { wait }),
         1 => (0..3usize).prop_map(|completion| AsyncIns::CpAsync { completion }),
         1 => Just(AsyncIns::StAsync),
@@ -555,7 +557,11 @@ fn async_item(
                 scope(*cluster)
             ));
         }
-        AsyncIns::TmaLoad => out.push(format!(
+        // `.multicast::cluster` into both CTAs' buffers, completing on each one's barrier.
+        AsyncIns::TmaLoad { multicast: true } if two_ctas => out.push(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster {s0, s1}, [g], 4, {b0, b1}, 3".to_string()
+        ),
+        AsyncIns::TmaLoad { .. } => out.push(format!(
             "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [s{own}], [g], 4, [b{own}]"
         )),
         AsyncIns::TmaStore { wait } => {
@@ -971,7 +977,7 @@ fn wrappable_ins() -> impl Strategy<Value = AsyncIns> {
         1 => (0..3usize, any::<bool>()).prop_map(|(sem, cluster)| AsyncIns::Fence { sem, cluster }),
         2 => (any::<bool>(), any::<bool>(), any::<bool>(), proptest::bool::weighted(0.5)).prop_map(|(remote, relaxed, cluster, expect_tx)| AsyncIns::Arrive { remote, relaxed, cluster, expect_tx }),
         1 => (any::<bool>(), any::<bool>()).prop_map(|(relaxed, cluster)| AsyncIns::Wait { relaxed, cluster, parity: true, test: false }),
-        4 => Just(AsyncIns::TmaLoad),
+        4 => Just(AsyncIns::TmaLoad { multicast: false }),
         2 => Just(AsyncIns::StAsync),
     ]
 }
@@ -1094,7 +1100,7 @@ fn engines_agree_on_branching_issuers() {
             g.threads
                 .iter()
                 .flatten()
-                .any(|(w, i)| kind(w) && matches!(i, AsyncIns::TmaLoad | AsyncIns::StAsync))
+                .any(|(w, i)| kind(w) && matches!(i, AsyncIns::TmaLoad { .. } | AsyncIns::StAsync))
         };
         guarded += usize::from(wrapped(|w| matches!(w, Wrap::Guard)));
         looped += usize::from(text.contains("bne r") && wrapped(|w| matches!(w, Wrap::Twice)));

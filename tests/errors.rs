@@ -170,22 +170,168 @@ exists (x == 1)
 }
 
 #[test]
-fn multicast_copy_is_named_unsupported() {
+fn multicast_copy_lists_its_destinations() {
     check(
         "multicast.litmus",
         r#"PTX t
-{ s @ shared cta 0 = 0; g=0; }
+{ s @ shared cta 0 = 0; g=1; }
  P0@cta 0,cluster 0,gpu 0 ;
  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [s], 3 ;
 exists (s == 1)
 "#,
-        r#"error: expected a bulk copy to one CTA, found `.multicast::cluster`
-  --> multicast.litmus:4:68
+        r#"error: expected the destination CTAs' buffers `{s0, s1, ...}`, in the order of the mask's bits, found `[s]`
+  --> multicast.litmus:4:87
   |
 4 |  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [s], [g], 4, [s], 3 ;
-  |                                                                    ^^^^^^^^^^^^^^^^^^ `.multicast::cluster` is not supported by ptxmc
+  |                                                                                       ^^^
   |
-  = multicast copies are not modelled
+  = a litmus location has no offset: a multicast copy lists the location it writes in each CTA
+
+"#,
+    );
+}
+
+#[test]
+fn multicast_destinations_follow_the_mask_bits() {
+    check(
+        "multicast_rank.litmus",
+        r#"PTX t
+{ s0 @ shared cta 0 = 0; s1 @ shared cta 1 = 0; b0 @ mbarrier cta 0 = 1; b1 @ mbarrier cta 1 = 1; g=1; }
+ P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,gpu 0 ;
+ cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster {s1, s0}, [g], 4, {b0, b1}, 3 | ld.shared::cta r0, s1 ;
+exists (s0 == 1)
+"#,
+        r#"error: expected a location in the CTA of cluster rank 0 (bit 0 of the mask), found `s1`, in the CTA of rank 1
+  --> multicast_rank.litmus:4:88
+  |
+4 |  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster {s1, s0}, [g], 4, {b0, b1}, 3 | ld.shared::cta r0, s1 ;
+  |                                                                                        ^^
+
+"#,
+    );
+}
+
+#[test]
+fn im2col_tensor_copy_is_named_unsupported() {
+    check(
+        "im2col.litmus",
+        r#"PTX t
+{ tm @ tensormap g dims 4 box 2; s[0] @ shared cta 0 = 0; s[1] @ shared cta 0 = 0; bar @ mbarrier cta 0 = 1; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ cp.async.bulk.tensor.1d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tm, {0}], [bar] ;
+exists (s[0] == 1)
+"#,
+        r#"error: expected a copy without `.im2col`, found `.im2col`
+  --> im2col.litmus:4:49
+  |
+4 |  cp.async.bulk.tensor.1d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [s], [tm, {0}], [bar] ;
+  |                                                 ^^^^^^ `.im2col` is not supported by ptxmc
+  |
+  = im2col tensor copies are not modelled: their box follows im2col offsets; `.tile` copies are modelled
+
+"#,
+    );
+}
+
+#[test]
+fn tensor_box_outside_the_tensor_is_refused() {
+    check(
+        "box_out.litmus",
+        r#"PTX t
+{ tm @ tensormap g dims 4 box 2; s[0] @ shared cta 0 = 0; s[1] @ shared cta 0 = 0; bar @ mbarrier cta 0 = 1; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [s], [tm, {3}], [bar] ;
+exists (s[0] == 1)
+"#,
+        r#"error: expected a box inside the tensor (dimension 0: coordinate 3 with box 2 in 0..4); out-of-bound elements (zero-filled on loads, skipped on stores) are not modelled, found coordinates [3]
+  --> box_out.litmus:4:83
+  |
+4 |  cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [s], [tm, {3}], [bar] ;
+  |                                                                                   ^^^^^^^^^
+
+"#,
+    );
+}
+
+#[test]
+fn tensor_coordinate_in_a_register_is_refused() {
+    check(
+        "coord_reg.litmus",
+        r#"PTX t
+{ tm @ tensormap g dims 4 box 2; s[0] @ shared cta 0 = 0; s[1] @ shared cta 0 = 0; bar @ mbarrier cta 0 = 1; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [s], [tm, {r1}], [bar] ;
+exists (s[0] == 1)
+"#,
+        r#"error: expected a tensor coordinate written as an integer (a register is not), found `r1`
+  --> coord_reg.litmus:4:89
+  |
+4 |  cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [s], [tm, {r1}], [bar] ;
+  |                                                                                         ^^ `r1` is not supported by ptxmc
+  |
+  = a copy's elements must be known when the test is read (computed addresses are not modelled)
+
+"#,
+    );
+}
+
+#[test]
+fn tensormap_replace_is_named_unsupported() {
+    check(
+        "replace.litmus",
+        r#"PTX t
+{ tm @ tensormap g dims 4 box 2; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ tensormap.replace.tile.global_address.global.b1024.b64 [tm], 5 ;
+exists (g[0] == 1)
+"#,
+        r#"error: expected a tensor map fixed by its declaration in the init block, found `tensormap.replace.tile.global_address.global.b1024.b64`
+  --> replace.litmus:4:2
+  |
+4 |  tensormap.replace.tile.global_address.global.b1024.b64 [tm], 5 ;
+  |  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ `tensormap.replace.tile.global_address.global.b1024.b64` is not supported by ptxmc
+  |
+  = a tensor map that changes at run time is not modelled: the elements a copy moves would depend on the map's value, and ptxmc fixes them when the test is read; declare one tensor map per box (docs/async.md 8)
+
+"#,
+    );
+}
+
+#[test]
+fn tensor_copy_rank_must_match_its_map() {
+    check(
+        "rank.litmus",
+        r#"PTX t
+{ tm @ tensormap g dims 4 box 2; s[0] @ shared cta 0 = 0; s[1] @ shared cta 0 = 0; bar @ mbarrier cta 0 = 1; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [s], [tm, {0, 0}], [bar] ;
+exists (s[0] == 1)
+"#,
+        r#"error: expected `.1d` (map `tm` has rank 1), found `.2d`
+  --> rank.litmus:4:23
+  |
+4 |  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [s], [tm, {0, 0}], [bar] ;
+  |                       ^^
+
+"#,
+    );
+}
+
+#[test]
+fn tensor_map_needs_a_box_size_per_dimension() {
+    check(
+        "decl.litmus",
+        r#"PTX t
+{ tm @ tensormap g dims 4,4 box 2; }
+ P0@cta 0,cluster 0,gpu 0 ;
+ ld.global r0, g[0] ;
+exists (g[0] == 1)
+"#,
+        r#"error: expected 2 box sizes (one per dimension of `dims`), found 1
+  --> decl.litmus:2:29
+  |
+2 | { tm @ tensormap g dims 4,4 box 2; }
+  |                             ^^^^^
 
 "#,
     );

@@ -47,7 +47,7 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
         assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
         rows += 1;
     }
-    assert_eq!(rows, 64);
+    assert_eq!(rows, 67);
 }
 
 /// `kernels/scale/`: kernels of 64 threads (two warps of 32 lanes) at a
@@ -951,5 +951,80 @@ fn a_cutlass_sm90_pipeline_gemm_module_is_read_whole() {
             .iter()
             .any(|m| m.starts_with("cp.async.bulk.tensor.3d")),
         "a 3D tensor TMA copy in the module"
+    );
+}
+
+/// The multicast bulk copy of a hand-written kernel: one copy per element
+/// and per CTA of the mask, into the same variable of each CTA, completing
+/// on each CTA's own mbarrier (`docs/async.md` §8).
+#[test]
+fn a_multicast_bulk_copy_writes_every_cta_of_its_mask() {
+    let ptx = "\
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 src)
+{
+ .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .b16 %rs<2>;
+ .shared .align 16 .b8 buf[16];
+ .shared .align 8 .b64 bar;
+ ld.param.u64 %rd1, [src];
+ cvta.to.global.u64 %rd2, %rd1;
+ mov.u32 %r1, buf;
+ mov.u32 %r2, bar;
+ mbarrier.init.shared.b64 [%r2], 1;
+ mov.u16 %rs1, 3;
+ cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd2], 16, [%r2], %rs1;
+ ret;
+}
+";
+    let t = with_flags(ptx, "--grid 2 --cluster 2 --buffer src:int64[2]").unwrap();
+    let copies: Vec<String> = t.program.threads[0]
+        .code
+        .iter()
+        .filter_map(|i| match i {
+            ptxmc::ir::Instr::AsyncCopy {
+                dst,
+                completion: ptxmc::ir::Completion::Mbarrier(b),
+                ..
+            } => Some(format!(
+                "{} {}",
+                t.program.addresses[*dst].name, t.program.addresses[*b].name
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        copies,
+        [
+            "buf[0]@cta0 bar[0]@cta0",
+            "buf[1]@cta0 bar[0]@cta0",
+            "buf[0]@cta1 bar[0]@cta1",
+            "buf[1]@cta1 bar[0]@cta1",
+        ]
+    );
+    // A mask naming a CTA outside the cluster is refused where it is written.
+    let e = with_flags(
+        &ptx.replace("mov.u16 %rs1, 3;", "mov.u16 %rs1, 5;"),
+        "--grid 2 --cluster 2 --buffer src:int64[2]",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("expected a mask of CTA ranks of the cluster (0..2), found 0x5 (rank 2)"),
+        "{e}"
+    );
+    // `tensormap.replace` is refused by name.
+    let e = with_flags(
+        &ptx.replace(
+            " mov.u16 %rs1, 3;",
+            " tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%r1], %rd2;",
+        ),
+        "--grid 2 --cluster 2 --buffer src:int64[2]",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:14:2: expected what ptxmc models (docs/kernels.md), found \
+         `tensormap.replace.tile.global_address.shared::cta.b1024.b64`"
     );
 }

@@ -63,6 +63,7 @@ fn shown(op: &RawOperand) -> String {
         RawOperand::Bracketed(n, _) => format!("[{n}]"),
         RawOperand::Int(v, _) => v.to_string(),
         RawOperand::Vector(..) => "{...}".to_string(),
+        RawOperand::Tensor(n, ..) => format!("[{n}, {{...}}]"),
     }
 }
 
@@ -109,7 +110,7 @@ pub fn decode_cp(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Diagnost
             span_of(3),
             &format!("cp.async.bulk.{t}"),
             "a bulk copy (`cp.async.bulk.<dst>.<src>...`)",
-            "tensor copies and prefetches are not modelled",
+            "bulk prefetches only warm the L2 cache (no memory effect): leave them out",
         )),
         (Some("async"), Some("bulk"), _) => bulk_copy(raw, r, 3, None),
         (Some("reduce"), Some("async"), Some("bulk")) => {

@@ -53,6 +53,8 @@ pub struct Builder {
     label_index: Vec<HashMap<String, usize>>,
     /// The `elect.sync` sites so far.
     elects: Vec<crate::ir::ElectSite>,
+    /// Tensor maps declared in the init block (`NAME @ tensormap ...`).
+    pub tensor_maps: HashMap<String, super::tensor::TensorMap>,
 }
 
 impl Builder {
@@ -71,6 +73,7 @@ impl Builder {
             reg_index: Vec::new(),
             label_index: Vec::new(),
             elects: Vec::new(),
+            tensor_maps: HashMap::new(),
         }
     }
 
@@ -398,6 +401,34 @@ struct ThreadCtx<'b> {
 impl Resolver for ThreadCtx<'_> {
     fn register(&mut self, name: &str, _span: Span) -> Result<RegId, Diagnostic> {
         Ok(self.b.register(self.thread, name))
+    }
+    fn tensor_map(&self, name: &str) -> Option<super::tensor::TensorMap> {
+        self.b.tensor_maps.get(name).cloned()
+    }
+    fn cluster_rank(&self, addr: AddrId) -> Option<u32> {
+        // A litmus cluster's CTAs are those its threads are placed in; their
+        // ranks follow their CTA numbers.
+        let Space::Shared { gpu, cta } = self.b.locations[self.b.addresses[addr].loc].space else {
+            return None;
+        };
+        let placed = |c: u32| {
+            self.b
+                .threads
+                .iter()
+                .find(|t| t.placement.gpu == gpu && t.placement.cta == c)
+                .map(|t| t.placement.cluster)
+        };
+        let cluster = placed(cta)?;
+        let mut ctas: Vec<u32> = self
+            .b
+            .threads
+            .iter()
+            .filter(|t| t.placement.gpu == gpu && t.placement.cluster == cluster)
+            .map(|t| t.placement.cta)
+            .collect();
+        ctas.sort_unstable();
+        ctas.dedup();
+        ctas.iter().position(|&c| c == cta).map(|k| k as u32)
     }
     fn address(&self, name: &str) -> Option<AddrId> {
         self.b.address(name)

@@ -95,6 +95,18 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
         })
         .collect();
     b.declare_addresses(&decls)?;
+    for i in &init_items {
+        if let InitItem::TensorMap(m) = i {
+            if b.tensor_maps.contains_key(&m.name) || b.address(&m.name).is_some() {
+                return Err(Diagnostic::expected(
+                    m.span,
+                    "a name not declared before",
+                    format!("`{}` again", m.name),
+                ));
+            }
+            b.tensor_maps.insert(m.name.clone(), m.clone());
+        }
+    }
 
     // Thread header row.
     s.skip_blank()?;
@@ -366,6 +378,7 @@ impl TermResolver for CondNames<'_> {
 
 enum InitItem<'s> {
     Addr(AddrDecl),
+    TensorMap(super::tensor::TensorMap),
     Reg {
         thread: Token<'s>,
         reg: Token<'s>,
@@ -412,6 +425,14 @@ fn parse_init(text: &str, offset: usize) -> Result<Vec<InitItem<'_>>, Diagnostic
                     kind: LocKind::Data,
                     span: first.span,
                 })
+            }
+            (Tok::Word, Some(Tok::At))
+                if !first.text.contains(['.', '['])
+                    && cur.peek2().is_some_and(|t| t.text == "tensormap") =>
+            {
+                cur.bump();
+                cur.bump();
+                InitItem::TensorMap(super::tensor::parse_decl(&mut cur, &first)?)
             }
             (Tok::Word, Some(Tok::At))
                 if !first.text.contains('.')

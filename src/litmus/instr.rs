@@ -300,6 +300,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
     };
     let second = raw.parts.get(1).map(|p| p.0.as_str());
     match (opcode.as_str(), second) {
+        ("cp", _) if super::tensor::handles(raw) => return super::tensor::decode(raw, r),
+        _ if super::tensor::is_tensormap_instr(raw) => return Err(super::tensor::refusal(raw)),
         ("cp", _) => return super::async_instr::decode_cp(raw, r).and_then(plain),
         ("mbarrier", _) => return super::async_instr::decode_mbarrier(raw, r).and_then(plain),
         ("barrier", Some("cluster")) => {

@@ -21,6 +21,7 @@ pub mod mixedproxy;
 pub mod print;
 pub mod raw;
 mod sizes;
+pub mod tensor;
 pub mod typos;
 pub mod vector;
 

@@ -22,6 +22,9 @@ pub enum RawOperand {
     Int(Value, Span),
     /// `{a, b, ...}`: the registers or integers of a vector access's elements.
     Vector(Vec<RawOperand>, Span),
+    /// `[tensorMap, {c0, c1, ...}]`: a tensor map and the coordinates of a
+    /// box in it (`cp.async.bulk.tensor`; `litmus::tensor`).
+    Tensor(String, Vec<RawOperand>, Span),
 }
 
 impl RawOperand {
@@ -31,7 +34,8 @@ impl RawOperand {
             RawOperand::Name(_, s)
             | RawOperand::Bracketed(_, s)
             | RawOperand::Int(_, s)
-            | RawOperand::Vector(_, s) => *s,
+            | RawOperand::Vector(_, s)
+            | RawOperand::Tensor(_, _, s) => *s,
         }
     }
     /// The operand as written, quoted for messages.
@@ -41,6 +45,7 @@ impl RawOperand {
             RawOperand::Bracketed(n, _) => format!("`[{n}]`"),
             RawOperand::Int(v, _) => format!("`{v}`"),
             RawOperand::Vector(..) => "a vector operand `{...}`".to_string(),
+            RawOperand::Tensor(n, ..) => format!("`[{n}, {{...}}]`"),
         }
     }
 }
@@ -139,8 +144,39 @@ pub fn parse_raw(cur: &mut Cursor<'_, '_>) -> Result<RawInstr, Diagnostic> {
                             name.quoted(),
                         ));
                     }
-                    let close = cur.expect(Tok::RBrack, "`]`")?;
-                    RawOperand::Bracketed(name.text.to_string(), t.span.to(close.span))
+                    if cur.eat(Tok::Comma).is_some() {
+                        // `[tensorMap, {c0, c1}]`: a tensor copy's box.
+                        cur.expect(Tok::LBrace, "`{` opening the tensor coordinates")?;
+                        let mut coords = Vec::new();
+                        loop {
+                            let e = cur.bump().ok_or_else(|| {
+                                cur.error("a coordinate (an integer) of the tensor `{...}`")
+                            })?;
+                            coords.push(match e.tok {
+                                Tok::Int => RawOperand::Int(parse_int(e.text, e.span)?, e.span),
+                                Tok::Word if !e.text.contains(['.', '[']) => {
+                                    RawOperand::Name(e.text.to_string(), e.span)
+                                }
+                                _ => {
+                                    return Err(Diagnostic::expected(
+                                        e.span,
+                                        "a coordinate (an integer) of the tensor `{...}`",
+                                        e.quoted(),
+                                    ));
+                                }
+                            });
+                            if cur.eat(Tok::Comma).is_some() {
+                                continue;
+                            }
+                            cur.expect(Tok::RBrace, "`,` or `}` closing the coordinates")?;
+                            break;
+                        }
+                        let close = cur.expect(Tok::RBrack, "`]`")?;
+                        RawOperand::Tensor(name.text.to_string(), coords, t.span.to(close.span))
+                    } else {
+                        let close = cur.expect(Tok::RBrack, "`]`")?;
+                        RawOperand::Bracketed(name.text.to_string(), t.span.to(close.span))
+                    }
                 }
                 Tok::LBrace => {
                     // A vector access's elements: `{r0, r1}` or `{1, 2}`.
@@ -218,6 +254,15 @@ pub trait Resolver {
         mbarrier: bool,
         span: Span,
     ) -> Result<(), Diagnostic>;
+    /// The tensor map declared as `name` (`NAME @ tensormap ...`), if any.
+    fn tensor_map(&self, _name: &str) -> Option<super::tensor::TensorMap> {
+        None
+    }
+    /// The rank in its cluster (`%cluster_ctarank`) of the CTA whose shared
+    /// memory holds `addr`, if it has one.
+    fn cluster_rank(&self, _addr: AddrId) -> Option<u32> {
+        None
+    }
 }
 
 /// A modifier after the opcode.
@@ -396,7 +441,7 @@ pub(super) fn address(
 ) -> Result<AddrId, Diagnostic> {
     let (name, span) = match op {
         RawOperand::Name(n, s) | RawOperand::Bracketed(n, s) => (n, *s),
-        RawOperand::Int(..) | RawOperand::Vector(..) => {
+        RawOperand::Int(..) | RawOperand::Vector(..) | RawOperand::Tensor(..) => {
             return Err(Diagnostic::expected(
                 op.span(),
                 "an address (a location name)",

@@ -109,6 +109,16 @@ pub fn similar(a: &str, b: &str) -> bool {
     if a == b {
         return false;
     }
+    // Elements of buffers (`g[5]`, `s[0]`: vectors, tensor boxes): the
+    // buffers' names are what may be mistyped; `s[0]` and `s[1]` are a family.
+    let base = |s: &str| {
+        s.rfind('[')
+            .filter(|_| s.ends_with(']'))
+            .map(|i| s[..i].to_string())
+    };
+    if let (Some(x), Some(y)) = (base(a), base(b)) {
+        return similar(&x, &y);
+    }
     let letters = |s: &str| -> String { s.chars().filter(|c| !c.is_ascii_digit()).collect() };
     if letters(a) == letters(b) {
         // `x1` and `x12`: a numbered family.
@@ -281,6 +291,10 @@ mod tests {
         assert!(similar("data", "dat"));
         assert!(!similar("x", "y"));
         assert!(!similar("x1", "x12"));
+        // Elements: the buffers' names are compared.
+        assert!(!similar("g[5]", "s[0]"));
+        assert!(!similar("s[0]", "s[1]"));
+        assert!(similar("data[0]", "dat[1]"));
         assert!(!similar("flag", "flag"));
         assert!(!similar("data", "flag"));
     }

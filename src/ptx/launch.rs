@@ -13,6 +13,10 @@
 //! --cluster X[,Y[,Z]]     CTAs per cluster (default 1)
 //! --buffer NAME:TYPE[LEN][={v,v,...}]   the next pointer parameter
 //! --scalar NAME:TYPE=V    the next value parameter
+//! --tensormap NAME:TYPE[D0,D1,...]box[B0,B1,...][={v,v,...}]
+//!                         the next tensor-map parameter (`.param .b8 [128]`):
+//!                         a global tensor NAME (its own buffer) and the box
+//!                         its tensor copies move
 //! --exists COND | --not-exists COND | --forall COND
 //! ```
 //!
@@ -98,6 +102,20 @@ pub struct Scalar {
     pub span: Span,
 }
 
+/// A tensor map bound to a `.param .b8 NAME[128]` parameter (a
+/// `const __grid_constant__ CUtensorMap`): the global tensor it names, a
+/// buffer of its own whose elements are `NAME[i]` (dimension 0 varies
+/// fastest), and the box its tensor copies move.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapBinding {
+    /// The tensor, as a buffer of `dims`' product elements.
+    pub buffer: Buffer,
+    /// The tensor's size per dimension, innermost first.
+    pub dims: Vec<u64>,
+    /// The box's size per dimension, innermost first.
+    pub boxdims: Vec<u64>,
+}
+
 /// A parameter binding, in the kernel's parameter order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Binding {
@@ -105,6 +123,8 @@ pub enum Binding {
     Buffer(Buffer),
     /// `--scalar`
     Scalar(Scalar),
+    /// `--tensormap`
+    TensorMap(TensorMapBinding),
 }
 
 /// A launch description.
@@ -215,7 +235,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (w.clone(), None),
         };
-        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--exists`, `--not-exists`, `--forall`)";
+        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--tensormap`, `--exists`, `--not-exists`, `--forall`)";
         if !matches!(
             flag.as_str(),
             "--entry"
@@ -224,6 +244,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
                 | "--cluster"
                 | "--buffer"
                 | "--scalar"
+                | "--tensormap"
                 | "--exists"
                 | "--not-exists"
                 | "--forall"
@@ -267,6 +288,9 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             }
             "--buffer" => l.params.push(Binding::Buffer(buffer(&value, vspan)?)),
             "--scalar" => l.params.push(Binding::Scalar(scalar(&value, vspan)?)),
+            "--tensormap" => l
+                .params
+                .push(Binding::TensorMap(tensor_map(&value, vspan)?)),
             q => {
                 if l.condition.is_some() {
                     return Err(Diagnostic::expected(span, "one condition", "a second one"));
@@ -406,6 +430,98 @@ fn buffer(v: &str, span: Span) -> Result<Buffer, Diagnostic> {
         len,
         init: values,
         span,
+    })
+}
+
+/// `NAME:TYPE[D0,D1,...]box[B0,B1,...][={v,v,...}]`.
+fn tensor_map(v: &str, span: Span) -> Result<TensorMapBinding, Diagnostic> {
+    const WANT: &str = "`TYPE[D0,D1,...]box[B0,B1,...]` such as `int32[4,4]box[2,2]`";
+    let (name, rest, rspan) = name_and_type(v, span)?;
+    let (decl, init) = match rest.split_once('=') {
+        Some((d, i)) => (d, Some(i)),
+        None => (rest, None),
+    };
+    let Some((tensor, boxpart)) = decl.split_once("box") else {
+        return Err(Diagnostic::expected(rspan, WANT, format!("`{decl}`")));
+    };
+    let Some((ty, dims)) = tensor.strip_suffix(']').and_then(|d| d.split_once('[')) else {
+        return Err(Diagnostic::expected(rspan, WANT, format!("`{decl}`")));
+    };
+    let Some(boxdims) = boxpart.strip_prefix('[').and_then(|b| b.strip_suffix(']')) else {
+        return Err(Diagnostic::expected(rspan, WANT, format!("`{decl}`")));
+    };
+    let elem = elem_type(ty, Span::new(rspan.start, rspan.start + ty.len()))?;
+    let list = |text: &str, at: usize, what: &str| -> Result<Vec<u64>, Diagnostic> {
+        let mut out = Vec::new();
+        let mut off = at;
+        for part in text.split(',') {
+            let ps = Span::new(off, off + part.len());
+            off += part.len() + 1;
+            match part.trim().parse::<u64>() {
+                Ok(n) if (1..=256).contains(&n) => out.push(n),
+                _ => {
+                    return Err(Diagnostic::expected(
+                        ps,
+                        format!("{what} between 1 and 256"),
+                        format!("`{part}`"),
+                    ));
+                }
+            }
+        }
+        if out.len() > 5 {
+            return Err(Diagnostic::expected(
+                Span::new(at, off - 1),
+                "at most 5 dimensions",
+                out.len().to_string(),
+            ));
+        }
+        Ok(out)
+    };
+    let dims_at = rspan.start + ty.len() + 1;
+    let dims = list(dims, dims_at, "a tensor size")?;
+    let box_at = rspan.start + tensor.len() + 4;
+    let boxdims = list(boxdims, box_at, "a box size")?;
+    let bspan = Span::new(box_at, box_at + boxpart.len().saturating_sub(2));
+    if boxdims.len() != dims.len() {
+        return Err(Diagnostic::expected(
+            bspan,
+            format!("{} box sizes (one per dimension)", dims.len()),
+            boxdims.len().to_string(),
+        ));
+    }
+    if let Some(k) = (0..dims.len()).find(|&k| boxdims[k] > dims[k]) {
+        return Err(Diagnostic::expected(
+            bspan,
+            format!(
+                "a box no larger than the tensor in dimension {k} ({})",
+                dims[k]
+            ),
+            boxdims[k].to_string(),
+        ));
+    }
+    let len: u64 = dims.iter().product();
+    if len > MAX_BUFFER_LEN {
+        return Err(Diagnostic::expected(
+            Span::new(dims_at, dims_at + tensor.len() - ty.len() - 2),
+            format!("a tensor of at most {MAX_BUFFER_LEN} elements"),
+            len.to_string(),
+        ));
+    }
+    // The initial values: as a `--buffer`'s.
+    let text = match init {
+        Some(i) => format!("{name}:{ty}[{len}]={i}"),
+        None => format!("{name}:{ty}[{len}]"),
+    };
+    let mut buffer = buffer(&text, span).map_err(|mut d| {
+        // Positions inside the values are those of the written text.
+        d.span = span;
+        d
+    })?;
+    buffer.elem = elem;
+    Ok(TensorMapBinding {
+        buffer,
+        dims,
+        boxdims,
     })
 }
 

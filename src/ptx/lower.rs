@@ -40,6 +40,7 @@ use crate::litmus::raw::{RawInstr, RawOperand, Resolver};
 use crate::litmus::{Diagnostic, SourceMap, Span};
 
 mod bulk;
+mod tensor;
 
 /// How many times one instruction may be lowered for one thread with
 /// different known values (how far a counted loop unrolls).
@@ -107,6 +108,9 @@ enum Region {
     /// A module-scope or function-scope variable (index into `Ctx::vars`),
     /// in CTA `cta` for shared variables.
     Var(usize, u32),
+    /// The tensor map bound to a `.param .b8 [128]` parameter (index into
+    /// `Ctx::tmaps`): read by tensor copies only (`lower::tensor`).
+    TensorMap(usize),
 }
 
 /// A register's value during specialisation.
@@ -155,7 +159,17 @@ struct Ctx {
     cells: HashMap<(Region, i64), (usize, u64)>,
     /// Per parameter: its binding's value when loaded.
     params: Vec<(String, Val, u64)>,
+    /// The tensor maps bound to parameters (`--tensormap`).
+    tmaps: Vec<TensorMapInfo>,
     multi_cta: bool,
+}
+
+/// A tensor map parameter: its parameter's name, the buffer holding its
+/// tensor, and its shape.
+struct TensorMapInfo {
+    param: String,
+    buffer: usize,
+    map: crate::litmus::tensor::TensorMap,
 }
 
 impl Ctx {
@@ -255,6 +269,12 @@ impl Ctx {
                 }
                 Ok(info.first_addr + (off as u64 / info.elem_bytes) as usize)
             }
+            Region::TensorMap(t) => Err(unsupported(
+                span,
+                format!("an access to tensor map `{}`", self.tmaps[t].param),
+                "accesses to buffers and variables",
+            )
+            .with_note("a tensor map is read by tensor copies only; its 128 bytes are not modelled as memory")),
             Region::Var(v, cta) => {
                 if let Some(&(a, s)) = self.cells.get(&(region, off)) {
                     if s != size {
@@ -432,6 +452,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         var_names: HashMap::new(),
         cells: HashMap::new(),
         params: Vec::new(),
+        tmaps: Vec::new(),
         multi_cta,
     };
     let mut seen_names: HashMap<&str, Span> = HashMap::new();
@@ -439,6 +460,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         let (name, span) = match b {
             Binding::Buffer(b) => (&b.name, b.span),
             Binding::Scalar(s) => (&s.name, s.span),
+            Binding::TensorMap(t) => (&t.buffer.name, t.buffer.span),
         };
         if seen_names.insert(name, span).is_some() {
             return Err(Box::new((
@@ -470,6 +492,49 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                     Val::Ptr(Region::Buffer(ctx.buffers.len()), 0),
                     8,
                 ));
+                ctx.buffers.push(BufferInfo {
+                    name: b.name.clone(),
+                    elem_bytes: b.elem.bytes(),
+                    len: b.len,
+                    first_addr: first,
+                    ty: b.elem.name,
+                });
+            }
+            Binding::TensorMap(t) => {
+                let b = &t.buffer;
+                if pbytes != 1 || p.len != Some(128) {
+                    return Err(Box::new((
+                        Source::Launch,
+                        Diagnostic::expected(
+                            b.span,
+                            format!("`--buffer` or `--scalar` for parameter `{}`", p.name),
+                            "`--tensormap`",
+                        )
+                        .with_note("a tensor map binds a `.param .b8 NAME[128]` parameter (a `const __grid_constant__ CUtensorMap`)"),
+                    )));
+                }
+                let first = ctx.addresses.len();
+                for i in 0..b.len {
+                    let init = b.init.get(i as usize).copied().unwrap_or(0);
+                    ctx.add_location(format!("{}[{i}]", b.name), init, Space::Global);
+                }
+                ctx.params.push((
+                    p.name.clone(),
+                    Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0),
+                    128,
+                ));
+                ctx.tmaps.push(TensorMapInfo {
+                    param: p.name.clone(),
+                    buffer: ctx.buffers.len(),
+                    map: crate::litmus::tensor::TensorMap {
+                        name: p.name.clone(),
+                        global: b.name.clone(),
+                        dims: t.dims.clone(),
+                        boxdims: t.boxdims.clone(),
+                        elem: b.elem.bytes(),
+                        span: b.span,
+                    },
+                });
                 ctx.buffers.push(BufferInfo {
                     name: b.name.clone(),
                     elem_bytes: b.elem.bytes(),
@@ -1431,6 +1496,11 @@ impl ThreadLower<'_> {
             },
             Opnd::Name(n, s) => match self.ctx.var_names.get(n) {
                 Some(&v) => Val::Ptr(Region::Var(v, self.sp.cta), 0),
+                // `mov.b64 %rd, tmap_param`: the tensor map's address.
+                None if self.ctx.tmaps.iter().any(|t| &t.param == n) => {
+                    let k = self.ctx.tmaps.iter().position(|t| &t.param == n).unwrap();
+                    Val::Ptr(Region::TensorMap(k), 0)
+                }
                 None => {
                     return Err(Diagnostic::expected(
                         *s,
@@ -1917,6 +1987,17 @@ impl ThreadLower<'_> {
                 self.memory(pc, i, parts, env)?;
             }
             "elect" => self.elect(i, parts, env)?,
+            // `prefetch{.space}.tensormap [a]` brings the tensor map into a
+            // cache (PTX ISA, "prefetch, prefetchu"): no value changes and
+            // nothing is ordered, so it lowers to nothing.
+            "prefetch" if parts.contains(&"tensormap") => {}
+            "tensormap" => {
+                return Err(refuse(
+                    i.mn_span,
+                    format!("`{}`", i.mnemonic),
+                    "a tensor map that changes at run time is not modelled: the elements a tensor copy moves are fixed by the `--tensormap` binding when the kernel is lowered (docs/async.md 8)",
+                ));
+            }
             "call" => {
                 return Err(refuse(
                     i.mn_span,
@@ -2284,6 +2365,11 @@ impl ThreadLower<'_> {
         }
         if op == "cp" {
             let bulk = parts.get(1..3) == Some(&["async", "bulk"][..]);
+            if (bulk && parts.get(3) == Some(&"tensor"))
+                || parts.get(1..5) == Some(&["reduce", "async", "bulk", "tensor"][..])
+            {
+                return self.tensor_copy(i, parts, env);
+            }
             match parts.get(3).copied() {
                 // Bulk async-groups: no addresses, decoded below as written.
                 Some("commit_group" | "wait_group") if bulk => {}
@@ -2294,7 +2380,7 @@ impl ThreadLower<'_> {
                     return Err(refuse(
                         i.mn_span,
                         format!("`{}`", i.mnemonic),
-                        "of the asynchronous copies, kernels lower `cp.async.bulk` between a global buffer and shared memory (tensor copies, prefetches, `cp.reduce.async.bulk` and non-bulk `cp.async` are modelled in litmus tests only)",
+                        "of the asynchronous copies, kernels lower `cp.async.bulk` between a global buffer and shared memory and tensor copies through a `--tensormap` (prefetches, `cp.reduce.async.bulk` and non-bulk `cp.async` are modelled in litmus tests only)",
                     ));
                 }
             }
@@ -2448,6 +2534,7 @@ impl ThreadLower<'_> {
                     let rspace = match region {
                         Region::Buffer(_) => VarSpace::Global,
                         Region::Var(v, _) => self.ctx.vars[v].space,
+                        Region::TensorMap(_) => VarSpace::Param,
                     };
                     if let Some(sp) = space {
                         if sp != rspace && !(rspace == VarSpace::Const) {
@@ -2667,6 +2754,7 @@ impl ThreadLower<'_> {
     fn region_name(&self, r: Region) -> String {
         match r {
             Region::Buffer(b) => format!("buffer `{}` (global)", self.ctx.buffers[b].name),
+            Region::TensorMap(t) => format!("tensor map `{}`", self.ctx.tmaps[t].param),
             Region::Var(v, _) => {
                 let info = &self.ctx.vars[v];
                 let _ = info.span;

@@ -25,7 +25,7 @@ use crate::ptx::ast::{Instr as PInstr, Opnd, VarSpace};
 pub const MAX_ELEMENT_COPIES: u64 = 32;
 
 /// The size of an mbarrier object.
-const MBARRIER_BYTES: u64 = 8;
+pub(super) const MBARRIER_BYTES: u64 = 8;
 
 impl ThreadLower<'_> {
     /// `cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes
@@ -43,11 +43,22 @@ impl ThreadLower<'_> {
             part_spans.push(crate::litmus::Span::new(off, off + p.len()));
             off += p.len() + 1;
         }
+        // `.multicast::cluster`: one copy per CTA of the mask, into the same
+        // variable at the same offset, completing on the mbarrier at the same
+        // offset in each (PTX ISA, cp.async.bulk).
+        let multicast = parts.contains(&"multicast::cluster");
+        let (parts, part_spans): (Vec<&str>, Vec<crate::litmus::Span>) = parts
+            .iter()
+            .zip(part_spans)
+            .filter(|(p, _)| **p != "multicast::cluster")
+            .map(|(p, s)| (*p, s))
+            .unzip();
+        let parts = &parts[..];
         for (k, p) in parts.iter().enumerate().skip(3) {
             let what = if p.starts_with("L2::") || p.starts_with("level::") {
                 "cache hints (they take an operand)"
             } else if p.starts_with("multicast") {
-                "multicast copies"
+                "multicast copies other than `.multicast::cluster`"
             } else if *p == "ignore_oob" || *p == "cp_mask" {
                 "partial copies"
             } else {
@@ -70,13 +81,21 @@ impl ThreadLower<'_> {
             return Err(self.decode_only(i, parts, &part_spans));
         };
         let mbar = parts.contains(&"mbarrier::complete_tx::bytes");
-        let want = if mbar { 4 } else { 3 };
-        if i.operands.len() != want {
+        let want = if multicast {
+            5
+        } else if mbar {
+            4
+        } else {
+            3
+        };
+        if i.operands.len() != want || (multicast && !(mbar && src_space == VarSpace::Global)) {
             return Err(Diagnostic::expected(
                 i.span,
                 format!(
                     "{want} operands ({})",
-                    if mbar {
+                    if multicast {
+                        "a copy from `.global` with `.mbarrier::complete_tx::bytes`: [dst], [src], size, [mbar], ctaMask"
+                    } else if mbar {
                         "[dst], [src], size, [mbar]"
                     } else {
                         "[dst], [src], size"
@@ -112,6 +131,7 @@ impl ThreadLower<'_> {
                 let info = &self.ctx.vars[v];
                 (info.elem_bytes, format!("variable `{}`", info.name))
             }
+            Region::TensorMap(_) => unreachable!("`pointer` refuses tensor maps"),
         };
         let size_span = i.operands[2].span();
         let size = match &i.operands[2] {
@@ -168,49 +188,115 @@ impl ThreadLower<'_> {
                 ),
             ));
         }
-        let bar = if mbar {
-            let (b, b_off) = self.pointer(&i.operands[3], env, VarSpace::Shared)?;
-            let a = self
-                .ctx
-                .cell(b, b_off, MBARRIER_BYTES, i.operands[3].span(), true)?;
-            Some(self.ctx.addresses[a].name.clone())
+        let ctas = if multicast {
+            self.mask_ctas(&i.operands[4], env)?
         } else {
-            None
+            vec![None]
         };
-        for k in 0..n {
-            let step = (k * elem) as i64;
-            let d = self
-                .ctx
-                .cell(dst, dst_off + step, elem, i.operands[0].span(), false)?;
-            let s = self
-                .ctx
-                .cell(src, src_off + step, elem, i.operands[1].span(), false)?;
-            let mut operands = vec![
-                RawOperand::Bracketed(self.ctx.addresses[d].name.clone(), i.operands[0].span()),
-                RawOperand::Bracketed(self.ctx.addresses[s].name.clone(), i.operands[1].span()),
-                RawOperand::Int(elem as i64, size_span),
-            ];
-            if let Some(b) = &bar {
-                operands.push(RawOperand::Bracketed(b.clone(), i.operands[3].span()));
-            }
-            let raw = RawInstr {
-                parts: parts
-                    .iter()
-                    .zip(&part_spans)
-                    .map(|(p, s)| (p.to_string(), *s))
-                    .collect(),
-                operands,
-                precondition: None,
-                span: i.span,
+        let in_cta = |r: Region, c: Option<u32>| match (r, c) {
+            (Region::Var(v, _), Some(c)) => Region::Var(v, c),
+            (r, _) => r,
+        };
+        for c in ctas {
+            let bar = if mbar {
+                let (b, b_off) = self.pointer(&i.operands[3], env, VarSpace::Shared)?;
+                let a = self.ctx.cell(
+                    in_cta(b, c),
+                    b_off,
+                    MBARRIER_BYTES,
+                    i.operands[3].span(),
+                    true,
+                )?;
+                Some(self.ctx.addresses[a].name.clone())
+            } else {
+                None
             };
-            let decoded = self.decode(&raw)?;
-            self.emit(decoded, i)?;
+            for k in 0..n {
+                let step = (k * elem) as i64;
+                let d = self.ctx.cell(
+                    in_cta(dst, c),
+                    dst_off + step,
+                    elem,
+                    i.operands[0].span(),
+                    false,
+                )?;
+                let s = self
+                    .ctx
+                    .cell(src, src_off + step, elem, i.operands[1].span(), false)?;
+                let mut operands = vec![
+                    RawOperand::Bracketed(self.ctx.addresses[d].name.clone(), i.operands[0].span()),
+                    RawOperand::Bracketed(self.ctx.addresses[s].name.clone(), i.operands[1].span()),
+                    RawOperand::Int(elem as i64, size_span),
+                ];
+                if let Some(b) = &bar {
+                    operands.push(RawOperand::Bracketed(b.clone(), i.operands[3].span()));
+                }
+                let raw = RawInstr {
+                    parts: parts
+                        .iter()
+                        .zip(&part_spans)
+                        .map(|(p, s)| (p.to_string(), *s))
+                        .collect(),
+                    operands,
+                    precondition: None,
+                    span: i.span,
+                };
+                let decoded = self.decode(&raw)?;
+                self.emit(decoded, i)?;
+            }
         }
         Ok(())
     }
 
+    /// The CTAs a multicast copy's `ctaMask` names (by `%cluster_ctarank`).
+    pub(super) fn mask_ctas(
+        &mut self,
+        o: &Opnd,
+        env: &Env,
+    ) -> Result<Vec<Option<u32>>, Diagnostic> {
+        let m = match self.value(o, env, 16)? {
+            Val::Known(m) if (1..=0xffff).contains(&m) => m,
+            Val::Known(m) => {
+                return Err(Diagnostic::expected(
+                    o.span(),
+                    "a 16-bit ctaMask naming at least one CTA",
+                    m.to_string(),
+                ));
+            }
+            _ => {
+                return Err(refuse(
+                    o.span(),
+                    "a ctaMask that is not a known constant",
+                    "a multicast copy is lowered to one copy per destination CTA, so its mask must be known when the kernel is lowered",
+                ));
+            }
+        };
+        let mut out = Vec::new();
+        for r in (0..16).filter(|r| m & (1 << r) != 0) {
+            match self.sp.cta_of_rank(r) {
+                Some(c) => out.push(Some(c)),
+                None => {
+                    return Err(Diagnostic::expected(
+                        o.span(),
+                        format!(
+                            "a mask of CTA ranks of the cluster (0..{})",
+                            self.sp.cluster_nctarank
+                        ),
+                        format!("{m:#x} (rank {r})"),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The region and byte offset an `[address]` operand names, in `space`.
-    fn pointer(&self, o: &Opnd, env: &Env, space: VarSpace) -> Result<(Region, i64), Diagnostic> {
+    pub(super) fn pointer(
+        &self,
+        o: &Opnd,
+        env: &Env,
+        space: VarSpace,
+    ) -> Result<(Region, i64), Diagnostic> {
         let Opnd::Addr { base, offset, span } = o else {
             return Err(Diagnostic::expected(
                 o.span(),
@@ -257,6 +343,7 @@ impl ThreadLower<'_> {
         let rspace = match region {
             Region::Buffer(_) => VarSpace::Global,
             Region::Var(v, _) => self.ctx.vars[v].space,
+            Region::TensorMap(_) => VarSpace::Param,
         };
         if rspace != space {
             return Err(Diagnostic::expected(
@@ -277,7 +364,7 @@ impl ThreadLower<'_> {
     }
 
     /// Decode `raw` with the litmus dialect's decoder.
-    fn decode(&mut self, raw: &RawInstr) -> Result<crate::ir::Instr, Diagnostic> {
+    pub(super) fn decode(&mut self, raw: &RawInstr) -> Result<crate::ir::Instr, Diagnostic> {
         let mut res = super::Res {
             regs: &mut self.regs,
             names: &mut self.reg_names,
