@@ -20,6 +20,7 @@ pub mod lexer;
 pub mod mixedproxy;
 pub mod print;
 pub mod raw;
+pub mod tcgen;
 mod sizes;
 pub mod typos;
 pub mod vector;

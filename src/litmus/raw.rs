@@ -218,6 +218,15 @@ pub trait Resolver {
         mbarrier: bool,
         span: Span,
     ) -> Result<(), Diagnostic>;
+    /// Whether `addr` names a tensor-memory cell (`NAME @ tmem cta N`).
+    fn is_tensor_memory(&self, _addr: AddrId) -> bool {
+        false
+    }
+    /// Check that this thread may access tensor-memory cell `addr` (its
+    /// own CTA's tensor memory).
+    fn check_tensor_cta(&self, _addr: AddrId, _span: Span) -> Result<(), Diagnostic> {
+        Ok(())
+    }
 }
 
 /// A modifier after the opcode.
