@@ -271,13 +271,35 @@ impl Lowering<'_> {
                     .collect();
                 Instr::Await { from }
             }
-            TcOp::Result { dst, from } => {
-                let h = self.tc_agents[&(t, *from)]
-                    .hidden
-                    .expect("a result comes from an operation with a register result");
-                Instr::Load {
-                    dst: *dst,
-                    access: weak(h, Proxy::Generic),
+            TcOp::Result { dst, .. } => {
+                // Which operation it delivers is worked out again from the
+                // code, so a program edited by `fix` (instructions inserted
+                // or removed) stays consistent: the k-th result after a wait
+                // is the k-th that wait delivers.
+                let mut w = pc;
+                while w > 0
+                    && matches!(code[w - 1], Instr::Tensor { op: TcOp::Result { .. } })
+                {
+                    w -= 1;
+                }
+                let delivered = match w.checked_sub(1).map(|q| (q, &code[q])) {
+                    Some((q, Instr::Tensor { op: wait })) => {
+                        crate::ir::tensor_core::results_of_wait(&code[..q], wait)
+                    }
+                    _ => Vec::new(),
+                };
+                match delivered.get(pc - w) {
+                    Some(TcOp::Result { from, .. }) => {
+                        let h = self.tc_agents[&(t, *from)]
+                            .hidden
+                            .expect("a result comes from an operation with a register result");
+                        Instr::Load {
+                            dst: *dst,
+                            access: weak(h, Proxy::Generic),
+                        }
+                    }
+                    // The operation is gone (an edited program): nothing arrives.
+                    _ => signal(SignalKind::Done),
                 }
             }
             TcOp::Commit { bar } => {
@@ -398,6 +420,18 @@ impl Lowering<'_> {
                         access: weak(*dst, Proxy::Async),
                     }),
                     _ => unreachable!(),
+                }
+                if matches!(op, TcOp::Wgmma { .. } | TcOp::Mma { .. } | TcOp::Cp { .. }) {
+                    // The operation's completion includes its operand reads:
+                    // a generic write after the wait that completes it cannot
+                    // flow back into them (our choice, as for a bulk copy's
+                    // reads, docs/async.md §3; docs/tensor-core.md §3).
+                    body.push((
+                        Instr::ProxyFence {
+                            kind: crate::ir::ProxyFenceKind::Async(None),
+                        },
+                        here,
+                    ));
                 }
                 let done = body.len();
                 body.push((signal(SignalKind::Done), here));
