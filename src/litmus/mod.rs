@@ -20,8 +20,8 @@ pub mod lexer;
 pub mod mixedproxy;
 pub mod print;
 pub mod raw;
-pub mod tcgen;
 mod sizes;
+pub mod tcgen;
 pub mod typos;
 pub mod vector;
 

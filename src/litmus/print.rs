@@ -49,12 +49,9 @@ pub fn to_litmus(p: &Program) -> String {
                 };
                 writeln!(out, "{} @ mbarrier cta {cta},gpu {gpu}{count};", a.name).unwrap()
             }
-            (None, Space::Shared { gpu, cta }, LocKind::TensorMemory) => writeln!(
-                out,
-                "{} @ tmem cta {cta},gpu {gpu} = {};",
-                a.name, loc.init
-            )
-            .unwrap(),
+            (None, Space::Shared { gpu, cta }, LocKind::TensorMemory) => {
+                writeln!(out, "{} @ tmem cta {cta},gpu {gpu} = {};", a.name, loc.init).unwrap()
+            }
             (None, Space::Shared { gpu, cta }, _) => writeln!(
                 out,
                 "{} @ shared cta {cta},gpu {gpu} = {};",

@@ -69,7 +69,9 @@ fn mods(
                 "a CTA pair's tensor cores (`cta_group::2`) are not modelled: one CTA's tensor memory only",
             ),
             "sp" => Some("sparse MMA reads a metadata operand ptxmc does not model"),
-            "ws" => Some("weight-stationary MMA (`.ws`) and its collector buffers are not modelled"),
+            "ws" => {
+                Some("weight-stationary MMA (`.ws`) and its collector buffers are not modelled")
+            }
             "multicast::cluster" => {
                 Some("multicast commits (an arrive on several CTAs' mbarriers) are not modelled")
             }
@@ -92,11 +94,7 @@ fn mods(
 
 /// A location operand `[name]` resolved and checked: tensor memory
 /// (`tmem`) or shared memory of this CTA.
-fn operand_addr(
-    r: &mut dyn Resolver,
-    op: &RawOperand,
-    tmem: bool,
-) -> Result<AddrId, Diagnostic> {
+fn operand_addr(r: &mut dyn Resolver, op: &RawOperand, tmem: bool) -> Result<AddrId, Diagnostic> {
     let RawOperand::Bracketed(name, span) = op else {
         return Err(Diagnostic::expected(
             op.span(),
@@ -131,7 +129,11 @@ fn int(op: &RawOperand, what: &str) -> Result<Value, Diagnostic> {
     match op {
         RawOperand::Int(v, _) => Ok(*v),
         RawOperand::Vector(items, _) if items.len() == 1 => int(&items[0], what),
-        other => Err(Diagnostic::expected(other.span(), what.to_string(), other.shown())),
+        other => Err(Diagnostic::expected(
+            other.span(),
+            what.to_string(),
+            other.shown(),
+        )),
     }
 }
 
@@ -139,7 +141,11 @@ fn flag(op: &RawOperand, what: &str) -> Result<bool, Diagnostic> {
     match int(op, what)? {
         0 => Ok(false),
         1 => Ok(true),
-        _ => Err(Diagnostic::expected(op.span(), what.to_string(), op.shown())),
+        _ => Err(Diagnostic::expected(
+            op.span(),
+            what.to_string(),
+            op.shown(),
+        )),
     }
 }
 
@@ -207,7 +213,10 @@ pub fn decode_wgmma(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Diagn
             let accumulate = flag(&ops[3], "scale-d: 0 or 1")?;
             // imm-scale-a/b and imm-trans-a/b only shape the arithmetic.
             for o in &ops[4..] {
-                int(o, "an immediate (imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b)")?;
+                int(
+                    o,
+                    "an immediate (imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b)",
+                )?;
             }
             TcOp::Wgmma {
                 dst,
@@ -341,10 +350,7 @@ pub fn decode_tcgen05(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Dia
                 raw,
                 2,
                 "`.cta_group::1`, `.mbarrier::arrive::one`, `.shared::cluster` and `.b64`",
-                &|p| {
-                    group1(p)
-                        || matches!(p, "mbarrier::arrive::one" | "shared::cluster" | "b64")
-                },
+                &|p| group1(p) || matches!(p, "mbarrier::arrive::one" | "shared::cluster" | "b64"),
             )?;
             expect_operands(raw, &[1], "[mbar]")?;
             TcOp::Commit {
@@ -428,7 +434,10 @@ pub fn print(p: &Program, t: &Thread, op: &TcOp) -> String {
             n(src)
         ),
         TcOp::St { dst, value } => {
-            format!("tcgen05.st.sync.aligned.32x32b.x1.b32 [{}], {value}", n(dst))
+            format!(
+                "tcgen05.st.sync.aligned.32x32b.x1.b32 [{}], {value}",
+                n(dst)
+            )
         }
         TcOp::Wait { ld } => format!(
             "tcgen05.wait::{}.sync.aligned",

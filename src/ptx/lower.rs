@@ -1917,6 +1917,15 @@ impl ThreadLower<'_> {
                 self.memory(pc, i, parts, env)?;
             }
             "elect" => self.elect(i, parts, env)?,
+            "wgmma" | "tcgen05" => {
+                return Err(refuse(
+                    i.mn_span,
+                    format!("`{}`", i.mnemonic),
+                    "tensor-core instructions are modelled in litmus tests (docs/tensor-core.md); \
+                     in kernels their operands (shared-memory descriptors and tensor-memory \
+                     addresses in registers) are not mapped to locations yet",
+                ));
+            }
             "call" => {
                 return Err(refuse(
                     i.mn_span,

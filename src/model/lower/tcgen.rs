@@ -79,7 +79,11 @@ fn tc_waited(code: &[Instr], pc: usize, ld: bool) -> Vec<usize> {
 }
 
 /// Reject what this lowering cannot express, pointing at the text.
-pub(super) fn check(p: &Program, t: ThreadId, span: &dyn Fn(usize) -> Span) -> Result<(), Diagnostic> {
+pub(super) fn check(
+    p: &Program,
+    t: ThreadId,
+    span: &dyn Fn(usize) -> Span,
+) -> Result<(), Diagnostic> {
     let th = &p.threads[t];
     let Some((first, _)) = ops(&th.code).next() else {
         return Ok(());
@@ -125,8 +129,9 @@ pub(super) fn check(p: &Program, t: ThreadId, span: &dyn Fn(usize) -> Span) -> R
             }
             TcOp::Wgmma { .. } => {
                 let waited = ops(&th.code[pc..]).any(|(q, o)| match o {
-                    TcOp::WgmmaWait { pending } => wgmma_waited(&th.code, pc + q, *pending)
-                        .contains(&pc),
+                    TcOp::WgmmaWait { pending } => {
+                        wgmma_waited(&th.code, pc + q, *pending).contains(&pc)
+                    }
                     _ => false,
                 });
                 if !waited {
@@ -140,8 +145,7 @@ pub(super) fn check(p: &Program, t: ThreadId, span: &dyn Fn(usize) -> Span) -> R
                 }
             }
             TcOp::Ld { .. } => {
-                let waited =
-                    ops(&th.code[pc..]).any(|(_, o)| matches!(o, TcOp::Wait { ld: true }));
+                let waited = ops(&th.code[pc..]).any(|(_, o)| matches!(o, TcOp::Wait { ld: true }));
                 if !waited {
                     return Err(Diagnostic::expected(
                         span(pc),
@@ -278,7 +282,12 @@ impl Lowering<'_> {
                 // is the k-th that wait delivers.
                 let mut w = pc;
                 while w > 0
-                    && matches!(code[w - 1], Instr::Tensor { op: TcOp::Result { .. } })
+                    && matches!(
+                        code[w - 1],
+                        Instr::Tensor {
+                            op: TcOp::Result { .. }
+                        }
+                    )
                 {
                     w -= 1;
                 }
@@ -319,7 +328,12 @@ impl Lowering<'_> {
                             dst: None,
                             op: RmwOp::MbarArrive,
                             args: smallvec![Operand::Imm(1)],
-                            access: access(*bar, Proxy::Generic, Sem::Release, Some(Scope::Cluster)),
+                            access: access(
+                                *bar,
+                                Proxy::Generic,
+                                Sem::Release,
+                                Some(Scope::Cluster),
+                            ),
                         },
                         here,
                     ),
@@ -351,9 +365,19 @@ impl Lowering<'_> {
                 // mma(d, a, b) = (d·B + a)·B + b over agent registers
                 // v0 = a, v1 = b, v2 = d (or 0), result in v3.
                 let mma = |push: &mut dyn FnMut(Instr)| {
-                    push(arith(ArithOp::Mul, 3, Operand::Reg(2), Operand::Imm(MMA_BASE)));
+                    push(arith(
+                        ArithOp::Mul,
+                        3,
+                        Operand::Reg(2),
+                        Operand::Imm(MMA_BASE),
+                    ));
                     push(arith(ArithOp::Add, 3, Operand::Reg(3), Operand::Reg(0)));
-                    push(arith(ArithOp::Mul, 3, Operand::Reg(3), Operand::Imm(MMA_BASE)));
+                    push(arith(
+                        ArithOp::Mul,
+                        3,
+                        Operand::Reg(3),
+                        Operand::Imm(MMA_BASE),
+                    ));
                     push(arith(ArithOp::Add, 3, Operand::Reg(3), Operand::Reg(1)));
                 };
                 let mut hidden = None;
@@ -368,7 +392,9 @@ impl Lowering<'_> {
                         push(load(1, *b, Proxy::Async));
                         if *accumulate {
                             let (q, _) = ops(&code[..pc])
-                                .filter(|(_, o)| matches!(o, TcOp::Wgmma { dst: d, .. } if d == dst))
+                                .filter(
+                                    |(_, o)| matches!(o, TcOp::Wgmma { dst: d, .. } if d == dst),
+                                )
                                 .last()
                                 .expect("model::lower::check admits only chained accumulation");
                             let prev = self.tc_agents[&(t, q)].hidden.unwrap();
