@@ -188,8 +188,9 @@ pub fn results_of_wait(code: &[super::Instr], wait: &TcOp) -> Vec<TcOp> {
             out = since;
         }
         TcOp::WgmmaWait { pending } => {
-            // Groups: committed lists of wgmma pcs; a wgmma already
-            // delivered by an earlier wait is not delivered again.
+            // Groups: committed lists of wgmma pcs; a wgmma that an earlier
+            // wait completed is not delivered again (worked out from the
+            // waits, not from the results, so an edited program agrees).
             let mut groups: Vec<Vec<(usize, RegId)>> = Vec::new();
             let mut open: Vec<(usize, RegId)> = Vec::new();
             let mut delivered: Vec<usize> = Vec::new();
@@ -197,7 +198,10 @@ pub fn results_of_wait(code: &[super::Instr], wait: &TcOp) -> Vec<TcOp> {
                 match op {
                     TcOp::Wgmma { dst, .. } => open.push((pc, *dst)),
                     TcOp::WgmmaCommit => groups.push(std::mem::take(&mut open)),
-                    TcOp::Result { from, .. } => delivered.push(*from),
+                    TcOp::WgmmaWait { pending } => {
+                        let upto = groups.len().saturating_sub(*pending as usize);
+                        delivered.extend(groups[..upto].iter().flatten().map(|&(q, _)| q));
+                    }
                     _ => {}
                 }
             }

@@ -278,26 +278,27 @@ impl Lowering<'_> {
             TcOp::Result { dst, .. } => {
                 // Which operation it delivers is worked out again from the
                 // code, so a program edited by `fix` (instructions inserted
-                // or removed) stays consistent: the k-th result after a wait
-                // is the k-th that wait delivers.
-                let mut w = pc;
-                while w > 0
-                    && matches!(
-                        code[w - 1],
+                // or removed, even between a wait and its results) stays
+                // consistent: the k-th result after a wait is the k-th that
+                // wait delivers.
+                let wait = (0..pc).rev().find(|&q| {
+                    matches!(
+                        code[q],
                         Instr::Tensor {
-                            op: TcOp::Result { .. }
+                            op: TcOp::WgmmaWait { .. } | TcOp::Wait { ld: true }
                         }
                     )
-                {
-                    w -= 1;
-                }
-                let delivered = match w.checked_sub(1).map(|q| (q, &code[q])) {
-                    Some((q, Instr::Tensor { op: wait })) => {
-                        crate::ir::tensor_core::results_of_wait(&code[..q], wait)
-                    }
-                    _ => Vec::new(),
+                });
+                let (delivered, k) = match wait.map(|q| (q, &code[q])) {
+                    Some((q, Instr::Tensor { op: w })) => (
+                        crate::ir::tensor_core::results_of_wait(&code[..q], w),
+                        ops(&code[q + 1..pc])
+                            .filter(|(_, o)| matches!(o, TcOp::Result { .. }))
+                            .count(),
+                    ),
+                    _ => (Vec::new(), 0),
                 };
-                match delivered.get(pc - w) {
+                match delivered.get(k) {
                     Some(TcOp::Result { from, .. }) => {
                         let h = self.tc_agents[&(t, *from)]
                             .hidden
