@@ -58,7 +58,7 @@ impl Columns {
         }
         let mut loc_col = Vec::new();
         for (l, loc) in p.locations.iter().enumerate() {
-            if loc.kind == LocKind::Data {
+            if matches!(loc.kind, LocKind::Data | LocKind::TensorMemory) {
                 loc_col.push(Some(columns.len()));
                 columns.push(Column::Loc(l));
             } else {

@@ -159,7 +159,7 @@ fn check_passes_the_project_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert_eq!(out, "366 passed, 0 failed\n");
+    assert_eq!(out, "383 passed, 0 failed\n");
 }
 
 /// A row whose program can reach undefined behaviour fails with the

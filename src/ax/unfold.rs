@@ -476,7 +476,8 @@ pub fn unfold(
                 | Instr::WaitGroup { .. }
                 | Instr::AsyncMbarArrive { .. }
                 | Instr::Mbar { .. }
-                | Instr::ClusterBarrier { .. } => {
+                | Instr::ClusterBarrier { .. }
+                | Instr::Tensor { .. } => {
                     unreachable!("the oracle runs lowered programs (model::lower)")
                 }
                 Instr::Store { src, access } => {

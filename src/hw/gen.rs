@@ -482,8 +482,8 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
             | Instr::ClusterBarrier { .. } => {
                 s.push_str(&super::gen_shared::instr(p, pl, th, i, &ops));
             }
-            Instr::Signal { .. } | Instr::Await { .. } => {
-                unreachable!("lowered forms are refused by the planner")
+            Instr::Signal { .. } | Instr::Await { .. } | Instr::Tensor { .. } => {
+                unreachable!("lowered forms and tensor-core operations are refused by the planner")
             }
         }
     }

@@ -982,6 +982,12 @@ pub enum Instr {
         /// Right operand.
         b: Operand,
     },
+    /// A tensor-core instruction (`wgmma.*`, `tcgen05.*`;
+    /// [`super::tensor_core`]); lowered away before any engine runs.
+    Tensor {
+        /// The operation.
+        op: super::tensor_core::TcOp,
+    },
     /// `goto L` (when `cond` is `None`) or `bXX a, b, L`.
     Branch {
         /// Comparison; `None` for an unconditional jump.
@@ -1059,6 +1065,9 @@ impl Instr {
                 Some(*dst)
             }
             Instr::Rmw { dst, .. } | Instr::Mbar { dst, .. } | Instr::MbarWait { dst, .. } => *dst,
+            Instr::Tensor {
+                op: super::tensor_core::TcOp::Result { dst, .. },
+            } => Some(*dst),
             _ => None,
         }
     }

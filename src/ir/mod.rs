@@ -30,6 +30,7 @@ pub mod elect;
 pub mod eval;
 mod instr;
 pub mod mbar;
+pub mod tensor_core;
 mod validate;
 
 pub use cond::{CmpOp, Condition, MAX_PROP_DEPTH, Prop, Quantifier, Term};
@@ -155,6 +156,10 @@ pub enum LocKind {
     Mbarrier,
     /// A location the lowering adds (a cluster barrier's object); not part of final states.
     Synthetic,
+    /// A tensor-memory cell (Blackwell's per-CTA tensor memory, declared
+    /// `NAME @ tmem cta N`): accessed by `tcgen05` instructions only; part of
+    /// final states like data.
+    TensorMemory,
 }
 
 /// How a named address reaches its location.

@@ -320,7 +320,17 @@ impl Builder {
                 pred,
             });
         }
-        for i in std::iter::once(d.instr).chain(d.rest) {
+        let mut rest = d.rest;
+        if let Instr::Tensor { op } = &d.instr {
+            // A wait delivers the register results of the operations it
+            // completes (`ir::tensor_core::results_of_wait`).
+            rest.extend(
+                crate::ir::tensor_core::results_of_wait(&self.threads[thread].code, op)
+                    .into_iter()
+                    .map(|op| Instr::Tensor { op }),
+            );
+        }
+        for i in std::iter::once(d.instr).chain(rest) {
             self.threads[thread].code.push(i);
             self.spans.instrs[thread].push(raw.span);
         }
@@ -454,6 +464,18 @@ impl Resolver for ThreadCtx<'_> {
                 format!("location `{name}`"),
             ));
         }
+        if loc.kind == LocKind::TensorMemory {
+            return Err(Diagnostic::expected(
+                span,
+                if mbarrier {
+                    "an mbarrier object (declared `NAME @ mbarrier cta N;`)"
+                } else {
+                    "an ordinary location"
+                },
+                format!("tensor-memory cell `{name}`"),
+            )
+            .with_label("tensor memory is accessed by tcgen05 instructions only"));
+        }
         if !mbarrier && loc.kind == LocKind::Mbarrier {
             return Err(Diagnostic::expected(
                 span,
@@ -506,6 +528,29 @@ impl Resolver for ThreadCtx<'_> {
                     ))
                 }
             }
+        }
+    }
+    fn is_tensor_memory(&self, addr: AddrId) -> bool {
+        self.b.locations[self.b.addresses[addr].loc].kind == LocKind::TensorMemory
+    }
+    fn check_tensor_cta(&self, addr: AddrId, span: Span) -> Result<(), Diagnostic> {
+        let a = &self.b.addresses[addr];
+        let me = self.b.threads[self.thread].placement;
+        match self.b.locations[a.loc].space {
+            Space::Shared { gpu, cta } if (gpu, cta) == (me.gpu, me.cta) => Ok(()),
+            Space::Shared { gpu, cta } => Err(Diagnostic::expected(
+                span,
+                "a tensor-memory cell of this thread's own CTA",
+                format!(
+                    "`{}`, in the tensor memory of CTA {cta} of GPU {gpu}",
+                    a.name
+                ),
+            )),
+            Space::Global => Err(Diagnostic::expected(
+                span,
+                "a tensor-memory cell of this thread's own CTA",
+                format!("global location `{}`", a.name),
+            )),
         }
     }
 }

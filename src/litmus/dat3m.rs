@@ -438,7 +438,7 @@ fn parse_init(text: &str, offset: usize) -> Result<Vec<InitItem<'_>>, Diagnostic
                 if !first.text.contains('.')
                     && cur
                         .peek2()
-                        .is_some_and(|t| t.text == "shared" || t.text == "mbarrier") =>
+                        .is_some_and(|t| matches!(t.text, "shared" | "mbarrier" | "tmem")) =>
             {
                 cur.bump();
                 InitItem::Addr(parse_shared_decl(&mut cur, &first)?)
@@ -551,6 +551,8 @@ fn parse_shared_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<AddrD
         },
         kind: if mbarrier {
             LocKind::Mbarrier
+        } else if what.text == "tmem" {
+            LocKind::TensorMemory
         } else {
             LocKind::Data
         },

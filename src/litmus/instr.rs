@@ -191,7 +191,6 @@ const INSTRUCTIONS: &str = "an instruction (ld, st, atom, red, fence, membar, ba
 fn unsupported_opcode(op: &str) -> Option<&'static str> {
     Some(match op {
         "st" | "ld" => return None,
-        "wgmma" | "tcgen05" => "tensor-core asynchronous operations are not modelled",
         "tex" | "tld4" => "write texture fetches as `tld` on a texture alias",
         "bra" => return None,
         "vote" | "shfl" | "match" => "warp-level primitives are not modelled",
@@ -304,6 +303,8 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
         _ if super::tensor::is_tensormap_instr(raw) => return Err(super::tensor::refusal(raw)),
         ("cp", _) => return super::async_instr::decode_cp(raw, r).and_then(plain),
         ("mbarrier", _) => return super::async_instr::decode_mbarrier(raw, r).and_then(plain),
+        ("wgmma", _) => return super::tcgen::decode_wgmma(raw, r).and_then(plain),
+        ("tcgen05", _) => return super::tcgen::decode_tcgen05(raw, r).and_then(plain),
         ("barrier", Some("cluster")) => {
             return super::async_instr::decode_cluster_barrier(raw).and_then(plain);
         }

@@ -15,7 +15,7 @@ pub enum Tok {
     /// A name or dotted mnemonic. A name may end in an element index,
     /// `x[1]`: the locations of a vector access (`docs/litmus-format.md`,
     /// "Vector accesses").
-    #[regex(r"\.?[A-Za-z_%][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*(\.[A-Za-z0-9_]+(::[A-Za-z_][A-Za-z0-9_]*)*)*(\[[0-9]+\])?")]
+    #[regex(r"\.?[A-Za-z_%][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*(\.[A-Za-z0-9_]+(::[A-Za-z0-9_]+)*)*(\[[0-9]+\])?")]
     Word,
     /// An integer (decimal or `0x` hex, optionally negative).
     #[regex(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")]

@@ -22,6 +22,7 @@ pub mod print;
 pub mod raw;
 mod sizes;
 pub mod tensor;
+pub mod tcgen;
 pub mod typos;
 pub mod vector;
 

@@ -49,6 +49,9 @@ pub fn to_litmus(p: &Program) -> String {
                 };
                 writeln!(out, "{} @ mbarrier cta {cta},gpu {gpu}{count};", a.name).unwrap()
             }
+            (None, Space::Shared { gpu, cta }, LocKind::TensorMemory) => {
+                writeln!(out, "{} @ tmem cta {cta},gpu {gpu} = {};", a.name, loc.init).unwrap()
+            }
             (None, Space::Shared { gpu, cta }, _) => writeln!(
                 out,
                 "{} @ shared cta {cta},gpu {gpu} = {};",
@@ -158,6 +161,13 @@ fn column(p: &Program, t: &Thread) -> Vec<String> {
             cells.push(format!("{}:", l.name));
         }
         if results.contains(&pc) {
+            continue;
+        }
+        if let Some(Instr::Tensor {
+            op: crate::ir::tensor_core::TcOp::Result { .. },
+        }) = t.code.get(pc)
+        {
+            // Part of the wait before it, which the parser expands again.
             continue;
         }
         let site = p.elects.iter().find(|s| Some(s.thread) == me && s.pc == pc);
@@ -465,6 +475,7 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             if *aligned { ".aligned" } else { "" }
         ),
         Instr::Signal { kind } => format!("(signal: {kind:?})"),
+        Instr::Tensor { op } => super::tcgen::print(p, t, op),
         Instr::Await { from } => {
             let list: Vec<String> = from
                 .iter()

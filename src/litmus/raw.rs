@@ -263,6 +263,15 @@ pub trait Resolver {
     fn cluster_rank(&self, _addr: AddrId) -> Option<u32> {
         None
     }
+    /// Whether `addr` names a tensor-memory cell (`NAME @ tmem cta N`).
+    fn is_tensor_memory(&self, _addr: AddrId) -> bool {
+        false
+    }
+    /// Check that this thread may access tensor-memory cell `addr` (its
+    /// own CTA's tensor memory).
+    fn check_tensor_cta(&self, _addr: AddrId, _span: Span) -> Result<(), Diagnostic> {
+        Ok(())
+    }
 }
 
 /// A modifier after the opcode.

@@ -36,6 +36,8 @@ use crate::litmus::{Diagnostic, SourceMap, Span};
 
 use super::accounting::{self, Accounts, Known};
 
+mod tcgen;
+
 /// Whether `p` uses anything this module rewrites.
 pub fn needs_lowering(p: &Program) -> bool {
     p.threads.iter().flat_map(|t| &t.code).any(|i| {
@@ -47,6 +49,7 @@ pub fn needs_lowering(p: &Program) -> bool {
                 | Instr::AsyncMbarArrive { .. }
                 | Instr::Mbar { .. }
                 | Instr::ClusterBarrier { .. }
+                | Instr::Tensor { .. }
         )
     })
 }
@@ -115,6 +118,7 @@ pub fn check(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
         if th.code.iter().any(needs_accounts) {
             check_paths(p, t, &span)?;
         }
+        tcgen::check(p, t, &span)?;
     }
     Ok(())
 }
@@ -272,6 +276,7 @@ pub fn lower(p: &Program, bound: u32) -> Program {
         src: p,
         cluster_bars: HashMap::new(),
         tracked: HashMap::new(),
+        tc_agents: HashMap::new(),
     };
     for t in 0..p.threads.len() {
         l.thread(t);
@@ -304,6 +309,8 @@ struct Lowering<'p> {
     cluster_bars: HashMap<(u32, u32), usize>,
     /// The copies each `cp.async.mbarrier.arrive` tracks, by (thread, instruction).
     tracked: HashMap<(ThreadId, usize), Vec<Pending>>,
+    /// The agent of each tensor-core operation, by (thread, instruction).
+    tc_agents: HashMap<(ThreadId, usize), tcgen::TcAgent>,
 }
 
 fn access(addr: usize, proxy: Proxy, sem: Sem, scope: Option<Scope>) -> Access {
@@ -463,6 +470,7 @@ impl Lowering<'_> {
                         }
                     }
                 }
+                Instr::Tensor { op } => self.tensor(t, pc, op),
                 other => other.clone(),
             };
         }

@@ -578,7 +578,8 @@ impl<S: Bits> Machine<'_, S> {
             | Instr::WaitGroup { .. }
             | Instr::AsyncMbarArrive { .. }
             | Instr::Mbar { .. }
-            | Instr::ClusterBarrier { .. } => {
+            | Instr::ClusterBarrier { .. }
+            | Instr::Tensor { .. } => {
                 unreachable!("the machine runs lowered programs (model::lower)")
             }
             Instr::Barrier { .. } => {

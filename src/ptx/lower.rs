@@ -1998,6 +1998,15 @@ impl ThreadLower<'_> {
                     "a tensor map that changes at run time is not modelled: the elements a tensor copy moves are fixed by the `--tensormap` binding when the kernel is lowered (docs/async.md 8)",
                 ));
             }
+            "wgmma" | "tcgen05" => {
+                return Err(refuse(
+                    i.mn_span,
+                    format!("`{}`", i.mnemonic),
+                    "tensor-core instructions are modelled in litmus tests (docs/tensor-core.md); \
+                     in kernels their operands (shared-memory descriptors and tensor-memory \
+                     addresses in registers) are not mapped to locations yet",
+                ));
+            }
             "call" => {
                 return Err(refuse(
                     i.mn_span,

@@ -285,6 +285,7 @@ fn location_box<S: Bits>(m: &Machine<'_, S>, st: &State<S>, loc: usize) -> Locat
         LocKind::Data => "data",
         LocKind::Mbarrier => "mbarrier",
         LocKind::Synthetic => "synthetic",
+        LocKind::TensorMemory => "tensor memory",
     };
     let versions = order
         .iter()

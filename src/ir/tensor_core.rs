@@ -1,0 +1,237 @@
+//! Tensor-core instructions as the memory model sees them: Hopper's
+//! `wgmma` and Blackwell's `tcgen05` (`docs/tensor-core.md`).
+//!
+//! Only what reaches memory is kept: which locations an operation reads and
+//! writes, through which path, and what orders it. The arithmetic is opaque:
+//! an MMA's result is [`mma`] of the values it read, an injective encoding for
+//! small values, so an operand read stale shows as a different result.
+//!
+//! These instructions never reach an engine: `model::lower` turns each
+//! asynchronous one into an agent thread, waits into awaits, and each
+//! [`TcOp::Result`] into a load of the hidden location its operation wrote.
+
+use serde::{Deserialize, Serialize};
+
+use super::{AddrId, RegId, Value};
+
+/// The factor of [`mma`]'s encoding: results of operands in `0..MMA_BASE`
+/// are told apart.
+pub const MMA_BASE: Value = 1000;
+
+/// The opaque result of a matrix multiply-accumulate that read `a` and `b`
+/// (and, when it accumulates, the old accumulator `d`; else `d` is 0):
+/// `(d·1000 + a)·1000 + b`, wrapping. Deterministic, and different for
+/// different operands below 1000, which is all a memory model needs.
+pub fn mma(d: Value, a: Value, b: Value) -> Value {
+    d.wrapping_mul(MMA_BASE)
+        .wrapping_add(a)
+        .wrapping_mul(MMA_BASE)
+        .wrapping_add(b)
+}
+
+/// Which tensor-core fence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcFence {
+    /// `wgmma.fence.sync.aligned`: later `wgmma.mma_async` are ordered after
+    /// the thread's earlier accesses.
+    Wgmma,
+    /// `tcgen05.fence::after_thread_sync`: later asynchronous tcgen05
+    /// operations are ordered after the thread's earlier instructions (and
+    /// so after a thread synchronisation they follow).
+    AfterThreadSync,
+    /// `tcgen05.fence::before_thread_sync`: earlier asynchronous tcgen05
+    /// operations are ordered before a later thread synchronisation. Every
+    /// ordering it gives is, in our model, already given by the completion
+    /// mechanism the ISA requires with it (`docs/tensor-core.md` §4).
+    BeforeThreadSync,
+}
+
+/// One tensor-core instruction ([`super::Instr::Tensor`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum TcOp {
+    /// A fence.
+    Fence {
+        /// Which.
+        kind: TcFence,
+    },
+    /// `wgmma.mma_async d, [a], [b], scale_d`: reads shared-memory `a` and
+    /// `b` through the async proxy; `d` gets [`mma`] of them at the
+    /// `wgmma.wait_group` that completes it.
+    Wgmma {
+        /// The accumulator register.
+        dst: RegId,
+        /// Shared-memory operand A (a descriptor, named by its location).
+        a: AddrId,
+        /// Shared-memory operand B.
+        b: AddrId,
+        /// `scale-d` = 1: accumulate onto the previous `wgmma` into `dst`.
+        accumulate: bool,
+    },
+    /// `wgmma.commit_group.sync.aligned`.
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned N`.
+    WgmmaWait {
+        /// How many of the most recent groups may still be pending.
+        pending: u32,
+    },
+    /// `tcgen05.mma [d], [a], [b], idesc, enable_input_d`: reads
+    /// shared-memory `a`, `b` (async proxy), and with `enable_input_d` the
+    /// tensor memory `d`, and writes [`mma`] of them to `d`.
+    Mma {
+        /// Tensor-memory accumulator.
+        d: AddrId,
+        /// Shared-memory operand A.
+        a: AddrId,
+        /// Shared-memory operand B.
+        b: AddrId,
+        /// `enable_input_d`: accumulate onto `d`'s value.
+        accumulate: bool,
+    },
+    /// `tcgen05.cp [d], [s]`: copies shared memory `s` into tensor memory `d`.
+    Cp {
+        /// Tensor-memory destination.
+        d: AddrId,
+        /// Shared-memory source.
+        src: AddrId,
+    },
+    /// `tcgen05.ld r, [t]`: reads tensor memory; `r` gets the value at the
+    /// `tcgen05.wait::ld` that completes it.
+    Ld {
+        /// The destination register.
+        dst: RegId,
+        /// Tensor-memory source.
+        src: AddrId,
+    },
+    /// `tcgen05.st [t], v`: writes tensor memory, complete at `tcgen05.wait::st`.
+    St {
+        /// Tensor-memory destination.
+        dst: AddrId,
+        /// The value (an immediate: the operation runs apart from the thread).
+        value: Value,
+    },
+    /// `tcgen05.wait::ld` (`ld`) or `tcgen05.wait::st`.
+    Wait {
+        /// `wait::ld` (else `wait::st`).
+        ld: bool,
+    },
+    /// `tcgen05.commit [bar]`: an arrive on `bar` once the thread's earlier
+    /// asynchronous tcgen05 operations (`mma`, `cp`) complete.
+    Commit {
+        /// The mbarrier.
+        bar: AddrId,
+    },
+    /// Not written: the register result of the operation at `from` (a
+    /// `wgmma.mma_async` or `tcgen05.ld`), delivered by the wait it follows.
+    /// The parsers add one after each wait per result it completes.
+    Result {
+        /// The register.
+        dst: RegId,
+        /// The pc of the operation.
+        from: usize,
+    },
+}
+
+impl TcOp {
+    /// Whether the operation runs apart from the thread (an agent).
+    pub fn is_async(&self) -> bool {
+        matches!(
+            self,
+            TcOp::Wgmma { .. }
+                | TcOp::Mma { .. }
+                | TcOp::Cp { .. }
+                | TcOp::Ld { .. }
+                | TcOp::St { .. }
+                | TcOp::Commit { .. }
+        )
+    }
+    /// The addresses it names.
+    pub fn addrs(&self) -> Vec<AddrId> {
+        match self {
+            TcOp::Wgmma { a, b, .. } => vec![*a, *b],
+            TcOp::Mma { d, a, b, .. } => vec![*d, *a, *b],
+            TcOp::Cp { d, src } => vec![*d, *src],
+            TcOp::Ld { src, .. } => vec![*src],
+            TcOp::St { dst, .. } => vec![*dst],
+            TcOp::Commit { bar } => vec![*bar],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The results a wait at the end of `code` delivers: for `wgmma.wait_group
+/// N`, the `wgmma.mma_async` of every committed group but the `N` most
+/// recent (the last into each register); for `tcgen05.wait::ld`, every
+/// `tcgen05.ld` since the previous one. Straight-line code (the lowering
+/// refuses branches around tensor-core operations), so positions decide.
+pub fn results_of_wait(code: &[super::Instr], wait: &TcOp) -> Vec<TcOp> {
+    use super::Instr;
+    let ops = code.iter().enumerate().filter_map(|(pc, i)| match i {
+        Instr::Tensor { op } => Some((pc, op)),
+        _ => None,
+    });
+    let mut out: Vec<TcOp> = Vec::new();
+    match wait {
+        TcOp::Wait { ld: true } => {
+            let mut since = Vec::new();
+            for (pc, op) in ops {
+                match op {
+                    TcOp::Ld { dst, .. } => since.push(TcOp::Result {
+                        dst: *dst,
+                        from: pc,
+                    }),
+                    TcOp::Wait { ld: true } => since.clear(),
+                    _ => {}
+                }
+            }
+            out = since;
+        }
+        TcOp::WgmmaWait { pending } => {
+            // Groups: committed lists of wgmma pcs; a wgmma that an earlier
+            // wait completed is not delivered again (worked out from the
+            // waits, not from the results, so an edited program agrees).
+            let mut groups: Vec<Vec<(usize, RegId)>> = Vec::new();
+            let mut open: Vec<(usize, RegId)> = Vec::new();
+            let mut delivered: Vec<usize> = Vec::new();
+            for (pc, op) in ops {
+                match op {
+                    TcOp::Wgmma { dst, .. } => open.push((pc, *dst)),
+                    TcOp::WgmmaCommit => groups.push(std::mem::take(&mut open)),
+                    TcOp::WgmmaWait { pending } => {
+                        let upto = groups.len().saturating_sub(*pending as usize);
+                        delivered.extend(groups[..upto].iter().flatten().map(|&(q, _)| q));
+                    }
+                    _ => {}
+                }
+            }
+            let upto = groups.len().saturating_sub(*pending as usize);
+            let mut last: Vec<(usize, RegId)> = Vec::new();
+            for &(pc, dst) in groups[..upto].iter().flatten() {
+                if delivered.contains(&pc) {
+                    continue;
+                }
+                last.retain(|&(_, d)| d != dst);
+                last.push((pc, dst));
+            }
+            out = last
+                .into_iter()
+                .map(|(from, dst)| TcOp::Result { dst, from })
+                .collect();
+        }
+        _ => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mma_tells_operands_apart() {
+        assert_eq!(mma(0, 5, 7), 5007);
+        assert_eq!(mma(5007, 5, 7), 5_007_005_007);
+        assert_ne!(mma(0, 0, 7), mma(0, 5, 7));
+    }
+}
