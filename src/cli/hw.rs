@@ -206,9 +206,13 @@ fn kernels_cmd(args: &KernelsArgs) -> Exit {
             Ok(k) => {
                 let id = format!("k{:03}", runs.len());
                 let test = f.display().to_string();
-                runs.push(KernelRun::from_launch(
-                    &id, &test, &k.entry, &k.launch, &k.ptx,
-                ));
+                match KernelRun::from_launch(&id, &test, &k.entry, &k.launch, &k.ptx) {
+                    Ok(r) => runs.push(r),
+                    Err(why) => {
+                        eprintln!("refused: {test}: {why}");
+                        exit = worst(exit, Exit::BadInput);
+                    }
+                }
             }
             Err(e) => {
                 eprint!("{}", e.rendered());

@@ -69,29 +69,42 @@ impl KernelRun {
     /// exactly as the model saw them. Buffers of `uint*` and `float*`
     /// elements are read back unsigned (a float is its bit pattern, as the
     /// model carries it).
-    pub fn from_launch(id: &str, test: &str, entry: &str, launch: &Launch, ptx: &str) -> KernelRun {
+    ///
+    /// A kernel the runner cannot launch exactly is refused with the reason:
+    /// a `--tensormap` parameter (the runner does not encode tensor maps).
+    pub fn from_launch(
+        id: &str,
+        test: &str,
+        entry: &str,
+        launch: &Launch,
+        ptx: &str,
+    ) -> Result<KernelRun, String> {
         let signed = |name: &str| name.starts_with("int");
         let params = launch
             .params
             .iter()
             .map(|b| match b {
-                Binding::Buffer(b) => RunParam::Buffer {
+                Binding::TensorMap(t) => Err(format!(
+                    "the tensor map `{}` (`--tensormap`): the kernel runner does not encode tensor maps yet",
+                    t.buffer.name
+                )),
+                Binding::Buffer(b) => Ok(RunParam::Buffer {
                     name: b.name.clone(),
                     bytes: b.elem.bytes() as u32,
                     signed: signed(b.elem.name),
                     init: (0..b.len as usize)
                         .map(|i| b.init.get(i).copied().unwrap_or(0))
                         .collect(),
-                },
-                Binding::Scalar(s) => RunParam::Scalar {
+                }),
+                Binding::Scalar(s) => Ok(RunParam::Scalar {
                     name: s.name.clone(),
                     bytes: s.elem.bytes() as u32,
                     signed: signed(s.elem.name),
                     value: s.value,
-                },
+                }),
             })
-            .collect();
-        KernelRun {
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(KernelRun {
             id: id.to_string(),
             test: test.to_string(),
             ptx: ptx.to_string(),
@@ -101,7 +114,7 @@ impl KernelRun {
             cluster: (launch.cluster != [1, 1, 1] || launch.given.cluster)
                 .then_some(launch.cluster),
             params,
-        }
+        })
     }
 }
 
