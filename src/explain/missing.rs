@@ -89,6 +89,9 @@ enum Shape {
     Coherence { first: usize, second: usize },
     /// Coherence does not order `first` and `second` (not morally strong).
     Unordered { first: usize, second: usize },
+    /// The outcome's final write `last` ends last, though the program puts
+    /// `later`, a write coherence leaves unordered with it, after it.
+    LastAgainstOrder { last: usize, later: usize },
 }
 
 /// The missing orderings of the consistent witness `w` (relations `rels`);
@@ -183,6 +186,24 @@ pub fn analyse<S: Bits>(
         }
     }
     if shapes.is_empty() {
+        // A final value from a write the program puts before another write
+        // of its location that coherence leaves unordered with it (two
+        // virtual aliases written without `fence.proxy.alias`).
+        let free = unordered_writes(words, rels);
+        for &(_, last) in finals {
+            for &(a, b) in &free {
+                let later = match (a == last, b == last) {
+                    (true, _) => b,
+                    (_, true) => a,
+                    _ => continue,
+                };
+                if let Some(path) = find_path(n, &edges, last, later) {
+                    shapes.push((Shape::LastAgainstOrder { last, later }, path));
+                }
+            }
+        }
+    }
+    if shapes.is_empty() {
         // Only coherence goes against the program (final values, 2+2W).
         for (a, b) in rels.co.pairs() {
             if g.inits.has(a) || a == b {
@@ -204,7 +225,9 @@ pub fn analyse<S: Bits>(
         Shape::Stale { read, .. } | Shape::Later { read, .. } => {
             (!outcome_reads.contains(&read), read)
         }
-        Shape::Coherence { first, .. } | Shape::Unordered { first, .. } => (true, first),
+        Shape::Coherence { first, .. }
+        | Shape::Unordered { first, .. }
+        | Shape::LastAgainstOrder { last: first, .. } => (true, first),
     };
     shapes.sort_by_key(|(s, _)| key(s));
     let more_pairs = shapes.len().saturating_sub(MAX_PAIRS);
@@ -472,6 +495,48 @@ fn pair<S: Bits>(
             sites: links_of.sites(),
         };
     }
+    if let Shape::LastAgainstOrder { last, later } = shape {
+        let what = format!(
+            "{} ends last, although the program puts {} after it: coherence does not order them",
+            q(last),
+            q(later)
+        );
+        let mut chain = words.full(rf, path[0].from);
+        for e in path {
+            chain.push_str(&format!(" —{}→ {}", e.rel.as_str(), words.full(rf, e.to)));
+        }
+        let (a, b) = (&words.graph.events[last], &words.graph.events[later]);
+        let link = if a.thread == b.thread && a.va != b.va {
+            let g = words.graph;
+            // A virtual address is named by the generic address that owns it.
+            let name = |e: &crate::ax::graph::Event| {
+                g.program
+                    .addresses
+                    .get(e.va)
+                    .map_or_else(|| "?".to_string(), |x| x.name.clone())
+            };
+            format!(
+                "no `fence.proxy.alias` between {} and {}: they write {} through different virtual addresses ({} and {}), and program order orders such writes for coherence only through a proxy fence",
+                q(last),
+                q(later),
+                g.program.locations[a.loc].name,
+                name(a),
+                name(b)
+            )
+        } else {
+            format!(
+                "coherence orders only morally strong writes: {}",
+                links_of.not_morally_strong(last, later)
+            )
+        };
+        return Pair {
+            kind: "final_write_against_order",
+            what,
+            chain,
+            links: vec![link],
+            sites: links_of.sites(),
+        };
+    }
     let (kind, what, start, end) = match shape {
         Shape::Stale { read, from, missed } => (
             "stale_read",
@@ -494,7 +559,9 @@ fn pair<S: Bits>(
             read,
             from,
         ),
-        Shape::Unordered { .. } => unreachable!("worded above"),
+        Shape::Unordered { .. } | Shape::LastAgainstOrder { .. } => {
+            unreachable!("worded above")
+        }
         Shape::Coherence { first, second } => (
             "coherence_against_order",
             format!(

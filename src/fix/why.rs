@@ -138,7 +138,7 @@ pub fn why_no_fix(
         return NoFix {
             kind: NoFixKind::NotMemoryOrdering,
             text: format!(
-                "the outcome stays allowed even in the strongest program — {STRONGEST}: {changes} (checked by both engines): it is not a memory-ordering bug — the program's logic allows it"
+                "allowed under sequential consistency: not a memory-ordering bug — the outcome stays allowed even in the strongest program — {STRONGEST}: {changes} (checked by both engines): the program's logic allows it"
             ),
             strongest_changes: n,
             fix_changes: None,
