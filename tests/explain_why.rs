@@ -204,7 +204,12 @@ fn json_carries_the_same_words() {
         pairs[0]["links"][0],
         "`P0 st.relaxed.gpu f=1` (line 9:2) is `.relaxed`: it is not a release, and no release fence (`fence.acq_rel`, `fence.sc`) lies between `P0 st x=1` and it, so no acquire synchronises with it"
     );
-    let at = |i: usize| pairs[0]["sites"][i]["position"].as_str().unwrap().to_string();
+    let at = |i: usize| {
+        pairs[0]["sites"][i]["position"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     let file = t.path.clone();
     assert_eq!(
         (at(0), at(1), at(2)),

@@ -47,10 +47,7 @@ const FROM_HANG: &[(&str, &str)] = &[
     ),
     ("litmus/liveness/Self-loop.litmus", ""),
     ("litmus/liveness/Counter-closed-loop.litmus", ""),
-    (
-        "litmus/liveness/Spinlock-cas-beq-never-released.litmus",
-        "",
-    ),
+    ("litmus/liveness/Spinlock-cas-beq-never-released.litmus", ""),
     ("litmus/liveness/Mbar-phase-never-completes.litmus", ""),
     ("litmus/liveness/SplitK-flag-chain-broken.litmus", ""),
     ("litmus/liveness/Cluster-barrier-missing-cta.litmus", ""),
@@ -110,7 +107,11 @@ fn an_outcome_allowed_under_sequential_consistency_is_not_a_memory_ordering_bug(
     for file in NOT_MEMORY_ORDERING {
         let (code, v) = fix(file, &["--no-repairs"]);
         assert_eq!(code, 0, "{file}");
-        assert_eq!(v["why"]["kind"], "not_memory_ordering", "{file}: {}", v["why"]);
+        assert_eq!(
+            v["why"]["kind"], "not_memory_ordering",
+            "{file}: {}",
+            v["why"]
+        );
         let text = v["why"]["text"].as_str().unwrap();
         assert!(
             text.starts_with(
@@ -147,7 +148,11 @@ fn an_outcome_that_needs_more_changes_says_how_many_were_found() {
     for file in NEEDS_MORE {
         let (code, v) = fix(file, &["--bound", "1", "--no-repairs"]);
         assert_eq!(code, 0, "{file}");
-        assert_eq!(v["why"]["kind"], "needs_more_changes", "{file}: {}", v["why"]);
+        assert_eq!(
+            v["why"]["kind"], "needs_more_changes",
+            "{file}: {}",
+            v["why"]
+        );
         assert_eq!(v["why"]["fix_changes"], 2, "{file}");
         let text = v["why"]["text"].as_str().unwrap();
         assert!(

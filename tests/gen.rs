@@ -572,7 +572,8 @@ fn cli_output_is_deterministic_and_checks_clean() {
     assert_eq!(code, 0, "{err}");
     // Racy tests pass with a `RACES` line each (weak payloads are generated on purpose).
     assert!(
-        out.lines().all(|l| l.starts_with("RACES ") || l == "8001 passed, 0 failed"),
+        out.lines()
+            .all(|l| l.starts_with("RACES ") || l == "8001 passed, 0 failed"),
         "{out}"
     );
     assert!(out.ends_with("8001 passed, 0 failed\n"), "{out}");

@@ -233,9 +233,8 @@ fn run_at<S: crate::rel::Bits>(
         }
         (Some(_), None) => None,
     };
-    let missing = target.map(|want| {
-        crate::explain::missing_orderings(t, &want, &explain_limits(args, &t.program))
-    });
+    let missing = target
+        .map(|want| crate::explain::missing_orderings(t, &want, &explain_limits(args, &t.program)));
     match args.format {
         TraceFormat::Text => {
             let mut text = trace::text(

@@ -420,8 +420,7 @@ pub fn interleaving<S: Bits>(
             return None;
         }
         // An RMW is atomic under sequential consistency, whatever its strength.
-        if g
-            .rmw
+        if g.rmw
             .pairs()
             .any(|(r, wr)| members(fr.row(r)).any(|x| x != wr && co.has(x, wr)))
         {
@@ -632,10 +631,9 @@ impl<S: Bits> Links<'_, '_, '_, S> {
             let th = &words.source.threads[t];
             out.push(PairSite {
                 thread: th.name.clone(),
-                instr: th
-                    .code
-                    .get(pc)
-                    .map_or_else(String::new, |i| crate::litmus::print::instr(words.source, th, i)),
+                instr: th.code.get(pc).map_or_else(String::new, |i| {
+                    crate::litmus::print::instr(words.source, th, i)
+                }),
                 position: words.positions.full(t, pc).map(str::to_string),
             });
         }

@@ -54,11 +54,16 @@ impl Positions {
                     .get(th)
                     .and_then(|c| c.get(pc))
                     .and_then(|c| c.as_ref());
-                s.push(Some(match (cuda, crate::ptx::is_kernel_path(std::path::Path::new(&t.path))) {
-                    (Some(cu), _) => format!("{cu}, PTX line {line}:{col}"),
-                    (None, true) => format!("PTX line {line}:{col}"),
-                    (None, false) => format!("line {line}:{col}"),
-                }));
+                s.push(Some(
+                    match (
+                        cuda,
+                        crate::ptx::is_kernel_path(std::path::Path::new(&t.path)),
+                    ) {
+                        (Some(cu), _) => format!("{cu}, PTX line {line}:{col}"),
+                        (None, true) => format!("PTX line {line}:{col}"),
+                        (None, false) => format!("line {line}:{col}"),
+                    },
+                ));
                 f.push(Some(t.position(th, pc)));
             }
             short.push(s);

@@ -66,7 +66,12 @@ pub fn source(
 
 /// Every state of the machine, breadth first: an ending state that shows
 /// `want` ends the search; the first stuck one that does is remembered.
-fn search<S: Bits>(m: &Machine<'_, S>, p: &Program, want: &Prop, budget: &Budget) -> Option<Source> {
+fn search<S: Bits>(
+    m: &Machine<'_, S>,
+    p: &Program,
+    want: &Prop,
+    budget: &Budget,
+) -> Option<Source> {
     let shows = |st: &crate::op::state::State<S>| {
         let mut yes = false;
         m.for_each_outcome(st, |o| {
