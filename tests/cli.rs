@@ -137,10 +137,44 @@ fn check_reports_mismatches_and_exits_1() {
     .unwrap();
     let (code, out, err) = ptxmc(&["check", "--expected", csv.to_str().unwrap(), "--root", "."]);
     assert_eq!(code, 1, "{err}");
+    // The row that passes is racy (weak data): said, not called correct.
     assert_eq!(
         out,
-        "FAIL litmus/sb/SB+rlx.gpu.litmus: expected 0, got 1 (1 of 4 states satisfy the condition)\n1 passed, 1 failed\n"
+        "RACES litmus/mp/MP+rel+acq.gpu.litmus: the program has 1 data race: race 1 data-race on x: P0 `st.weak x, 1` (./litmus/mp/MP+rel+acq.gpu.litmus:8:2) write, generic proxy; P1 `ld.weak r1, x` (./litmus/mp/MP+rel+acq.gpu.litmus:9:29) read, generic proxy — both accesses are weak, and no causality order relates them; `ptxmc trace ./litmus/mp/MP+rel+acq.gpu.litmus --race 1` shows it\n\
+         FAIL litmus/sb/SB+rlx.gpu.litmus: expected 0, got 1 (1 of 4 states satisfy the condition)\n1 passed, 1 failed\n"
     );
+    // With --deny-races the racy row fails too, with `run --deny-races`'s status.
+    let (code, out, err) = ptxmc(&[
+        "check",
+        "--deny-races",
+        "--expected",
+        csv.to_str().unwrap(),
+        "--root",
+        ".",
+    ]);
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        out.starts_with("FAIL litmus/mp/MP+rel+acq.gpu.litmus: the program has 1 data race: race 1 data-race on x: ")
+            && out.ends_with("(--deny-races)\nFAIL litmus/sb/SB+rlx.gpu.litmus: expected 0, got 1 (1 of 4 states satisfy the condition)\n0 passed, 2 failed\n"),
+        "{out}"
+    );
+}
+
+/// `check`'s output without its `RACES` lines (each checked to name a
+/// race), and how many there were.
+fn without_races(out: &str) -> (String, usize) {
+    let mut n = 0;
+    let mut rest = String::new();
+    for l in out.lines() {
+        if l.starts_with("RACES ") {
+            assert!(l.contains(": the program has "), "{l}");
+            n += 1;
+        } else {
+            rest.push_str(l);
+            rest.push('\n');
+        }
+    }
+    (rest, n)
 }
 
 #[test]
@@ -159,7 +193,11 @@ fn check_passes_the_project_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
+    let (out, racy) = without_races(&out);
     assert_eq!(out, "383 passed, 0 failed\n");
+    // Many library tests keep weak data on purpose (message passing's
+    // payload): each is said to be racy.
+    assert!(racy >= 100, "{racy}");
 }
 
 /// A row whose program can reach undefined behaviour fails with the
@@ -588,6 +626,7 @@ fn check_termination_passes_the_liveness_library() {
         ".",
     ]);
     assert_eq!(code, 0, "{out}{err}");
+    let (out, _) = without_races(&out);
     assert_eq!(out, "85 passed, 0 failed\n");
 }
 

@@ -176,7 +176,7 @@ fn no_fix_for_an_outcome_the_program_logic_allows_says_so() {
     assert_eq!(
         line,
         format!(
-            "  Why: the outcome stays allowed even in the strongest program — {STRONGEST}: 4 changes (checked by both engines): it is not a memory-ordering bug — the program's logic allows it."
+            "  Why: allowed under sequential consistency: not a memory-ordering bug — the outcome stays allowed even in the strongest program — {STRONGEST}: 4 changes (checked by both engines): the program's logic allows it."
         )
     );
     assert_eq!(why["kind"], "not_memory_ordering");

@@ -132,7 +132,7 @@ fn the_expert_repair_is_listed_first_and_verified() {
 /// A hang no repair removes says so, with the reason, and exits as `run`.
 #[test]
 fn a_hang_no_repair_removes_says_why() {
-    let f = "litmus/liveness/Flag-never-set.litmus";
+    let f = "litmus/liveness/Circular-wait.litmus";
     let o = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
         .args(["fix", f])
         .output()
@@ -140,7 +140,7 @@ fn a_hang_no_repair_removes_says_why() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(5), "{out}");
     assert!(
-        out.starts_with("Fix Flag-never-set: make every execution terminate and forbid "),
+        out.starts_with("Fix Circular-wait: make every execution terminate and forbid "),
         "{out}"
     );
     assert!(out.contains("\n  No fix removes the hang with at most 3 changes.\n  Why: with at most 3 changes among fences, stronger annotations, inserted barriers"), "{out}");

@@ -570,7 +570,13 @@ fn cli_output_is_deterministic_and_checks_clean() {
         a.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, "8001 passed, 0 failed\n");
+    // Racy tests pass with a `RACES` line each (weak payloads are generated on purpose).
+    assert!(
+        out.lines()
+            .all(|l| l.starts_with("RACES ") || l == "8001 passed, 0 failed"),
+        "{out}"
+    );
+    assert!(out.ends_with("8001 passed, 0 failed\n"), "{out}");
     // `check --shard` splits the rows the way `gen --shard` splits tests.
     let mut checked = 0;
     for k in 1..=3 {
@@ -585,7 +591,8 @@ fn cli_output_is_deterministic_and_checks_clean() {
             &shard,
         ]);
         assert_eq!(code, 0, "{err}");
-        let passed: usize = out.split(' ').next().unwrap().parse().unwrap();
+        let summary = out.lines().last().unwrap_or_default();
+        let passed: usize = summary.split(' ').next().unwrap().parse().unwrap();
         checked += passed;
         let part = d.join(format!("s{k}"));
         let (code, _, err) = ptxmc(&[

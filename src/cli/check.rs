@@ -65,6 +65,11 @@ pub struct CheckArgs {
     /// as errors: exit status 2 if any was printed.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// A row whose verdict holds but whose program has a data race fails
+    /// (exit status 7, as `run --deny-races`). Without it the race is
+    /// reported on a `RACES` line and the row passes (docs/races.md).
+    #[arg(long)]
+    pub deny_races: bool,
     /// Engine options.
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -131,22 +136,44 @@ pub fn run(args: &CheckArgs) -> Exit {
         .iter()
         .map(|(path, _)| load(&args.root.join(path), opts.model))
         .collect();
-    let verdicts: Vec<Result<(bool, String, Exit), Exit>> = rows
+    type Verdict = ((bool, String, Exit), Option<String>);
+    let verdicts: Vec<Result<Verdict, Exit>> = rows
         .par_iter()
         .zip(loaded.par_iter())
         .map(|((path, want), tests)| {
             let tests = tests.as_ref().map_err(|e| *e)?;
             let ub = undefined.get(path).copied();
-            Ok(match args.property {
-                Property::Outcome => judge(tests, *want, liveness.get(path).copied(), ub, &opts),
-                Property::Termination => judge_termination(tests, *want, ub, &opts),
-                Property::Undefined => judge_undefined(tests, *want, &opts),
-            })
+            let mut races = Races::default();
+            let v = match args.property {
+                Property::Outcome => judge(
+                    tests,
+                    *want,
+                    liveness.get(path).copied(),
+                    ub,
+                    &opts,
+                    &mut races,
+                ),
+                Property::Termination => judge_termination(tests, *want, ub, &opts, &mut races),
+                Property::Undefined => judge_undefined(tests, *want, &opts, &mut races),
+            };
+            Ok((v, races.summary()))
         })
         .collect();
     let (mut passed, mut failed) = (0usize, 0usize);
     let mut exit = Exit::Success;
     for ((path, _), v) in rows.iter().zip(verdicts) {
+        // A verdict that holds does not make a racy program correct: the
+        // races are said, and with --deny-races the row fails.
+        let v = v.map(|(v, races)| match (v, races) {
+            ((true, _, _), Some(r)) if args.deny_races => {
+                (false, format!("{r} (--deny-races)"), Exit::Racy)
+            }
+            ((true, w, e), Some(r)) => {
+                println!("RACES {path}: {r}");
+                (true, w, e)
+            }
+            (v, _) => v,
+        });
         match v {
             Ok((true, _, _)) => passed += 1,
             Ok((false, why, e)) => {
@@ -253,9 +280,11 @@ fn judge_termination(
     want: bool,
     undefined: Option<bool>,
     opts: &RunOptions,
+    races: &mut Races,
 ) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
+        races.add(t, &r);
         if let Some(failed) = unsettled(&r) {
             return failed;
         }
@@ -289,10 +318,16 @@ fn judge_termination(
 
 /// Whether some test of a file can reach undefined behaviour (`want`) or
 /// none can (`!want`); if not, why.
-fn judge_undefined(tests: &[LitmusTest], want: bool, opts: &RunOptions) -> (bool, String, Exit) {
+fn judge_undefined(
+    tests: &[LitmusTest],
+    want: bool,
+    opts: &RunOptions,
+    races: &mut Races,
+) -> (bool, String, Exit) {
     let mut found = None;
     for t in tests {
         let r = engine::run(&t.program, opts);
+        races.add(t, &r);
         if let Some(failed) = unsettled(&r) {
             return failed;
         }
@@ -351,9 +386,11 @@ fn judge(
     terminates: Option<bool>,
     undefined: Option<bool>,
     opts: &RunOptions,
+    races: &mut Races,
 ) -> (bool, String, Exit) {
     for t in tests {
         let r = engine::run(&t.program, opts);
+        races.add(t, &r);
         if let Some(failed) = unsettled(&r) {
             return failed;
         }
@@ -409,4 +446,42 @@ fn judge(
         }
     }
     (true, String::new(), Exit::Success)
+}
+
+/// The races the runs of one row found (`run`'s numbering, per test).
+#[derive(Default)]
+struct Races {
+    /// Per racy test: its path, how many races, and the first in words.
+    found: Vec<(String, usize, String)>,
+}
+
+impl Races {
+    /// Note the races of test `t`'s run `r`.
+    fn add(&mut self, t: &LitmusTest, r: &engine::RunResult) {
+        let report = crate::report::races::of(t, &r.races);
+        if let Some(first) = report.races.first() {
+            self.found.push((
+                t.display_path(),
+                report.races.len(),
+                crate::report::races::race_line(first),
+            ));
+        }
+    }
+
+    /// The row's races in one line (`None`: race-free, as far as checked).
+    fn summary(&self) -> Option<String> {
+        let (path, n, first) = self.found.first()?;
+        let more = match n {
+            1 => String::new(),
+            k => format!(" (and {} more)", k - 1),
+        };
+        let tests = match self.found.len() {
+            1 => String::new(),
+            k => format!("; {} more racy tests in the file", k - 1),
+        };
+        Some(format!(
+            "the program has {n} data race{}: race {first}{more}{tests}; `ptxmc trace {path} --race 1` shows it",
+            if *n == 1 { "" } else { "s" }
+        ))
+    }
 }

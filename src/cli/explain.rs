@@ -81,14 +81,18 @@ pub fn run(args: &ExplainArgs) -> Exit {
         ..Caps::default()
     };
     let x = explain_outcome(t, &t.display_path(), &want, &limits, caps, args.max_states);
-    if let Err(e) = print(&x, args) {
+    // A racy program must not read as explained and correct: its races are
+    // stated, as `run` lists them (docs/races.md), in text and JSON.
+    let races = match args.format {
+        ExplainFormat::Text | ExplainFormat::Json => Some(races(t, &limits, args.max_states)),
+        _ => None,
+    };
+    if let Err(e) = print(&x, args, races.as_ref()) {
         eprintln!("error: cannot write the pictures: {e}");
         return Exit::BadInput;
     }
-    if args.format == ExplainFormat::Text {
-        // A racy program must not read as explained and correct: its races
-        // are stated, as `run` lists them (docs/races.md).
-        print!("{}", race_lines(t, &limits, args.max_states));
+    if let (ExplainFormat::Text, Some(r)) = (args.format, &races) {
+        print!("{}", race_lines(t, r));
     }
     if x.disagreement() {
         Exit::Disagreement
@@ -105,10 +109,30 @@ pub fn run(args: &ExplainArgs) -> Exit {
     }
 }
 
-fn print(x: &Explanation, args: &ExplainArgs) -> std::io::Result<()> {
+fn print(
+    x: &Explanation,
+    args: &ExplainArgs,
+    races: Option<&crate::report::races::RacesReport>,
+) -> std::io::Result<()> {
     match args.format {
         ExplainFormat::Text => print!("{}", crate::report::explain::text(x)),
-        ExplainFormat::Json => println!("{}", serde_json::to_string_pretty(x).unwrap_or_default()),
+        ExplainFormat::Json => {
+            // `run`'s keys for races (a list, empty when race-free), and the
+            // missing orderings at the top as `trace` gives them.
+            let mut v = serde_json::to_value(x).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "missing".into(),
+                    serde_json::to_value(crate::explain::missing_of(x)).unwrap_or_default(),
+                );
+                if let Some(r) = races {
+                    o.insert("races".into(), serde_json::json!(r.races));
+                    o.insert("races_status".into(), serde_json::json!(r.status));
+                    o.insert("races_incomplete_reason".into(), serde_json::json!(r.why));
+                }
+            }
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
         ExplainFormat::Dot | ExplainFormat::Svg => {
             let render = |title: &str, e: &Execution| {
                 let dot = crate::report::dot::execution(title, e);
@@ -142,9 +166,13 @@ fn print(x: &Explanation, args: &ExplainArgs) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `run`'s `Races` section for the test (the oracle alone, under the same
-/// limits), with where to see one; nothing for a race-free test.
-fn race_lines(t: &crate::litmus::LitmusTest, limits: &Limits, max_states: u64) -> String {
+/// The test's races as `run` finds them (the oracle alone, under the same
+/// limits).
+fn races(
+    t: &crate::litmus::LitmusTest,
+    limits: &Limits,
+    max_states: u64,
+) -> crate::report::races::RacesReport {
     let opts = crate::engine::RunOptions {
         engine: crate::engine::EngineChoice::Ax,
         loop_bound: limits.loop_bound,
@@ -159,8 +187,13 @@ fn race_lines(t: &crate::litmus::LitmusTest, limits: &Limits, max_states: u64) -
         ..Default::default()
     };
     let r = crate::engine::run(&t.program, &opts);
-    let report = crate::report::races::of(t, &r.races);
-    let mut out = crate::report::races::section(&report);
+    crate::report::races::of(t, &r.races)
+}
+
+/// `run`'s `Races` section for the test, with where to see one; nothing for
+/// a race-free test.
+fn race_lines(t: &crate::litmus::LitmusTest, report: &crate::report::races::RacesReport) -> String {
+    let mut out = crate::report::races::section(report);
     if !report.races.is_empty() {
         out.push_str(&format!(
             "`ptxmc trace {} --race N` shows an execution in which race N happens.\n",

@@ -56,6 +56,8 @@ Commands:
   g undefined  go to undefined behaviour (the step that makes the run undefined)
   f       the run so far and the `ptxmc trace --follow` command that replays it
   e [COND]  explain an outcome (default: this run's final state, or the test's condition)
+  m [COND]  the missing orderings of an outcome (the same default): which read was stale
+            and which link the model does not give
   p       print the state again          h   this help
   q       quit";
 
@@ -265,6 +267,7 @@ fn command<S: crate::rel::Bits>(
             }
         },
         "e" => explain(s, t, file, rest, args),
+        "m" => missing(s, t, rest, args),
         n if n.parse::<usize>().is_ok() => match s.take(n.parse().unwrap_or(0)) {
             Ok(_) => show(s),
             Err(e) => format!("error: {e}\n"),
@@ -280,6 +283,36 @@ fn outcome(t: &LitmusTest, text: &str) -> Result<Prop, String> {
         .map_err(|d| LitmusError::new("outcome", text, d).rendered().to_string())
 }
 
+/// The outcome `e` and `m` are about: `rest` if given, else this run's
+/// final state, else the test's condition.
+fn asked<S: crate::rel::Bits>(
+    s: &Session<'_, S>,
+    t: &LitmusTest,
+    rest: &str,
+) -> Result<Prop, String> {
+    if !rest.is_empty() {
+        outcome(t, rest)
+    } else if let Some(states) = s.final_states() {
+        let m = s.machine();
+        Ok(crate::explain::exactly(&m.columns, &states[0]))
+    } else {
+        Ok(t.program.condition.target())
+    }
+}
+
+/// The explanation's limits under the session's options.
+fn explain_limits(t: &LitmusTest, args: &StepArgs) -> ExplainLimits {
+    ExplainLimits {
+        loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers.for_program(&t.program),
+        fairness: args.test.fairness,
+        max_candidates: 1_000_000,
+        deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
+            .ok()
+            .and_then(|d| std::time::Instant::now().checked_add(d)),
+    }
+}
+
 /// `e [COND]`: the explanation of an outcome, in words.
 fn explain<S: crate::rel::Bits>(
     s: &Session<'_, S>,
@@ -288,29 +321,32 @@ fn explain<S: crate::rel::Bits>(
     rest: &str,
     args: &StepArgs,
 ) -> String {
-    let p = &t.program;
-    let want = if !rest.is_empty() {
-        match outcome(t, rest) {
-            Ok(w) => w,
-            Err(e) => return e,
-        }
-    } else if let Some(states) = s.final_states() {
-        let m = s.machine();
-        crate::explain::exactly(&m.columns, &states[0])
-    } else {
-        p.condition.target()
+    let want = match asked(s, t, rest) {
+        Ok(w) => w,
+        Err(e) => return e,
     };
-    let limits = ExplainLimits {
-        loop_bound: args.test.loop_bound,
-        barriers: args.test.barriers.for_program(p),
-        fairness: args.test.fairness,
-        max_candidates: 1_000_000,
-        deadline: Duration::try_from_secs_f64(args.timeout.max(0.0))
-            .ok()
-            .and_then(|d| std::time::Instant::now().checked_add(d)),
-    };
+    let limits = explain_limits(t, args);
     let x = explain_outcome(t, file, &want, &limits, Caps::default(), args.max_states);
     crate::report::explain::text(&x)
+}
+
+/// `m [COND]`: the missing orderings of an outcome, in `explain`'s words.
+fn missing<S: crate::rel::Bits>(
+    s: &Session<'_, S>,
+    t: &LitmusTest,
+    rest: &str,
+    args: &StepArgs,
+) -> String {
+    let want = match asked(s, t, rest) {
+        Ok(w) => w,
+        Err(e) => return e,
+    };
+    let answer = crate::explain::missing_orderings(t, &want, &explain_limits(t, args));
+    format!(
+        "Outcome {}\n{}",
+        crate::litmus::print::prop(&t.program, &want),
+        crate::report::explain::missing_answer_text(&answer)
+    )
 }
 
 /// Command lines: from a line editor on a terminal, else from stdin.

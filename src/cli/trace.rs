@@ -221,6 +221,22 @@ fn run_at<S: crate::rel::Bits>(
     }
     let run = session.trace();
     let m = session.machine();
+    // What the outcome the run reaches misses, in `explain`'s words: the
+    // outcome asked for, or (replaying choices) the final state reached
+    // when it is one the test's condition asks about.
+    let target = match (&args.follow, &run.final_states) {
+        (None, _) => target_outcome(t, args.outcome.as_deref()).ok().map(|w| w.0),
+        (Some(_), Some(states)) => {
+            let asked = t.program.condition.target();
+            states
+                .iter()
+                .find(|s| asked.eval(&|term: &crate::ir::Term| m.columns.term(s, term)))
+                .map(|s| crate::explain::exactly(&m.columns, s))
+        }
+        (Some(_), None) => None,
+    };
+    let missing = target
+        .map(|want| crate::explain::missing_orderings(t, &want, &explain_limits(args, &t.program)));
     match args.format {
         TraceFormat::Text => {
             let mut text = trace::text(
@@ -235,18 +251,28 @@ fn run_at<S: crate::rel::Bits>(
                 text.truncate(text.trim_end().len());
                 text.push_str(" --every-step\n");
             }
-            print!("{text}{notes}")
+            let said = missing
+                .as_ref()
+                .map(crate::report::explain::missing_answer_text)
+                .unwrap_or_default();
+            print!("{text}{said}{notes}")
         }
-        TraceFormat::Json => println!(
-            "{}",
-            with_note(trace::json(
+        TraceFormat::Json => {
+            let mut v = trace::json(
                 &m.program,
                 &m.columns,
                 &t.display_path(),
                 goal.as_deref(),
                 Ok(&run),
-            ))
-        ),
+            );
+            if let Some(o) = v.as_object_mut() {
+                o.insert(
+                    "missing".into(),
+                    serde_json::to_value(&missing).unwrap_or_default(),
+                );
+            }
+            println!("{}", with_note(v))
+        }
     }
     Ok(hang_exit(Exit::Success))
 }
@@ -399,6 +425,21 @@ fn undefined<S: crate::rel::Bits>(
         ),
     }
     Exit::Undefined
+}
+
+/// The limits of the missing-orderings analysis after a run: the trace's
+/// loop bound and barrier reading, and its timeout (10 s when none is
+/// given: the summary must not hold a trace up).
+fn explain_limits(args: &TraceArgs, p: &crate::ir::Program) -> crate::explain::enumerate::Limits {
+    let secs = args.timeout.filter(|s| *s > 0.0).unwrap_or(10.0);
+    crate::explain::enumerate::Limits {
+        loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers.for_program(p),
+        deadline: std::time::Duration::try_from_secs_f64(secs)
+            .ok()
+            .and_then(|d| std::time::Instant::now().checked_add(d)),
+        ..crate::explain::enumerate::Limits::default()
+    }
 }
 
 /// The limits of a single-test command's searches: `max_states`, the

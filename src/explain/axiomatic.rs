@@ -15,7 +15,7 @@ use crate::rel::{Bits, Rel, members};
 use super::check::{Axiom, Edge, EdgeRel, Relations, Sync, Violation, Witness};
 use super::enumerate::{self, Candidate, Filter, Limits, Verdict, Visit};
 use super::missing::{self, Missing};
-use super::words::{Words, letter};
+use super::words::{Positions, Words, letter};
 
 /// How many groups an explanation lists, and how many reasons per group.
 #[derive(Clone, Copy, Debug)]
@@ -159,6 +159,7 @@ pub struct ExecEdge {
 /// consistent one, and the rejected ones grouped by how they read.
 struct Collect<'a> {
     source: &'a Program,
+    positions: &'a Positions,
     prop: &'a Prop,
     witness: Option<(Execution, Missing)>,
     /// Candidates seen since the first witness, looking for a sequentially
@@ -180,6 +181,7 @@ impl Visit for Collect<'_> {
         let words = Words {
             source: self.source,
             graph: c.graph,
+            positions: self.positions,
         };
         if self.witness.is_some() {
             self.after_witness += 1;
@@ -277,9 +279,22 @@ impl Visit for Collect<'_> {
 /// Explain why `prop` is allowed or forbidden for `source` (the test as
 /// written), by the axioms.
 pub fn explain(source: &Program, prop: &Prop, limits: &Limits, caps: Caps) -> AxExplanation {
+    explain_at(source, &Positions::default(), prop, limits, caps)
+}
+
+/// [`explain`], naming instructions with where they are written
+/// (`positions`) in the sentences about missing orderings.
+pub fn explain_at(
+    source: &Program,
+    positions: &Positions,
+    prop: &Prop,
+    limits: &Limits,
+    caps: Caps,
+) -> AxExplanation {
     let lowered = lower::lower(source, limits.loop_bound);
     let mut collect = Collect {
         source,
+        positions,
         prop,
         witness: None,
         after_witness: 0,

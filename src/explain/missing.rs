@@ -25,12 +25,20 @@ use super::words::Words;
 /// At most this many pairs are listed (the others are counted).
 pub const MAX_PAIRS: usize = 4;
 
+/// At most this many steps of a sequentially consistent interleaving are
+/// shown.
+pub const MAX_INTERLEAVING: usize = 16;
+
 /// What the witness of an allowed outcome misses.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Missing {
     /// The witness is sequentially consistent: an interleaving of the
     /// threads gives the outcome, so no ordering is missing.
     pub sequentially_consistent: bool,
+    /// For a sequentially consistent witness: an interleaving of the
+    /// threads' accesses and barriers that gives it, in order (each with
+    /// where it is written; at most [`MAX_INTERLEAVING`], then `…`).
+    pub interleaving: Vec<String>,
     /// The pairs a programmer expected ordered, reads the outcome depends
     /// on first.
     pub pairs: Vec<Pair>,
@@ -49,6 +57,21 @@ pub struct Pair {
     pub chain: String,
     /// One sentence per missing link.
     pub links: Vec<String>,
+    /// The instructions the sentences name, in the order first named, with
+    /// where each is written (an asynchronous operation's events are its
+    /// starting instruction's).
+    pub sites: Vec<PairSite>,
+}
+
+/// An instruction named by a [`Pair`]'s sentences.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PairSite {
+    /// The thread as written (`P0`; an asynchronous operation's issuer).
+    pub thread: String,
+    /// The instruction as written (`st.relaxed.gpu f, 1`).
+    pub instr: String,
+    /// `file:line:column` (a kernel's with its CUDA line); `null` if unknown.
+    pub position: Option<String>,
 }
 
 /// The kind of an unordered pair, and its events.
@@ -66,6 +89,9 @@ enum Shape {
     Coherence { first: usize, second: usize },
     /// Coherence does not order `first` and `second` (not morally strong).
     Unordered { first: usize, second: usize },
+    /// The outcome's final write `last` ends last, though the program puts
+    /// `later`, a write coherence leaves unordered with it, after it.
+    LastAgainstOrder { last: usize, later: usize },
 }
 
 /// The missing orderings of the consistent witness `w` (relations `rels`);
@@ -79,9 +105,32 @@ pub fn analyse<S: Bits>(
 ) -> Missing {
     let g = words.graph;
     let n = g.len();
-    if sequentially_consistent(words, w, rels, finals) {
+    if let Some(order) = interleaving(words, w, rels, finals) {
+        let g = words.graph;
+        let mut steps: Vec<String> = order
+            .into_iter()
+            .filter(|&e| {
+                let ev = &g.events[e];
+                // An RMW is one step: its read half names it.
+                ev.thread.is_some()
+                    && matches!(
+                        ev.kind,
+                        Kind::Read | Kind::Write | Kind::BarArrive | Kind::BarWait
+                    )
+                    && !(e > 0 && g.rmw.has(e - 1, e))
+            })
+            .map(|e| match words.position(e) {
+                Some(at) => format!("{} ({at})", words.full(&w.rf, e)),
+                None => words.full(&w.rf, e),
+            })
+            .collect();
+        if steps.len() > MAX_INTERLEAVING {
+            steps.truncate(MAX_INTERLEAVING);
+            steps.push("…".into());
+        }
         return Missing {
             sequentially_consistent: true,
+            interleaving: steps,
             ..Missing::default()
         };
     }
@@ -137,6 +186,24 @@ pub fn analyse<S: Bits>(
         }
     }
     if shapes.is_empty() {
+        // A final value from a write the program puts before another write
+        // of its location that coherence leaves unordered with it (two
+        // virtual aliases written without `fence.proxy.alias`).
+        let free = unordered_writes(words, rels);
+        for &(_, last) in finals {
+            for &(a, b) in &free {
+                let later = match (a == last, b == last) {
+                    (true, _) => b,
+                    (_, true) => a,
+                    _ => continue,
+                };
+                if let Some(path) = find_path(n, &edges, last, later) {
+                    shapes.push((Shape::LastAgainstOrder { last, later }, path));
+                }
+            }
+        }
+    }
+    if shapes.is_empty() {
         // Only coherence goes against the program (final values, 2+2W).
         for (a, b) in rels.co.pairs() {
             if g.inits.has(a) || a == b {
@@ -158,7 +225,9 @@ pub fn analyse<S: Bits>(
         Shape::Stale { read, .. } | Shape::Later { read, .. } => {
             (!outcome_reads.contains(&read), read)
         }
-        Shape::Coherence { first, .. } | Shape::Unordered { first, .. } => (true, first),
+        Shape::Coherence { first, .. }
+        | Shape::Unordered { first, .. }
+        | Shape::LastAgainstOrder { last: first, .. } => (true, first),
     };
     shapes.sort_by_key(|(s, _)| key(s));
     let more_pairs = shapes.len().saturating_sub(MAX_PAIRS);
@@ -169,6 +238,7 @@ pub fn analyse<S: Bits>(
         .collect();
     Missing {
         sequentially_consistent: false,
+        interleaving: Vec::new(),
         pairs,
         more_pairs,
     }
@@ -295,11 +365,24 @@ pub fn sequentially_consistent<S: Bits>(
     rels: &Relations<'_, '_, S>,
     finals: &[(crate::ir::LocId, usize)],
 ) -> bool {
+    interleaving(words, w, rels, finals).is_some()
+}
+
+/// [`sequentially_consistent`], with the interleaving: every event of the
+/// witness in an order that respects program order, the barriers, the
+/// asynchronous edges, reads-from, a total coherence and from-read (each
+/// read reads the latest write before it).
+pub fn interleaving<S: Bits>(
+    words: &Words<'_, '_, S>,
+    w: &Witness<S>,
+    rels: &Relations<'_, '_, S>,
+    finals: &[(crate::ir::LocId, usize)],
+) -> Option<Vec<usize>> {
     let g = words.graph;
     let n = g.len();
     let free = unordered_writes(words, rels);
     if free.len() > MAX_UNORDERED {
-        return false;
+        return None;
     }
     let mut fixed = Rel::<S>::empty(n);
     for e in programmer_edges(words, w, rels) {
@@ -307,7 +390,7 @@ pub fn sequentially_consistent<S: Bits>(
             fixed.add(e.from, e.to);
         }
     }
-    (0u32..1 << free.len()).any(|mask| {
+    (0u32..1 << free.len()).find_map(|mask| {
         let mut co = rels.co.clone();
         for (k, &(a, b)) in free.iter().enumerate() {
             if mask & (1 << k) == 0 {
@@ -318,13 +401,13 @@ pub fn sequentially_consistent<S: Bits>(
         }
         co.close();
         if co.has_cycle() {
-            return false;
+            return None;
         }
         if finals
             .iter()
             .any(|&(l, f)| !(co.row(f) & g.writes_of[l]).is_empty())
         {
-            return false;
+            return None;
         }
         let fr = rels.rf.inverse().compose(&co);
         let mut all = fixed.clone();
@@ -334,13 +417,43 @@ pub fn sequentially_consistent<S: Bits>(
             all.set_row(i, all.row(i) & !S::bit(i));
         }
         if all.has_cycle() {
-            return false;
+            return None;
         }
         // An RMW is atomic under sequential consistency, whatever its strength.
-        !g.rmw
+        if g.rmw
             .pairs()
             .any(|(r, wr)| members(fr.row(r)).any(|x| x != wr && co.has(x, wr)))
+        {
+            return None;
+        }
+        Some(topological(&all, n))
     })
+}
+
+/// The events `0..n` in an order that respects the acyclic relation `r`,
+/// the least event first among those ready.
+fn topological<S: Bits>(r: &Rel<S>, n: usize) -> Vec<usize> {
+    let mut preds = vec![0usize; n];
+    for (a, b) in r.pairs() {
+        if a != b {
+            preds[b] += 1;
+        }
+    }
+    let mut done = vec![false; n];
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let Some(next) = (0..n).find(|&e| !done[e] && preds[e] == 0) else {
+            break;
+        };
+        done[next] = true;
+        out.push(next);
+        for b in members(r.row(next)) {
+            if b != next {
+                preds[b] -= 1;
+            }
+        }
+    }
+    out
 }
 
 /// Words for one pair: what happened, the chain, the missing links.
@@ -352,8 +465,13 @@ fn pair<S: Bits>(
     path: &[Edge],
 ) -> Pair {
     let rf = &w.rf;
-    let q = |e: usize| format!("`{}`", words.full(rf, e));
-    let links_of = Links { words, w, rels };
+    let links_of = Links {
+        words,
+        w,
+        rels,
+        named: Default::default(),
+    };
+    let q = |e: usize| links_of.q(e);
     if let Shape::Unordered { first, second } = shape {
         let rmw = |x: usize| x > 0 && words.graph.rmw.has(x - 1, x);
         let why = if rmw(first) || rmw(second) {
@@ -373,6 +491,49 @@ fn pair<S: Bits>(
                 "coherence orders only morally strong writes: {}",
                 links_of.not_morally_strong(first, second)
             )],
+            sites: links_of.sites(),
+        };
+    }
+    if let Shape::LastAgainstOrder { last, later } = shape {
+        let what = format!(
+            "{} ends last, although the program puts {} after it: coherence does not order them",
+            q(last),
+            q(later)
+        );
+        let mut chain = words.full(rf, path[0].from);
+        for e in path {
+            chain.push_str(&format!(" —{}→ {}", e.rel.as_str(), words.full(rf, e.to)));
+        }
+        let (a, b) = (&words.graph.events[last], &words.graph.events[later]);
+        let link = if a.thread == b.thread && a.va != b.va {
+            let g = words.graph;
+            // A virtual address is named by the generic address that owns it.
+            let name = |e: &crate::ax::graph::Event| {
+                g.program
+                    .addresses
+                    .get(e.va)
+                    .map_or_else(|| "?".to_string(), |x| x.name.clone())
+            };
+            format!(
+                "no `fence.proxy.alias` between {} and {}: they write {} through different virtual addresses ({} and {}), and program order orders such writes for coherence only through a proxy fence",
+                q(last),
+                q(later),
+                g.program.locations[a.loc].name,
+                name(a),
+                name(b)
+            )
+        } else {
+            format!(
+                "coherence orders only morally strong writes: {}",
+                links_of.not_morally_strong(last, later)
+            )
+        };
+        return Pair {
+            kind: "final_write_against_order",
+            what,
+            chain,
+            links: vec![link],
+            sites: links_of.sites(),
         };
     }
     let (kind, what, start, end) = match shape {
@@ -397,7 +558,9 @@ fn pair<S: Bits>(
             read,
             from,
         ),
-        Shape::Unordered { .. } => unreachable!("worded above"),
+        Shape::Unordered { .. } | Shape::LastAgainstOrder { .. } => {
+            unreachable!("worded above")
+        }
         Shape::Coherence { first, second } => (
             "coherence_against_order",
             format!(
@@ -419,6 +582,7 @@ fn pair<S: Bits>(
         what,
         chain,
         links,
+        sites: links_of.sites(),
     }
 }
 
@@ -427,6 +591,8 @@ struct Links<'x, 'a, 'p, S: Bits> {
     words: &'x Words<'a, 'p, S>,
     w: &'x Witness<S>,
     rels: &'x Relations<'a, 'p, S>,
+    /// The events the sentences named so far, in order.
+    named: std::cell::RefCell<Vec<usize>>,
 }
 
 impl<S: Bits> Links<'_, '_, '_, S> {
@@ -434,9 +600,44 @@ impl<S: Bits> Links<'_, '_, '_, S> {
         &self.words.graph.events[e]
     }
 
-    /// `P0 st.relaxed.gpu f=1` in backquotes.
+    /// `P0 st.relaxed.gpu f=1` in backquotes, with where it is written
+    /// (`(line 8:14)`) when known.
+    /// The position is given the first time the pair names the event.
     fn q(&self, e: usize) -> String {
-        format!("`{}`", self.words.full(&self.w.rf, e))
+        let mut named = self.named.borrow_mut();
+        let first = !named.contains(&e);
+        if first {
+            named.push(e);
+        }
+        match self.words.position(e).filter(|_| first) {
+            Some(at) => format!("`{}` ({at})", self.words.full(&self.w.rf, e)),
+            None => format!("`{}`", self.words.full(&self.w.rf, e)),
+        }
+    }
+
+    /// The instructions of the test as written that the sentences named.
+    fn sites(&self) -> Vec<PairSite> {
+        let words = self.words;
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        for &e in self.named.borrow().iter() {
+            let Some((t, pc)) = words.source_instr(e) else {
+                continue;
+            };
+            if seen.contains(&(t, pc)) {
+                continue;
+            }
+            seen.push((t, pc));
+            let th = &words.source.threads[t];
+            out.push(PairSite {
+                thread: th.name.clone(),
+                instr: th.code.get(pc).map_or_else(String::new, |i| {
+                    crate::litmus::print::instr(words.source, th, i)
+                }),
+                position: words.positions.full(t, pc).map(str::to_string),
+            });
+        }
+        out
     }
 
     /// `a` is `b` or before it in program order.

@@ -161,7 +161,7 @@ pub fn explain_outcome(
     max_states: u64,
 ) -> Explanation {
     let p = &t.program;
-    let ax = axiomatic::explain(p, want, limits, caps);
+    let ax = axiomatic::explain_at(p, &words::Positions::of(t), want, limits, caps);
     let allowed = match ax.verdict {
         AxVerdict::Allowed { .. } => Some(true),
         AxVerdict::Forbidden { .. } => Some(false),
@@ -205,6 +205,64 @@ pub fn explain_outcome(
         op,
         termination,
         undefined: undefined.map(|u| crate::report::ub::of(t, &u)),
+    }
+}
+
+/// The missing orderings of an outcome, as data: the one answer that
+/// `explain`, `trace`, `step` (`m`) and the playground render.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "verdict")]
+pub enum MissingAnswer {
+    /// The axioms allow the outcome: what its witness misses.
+    Allowed {
+        /// The pairs and their missing links (or: sequentially consistent).
+        missing: missing::Missing,
+    },
+    /// The axioms forbid it: nothing is missing (`summary`: why, as
+    /// `explain`'s `In short:` line says it).
+    Forbidden {
+        /// The principal reason.
+        summary: String,
+    },
+    /// The enumeration stopped at a limit before a witness was found.
+    Incomplete {
+        /// The limit, in words.
+        why: String,
+    },
+}
+
+/// The missing orderings of `want` in `t`, worded with the instructions'
+/// positions (what `explain` says under `Missing orderings:`).
+pub fn missing_orderings(
+    t: &crate::litmus::LitmusTest,
+    want: &Prop,
+    limits: &Limits,
+) -> MissingAnswer {
+    let caps = Caps {
+        groups: 1,
+        ..Caps::default()
+    };
+    let ax = axiomatic::explain_at(&t.program, &words::Positions::of(t), want, limits, caps);
+    match ax.verdict {
+        AxVerdict::Allowed { missing, .. } => MissingAnswer::Allowed { missing },
+        AxVerdict::Forbidden { summary, .. } => MissingAnswer::Forbidden { summary },
+        AxVerdict::Incomplete { reason, .. } => MissingAnswer::Incomplete { why: reason },
+    }
+}
+
+/// The missing orderings of an explanation already made, as
+/// [`missing_orderings`] answers them.
+pub fn missing_of(x: &Explanation) -> MissingAnswer {
+    match &x.ax.verdict {
+        AxVerdict::Allowed { missing, .. } => MissingAnswer::Allowed {
+            missing: missing.clone(),
+        },
+        AxVerdict::Forbidden { summary, .. } => MissingAnswer::Forbidden {
+            summary: summary.clone(),
+        },
+        AxVerdict::Incomplete { reason, .. } => MissingAnswer::Incomplete {
+            why: reason.clone(),
+        },
     }
 }
 

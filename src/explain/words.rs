@@ -14,9 +14,95 @@ pub struct Words<'a, 'p, S: Bits> {
     pub source: &'a Program,
     /// The skeleton (of the lowered program).
     pub graph: &'a Graph<'p, S>,
+    /// Where the test's instructions are written (empty: not known).
+    pub positions: &'a Positions,
+}
+
+/// Where each instruction of a test is written, per thread and pc of the
+/// test as written: `line 8:2` in a litmus file, `mp.cu:12, PTX line 62:2`
+/// in a kernel (the CUDA line from `.loc`, then the PTX line and column).
+/// The explanations name instructions with these, so that a sentence points
+/// at the line to change.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Positions {
+    /// `short[thread][pc]`: the words above (`None`: no source text).
+    short: Vec<Vec<Option<String>>>,
+    /// `full[thread][pc]`: `file:line:column`, as races and errors give it.
+    full: Vec<Vec<Option<String>>>,
+}
+
+impl Positions {
+    /// The positions of `t`'s instructions.
+    pub fn of(t: &crate::litmus::LitmusTest) -> Positions {
+        let mut short = Vec::new();
+        let mut full = Vec::new();
+        for (th, thread) in t.program.threads.iter().enumerate() {
+            let mut s = Vec::new();
+            let mut f = Vec::new();
+            for pc in 0..thread.code.len() {
+                let span = t.spans.instr(th, pc);
+                if span.end == 0 || span.start > t.source.len() {
+                    s.push(None);
+                    f.push(None);
+                    continue;
+                }
+                let before = &t.source[..span.start];
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                let cuda = t
+                    .cuda
+                    .get(th)
+                    .and_then(|c| c.get(pc))
+                    .and_then(|c| c.as_ref());
+                s.push(Some(
+                    match (
+                        cuda,
+                        crate::ptx::is_kernel_path(std::path::Path::new(&t.path)),
+                    ) {
+                        (Some(cu), _) => format!("{cu}, PTX line {line}:{col}"),
+                        (None, true) => format!("PTX line {line}:{col}"),
+                        (None, false) => format!("line {line}:{col}"),
+                    },
+                ));
+                f.push(Some(t.position(th, pc)));
+            }
+            short.push(s);
+            full.push(f);
+        }
+        Positions { short, full }
+    }
+
+    /// `line 8:2` (or a kernel's CUDA and PTX lines) of instruction `pc` of
+    /// thread `t` of the test as written.
+    pub fn short(&self, t: usize, pc: usize) -> Option<&str> {
+        self.short.get(t)?.get(pc)?.as_deref()
+    }
+
+    /// `file:line:column` of instruction `pc` of thread `t`.
+    pub fn full(&self, t: usize, pc: usize) -> Option<&str> {
+        self.full.get(t)?.get(pc)?.as_deref()
+    }
 }
 
 impl<S: Bits> Words<'_, '_, S> {
+    /// The instruction of the test as written that event `e` comes from:
+    /// its own thread's, or for an asynchronous operation's event the
+    /// instruction that started it. `None` for an initial write.
+    pub fn source_instr(&self, e: usize) -> Option<(usize, usize)> {
+        let ev = &self.graph.events[e];
+        let t = ev.thread?;
+        match &self.graph.program.threads[t].agent {
+            Some(a) => Some((a.issuer, a.spawn_pc)),
+            None => Some((t, ev.pc)),
+        }
+    }
+
+    /// Where event `e`'s instruction is written (`line 8:2`), if known.
+    pub fn position(&self, e: usize) -> Option<String> {
+        let (t, pc) = self.source_instr(e)?;
+        self.positions.short(t, pc).map(str::to_string)
+    }
+
     /// The thread of an event (`P0`, `P0.async@1`); `None` for an initial write.
     pub fn thread(&self, e: usize) -> Option<String> {
         let t = self.graph.events[e].thread?;

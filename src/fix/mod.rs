@@ -17,6 +17,7 @@
 pub mod repairs;
 pub mod sites;
 pub mod weaken;
+pub mod stuck;
 pub mod why;
 
 use serde::Serialize;
@@ -539,7 +540,14 @@ fn search_within(
     });
     report.fixes = fixes;
     if report.fixes.is_empty() && !report.incomplete && report.problem.is_some() {
-        report.why = Some(why::no_repair(report.problem, opts.bound));
+        // An outcome that only a stuck program shows has no fix but the hang's.
+        let stuck = (report.problem == Some(Problem::Hang))
+            .then(|| stuck::source(p, want, opts.loop_bound, opts.barriers, budget))
+            .flatten();
+        report.why = Some(match stuck {
+            Some(stuck::Source::Hang(h)) => why::from_hang(&report.outcome, &h),
+            _ => why::no_repair(report.problem, opts.bound),
+        });
     } else if report.fixes.is_empty() && !report.incomplete {
         // The strongest program is made of fences and annotations only
         // (repairs are not monotone: `repairs.rs`).

@@ -37,6 +37,9 @@ pub enum NoFixKind {
     /// The program can hang or reach undefined behaviour and no repair or
     /// fence within the bound removes it.
     NoRepair,
+    /// No execution that ends gives the outcome: only a stuck program shows
+    /// it (`stuck.rs`).
+    FromHang,
 }
 
 /// Why a completed search found no fix within its bound.
@@ -70,6 +73,20 @@ pub fn no_repair(problem: Option<super::Problem>, bound: usize) -> NoFix {
         text: format!(
             "with at most {bound} change{} among fences, stronger annotations, inserted barriers (`bar.sync`, `bar.warp.sync`, `barrier.cluster`), `bar.arrive` → `bar.sync`, removed arrivals, smaller `wait_group` counts, inserted waits, flipped parities and matching `expect_tx` byte counts, the program still {what} or still allows the outcome: the fix is in its logic (who waits for whom), not in one of these changes",
             plural(bound)
+        ),
+        strongest_changes: 0,
+        fix_changes: None,
+        fix: Vec::new(),
+    }
+}
+
+/// The outcome `outcome` comes from a hang (`hang`: `ptxmc run`'s sentence
+/// for a stuck configuration that shows it): its fix is the hang's.
+pub fn from_hang(outcome: &str, hang: &str) -> NoFix {
+    NoFix {
+        kind: NoFixKind::FromHang,
+        text: format!(
+            "the outcome comes from a hang: no execution that ends gives {outcome}; the program shows it only while stuck ({hang}), with the registers and memory as they were when everything stopped. No fence or stronger annotation can forbid it: the fix is whatever makes the program terminate"
         ),
         strongest_changes: 0,
         fix_changes: None,
@@ -121,7 +138,7 @@ pub fn why_no_fix(
         return NoFix {
             kind: NoFixKind::NotMemoryOrdering,
             text: format!(
-                "the outcome stays allowed even in the strongest program — {STRONGEST}: {changes} (checked by both engines): it is not a memory-ordering bug — the program's logic allows it"
+                "allowed under sequential consistency: not a memory-ordering bug — the outcome stays allowed even in the strongest program — {STRONGEST}: {changes} (checked by both engines): the program's logic allows it"
             ),
             strongest_changes: n,
             fix_changes: None,

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::explain::axiomatic::{AxVerdict, Execution, Group};
 use crate::explain::missing::Missing;
 use crate::explain::operational::OpExplanation;
-use crate::explain::{Explanation, TerminationNote};
+use crate::explain::{Explanation, MissingAnswer, TerminationNote};
 
 /// The explanation as text: the axioms' answer, then the machine's.
 pub fn text(x: &Explanation) -> String {
@@ -104,9 +104,17 @@ pub fn missing_text(out: &mut String, m: &Missing) {
     if m.sequentially_consistent {
         writeln!(
             out,
-            "Missing orderings: none — an interleaving of the threads gives it (sequential consistency allows it), so no fence or stronger annotation can forbid it"
+            "Missing orderings: none — allowed under sequential consistency: no ordering is missing, so no fence or stronger annotation can forbid it; the bug is in the algorithm (what the threads do, or wait for), not in the memory model"
         )
         .unwrap();
+        if !m.interleaving.is_empty() {
+            writeln!(
+                out,
+                "  an interleaving that gives it: {}",
+                m.interleaving.join("; ")
+            )
+            .unwrap();
+        }
         return;
     }
     writeln!(
@@ -132,6 +140,27 @@ pub fn missing_text(out: &mut String, m: &Missing) {
         )
         .unwrap();
     }
+}
+
+/// The missing orderings of an outcome as `trace`, `step` and the
+/// playground say them: `explain`'s words ([`missing_text`]) for an allowed
+/// outcome, else why there are none.
+pub fn missing_answer_text(a: &MissingAnswer) -> String {
+    let mut out = String::new();
+    match a {
+        MissingAnswer::Allowed { missing } => missing_text(&mut out, missing),
+        MissingAnswer::Forbidden { summary } => writeln!(
+            out,
+            "Missing orderings: none — the axioms forbid this outcome: {summary}"
+        )
+        .unwrap(),
+        MissingAnswer::Incomplete { why } => writeln!(
+            out,
+            "Missing orderings: not worked out — {why} (`ptxmc explain` with a larger --max-candidates or --timeout)"
+        )
+        .unwrap(),
+    }
+    out
 }
 
 fn groups_text(out: &mut String, groups: &[Group], total: usize) {

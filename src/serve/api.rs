@@ -356,6 +356,8 @@ fn explain(req: &TestRequest, p: &Prepared) -> Answer {
         "termination": x.termination,
         "undefined": x.undefined,
         "text": crate::report::explain::text(&x),
+        "missing": crate::explain::missing_of(&x),
+        "missing_text": crate::report::explain::missing_answer_text(&crate::explain::missing_of(&x)),
         "pictures": pics,
     }))
 }

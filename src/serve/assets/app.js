@@ -281,12 +281,40 @@ async function explain(outcome, report) {
     fig.insertAdjacentHTML("beforeend", p.svg);
     pics.append(fig);
   }
-  box.replaceChildren(
+  // `replaceChildren` would show a null as the text "null": left out.
+  box.replaceChildren(...[
     el("h2", { class: "plain" }, `Why: ${data.outcome}`),
+    missingList(data.missing),
     el("pre", { class: "explain-text" }, data.text),
     data.pictures.length ? el("h2", {}, data.allowed ? "A witness execution" : "Candidate executions and the cycle each breaks") : null,
-    pics);
+    pics].filter((c) => c !== null));
   box.scrollIntoView({ behavior: "smooth", block: "start" });
+}
+
+// The missing orderings of an allowed outcome, in the server's words
+// (explain::missing_orderings): each stale read, its chain, and every link
+// the model does not give, with where the instructions are written.
+function missingList(m) {
+  if (!m || m.verdict !== "allowed") return null;
+  const box = el("div", { class: "missing" });
+  if (m.missing.sequentially_consistent) {
+    box.append(el("p", {}, "Missing orderings: none — allowed under sequential consistency: the bug is in the algorithm, not in the memory model."));
+    if (m.missing.interleaving.length)
+      box.append(el("p", {}, `An interleaving that gives it: ${m.missing.interleaving.join("; ")}`));
+    return box;
+  }
+  box.append(el("h3", {}, "Missing orderings"));
+  const list = el("ol", {});
+  for (const p of m.missing.pairs) {
+    const item = el("li", {}, el("p", {}, p.what));
+    if (p.chain) item.append(el("p", { class: "chain" }, `chain: ${p.chain}`));
+    const links = el("ul", {});
+    for (const l of p.links) links.append(el("li", { class: "missing-link" }, l));
+    item.append(links);
+    list.append(item);
+  }
+  box.append(list);
+  return box;
 }
 
 // ---- Step ------------------------------------------------------------------
