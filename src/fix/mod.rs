@@ -16,8 +16,8 @@
 
 pub mod repairs;
 pub mod sites;
-pub mod weaken;
 pub mod stuck;
+pub mod weaken;
 pub mod why;
 
 use serde::Serialize;
@@ -503,7 +503,7 @@ fn search_within(
     report.incomplete |= budget.exceeded().is_some();
     let mut fixes: Vec<Fix> = found
         .into_iter()
-        .filter_map(|v| {
+        .map(|v| {
             let q = sites::apply(p, &sites, &v);
             let left = end.map(|d| d.saturating_duration_since(Instant::now()));
             let (ok, undefined) =
@@ -524,13 +524,13 @@ fn search_within(
                 })
                 .collect();
             let total = changes.iter().map(|c| c.cost).sum();
-            Some(Fix {
+            Fix {
                 changes,
                 cost: total,
                 verified: ok,
                 undefined,
                 program: q,
-            })
+            }
         })
         .collect();
     fixes.sort_by(|a, b| {

@@ -21,8 +21,8 @@ pub mod mixedproxy;
 pub mod print;
 pub mod raw;
 mod sizes;
-pub mod tensor;
 pub mod tcgen;
+pub mod tensor;
 pub mod typos;
 pub mod vector;
 
