@@ -900,7 +900,9 @@ fn a_cutlass_sm90_pipeline_gemm_module_is_read_whole() {
     };
     let nvcc = PathBuf::from(nvcc);
     let cu13 = nvcc.parent().unwrap().parent().unwrap();
-    let cutlass = cu13.join("../../cutlass_library/source");
+    // The wheels' site-packages: nvidia/cu13/bin/nvcc, three folders up.
+    let site = cu13.parent().unwrap().parent().unwrap();
+    let cutlass = site.join("cutlass_library").join("source");
     let example =
         cutlass.join("examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu");
     assert!(example.is_file(), "the nvidia-cutlass wheel beside nvcc");
