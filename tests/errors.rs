@@ -327,7 +327,7 @@ fn tensor_map_needs_a_box_size_per_dimension() {
  ld.global r0, g[0] ;
 exists (g[0] == 1)
 "#,
-        r#"error: expected 2 box sizes (one per dimension of `dims`), found 1
+        r#"error: expected 2 box sizes (one per dimension of the tensor), found 1
   --> decl.litmus:2:29
   |
 2 | { tm @ tensormap g dims 4,4 box 2; }

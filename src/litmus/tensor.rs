@@ -149,23 +149,7 @@ pub fn parse_decl(cur: &mut Cursor<'_, '_>, name: &Token<'_>) -> Result<TensorMa
     };
     let (dims, dspan) = list(cur, "dims")?;
     let (boxdims, bspan) = list(cur, "box")?;
-    if boxdims.len() != dims.len() {
-        return Err(Diagnostic::expected(
-            bspan,
-            format!("{} box sizes (one per dimension of `dims`)", dims.len()),
-            boxdims.len().to_string(),
-        ));
-    }
-    if let Some(k) = (0..dims.len()).find(|&k| boxdims[k] > dims[k]) {
-        return Err(Diagnostic::expected(
-            bspan,
-            format!(
-                "a box no larger than the tensor in dimension {k} ({})",
-                dims[k]
-            ),
-            boxdims[k].to_string(),
-        ));
-    }
+    check_box(&dims, &boxdims, bspan)?;
     let total: u64 = dims.iter().product();
     if total > 4096 {
         return Err(Diagnostic::expected(
@@ -640,6 +624,30 @@ fn tensor_plan(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Plan, Diagnostic>
         }
     }
     Ok(Plan { parts, copies })
+}
+
+/// A tensor map's box against its tensor (both front ends: the litmus
+/// declaration and the kernel launch's `--tensormap`): one size per
+/// dimension, none larger than the tensor's. Errors point at `span`, the box.
+pub fn check_box(dims: &[u64], boxdims: &[u64], span: Span) -> Result<(), Diagnostic> {
+    if boxdims.len() != dims.len() {
+        return Err(Diagnostic::expected(
+            span,
+            format!("{} box sizes (one per dimension of the tensor)", dims.len()),
+            boxdims.len().to_string(),
+        ));
+    }
+    if let Some(k) = (0..dims.len()).find(|&k| boxdims[k] > dims[k]) {
+        return Err(Diagnostic::expected(
+            span,
+            format!(
+                "a box no larger than the tensor in dimension {k} ({})",
+                dims[k]
+            ),
+            boxdims[k].to_string(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -482,23 +482,7 @@ fn tensor_map(v: &str, span: Span) -> Result<TensorMapBinding, Diagnostic> {
     let box_at = rspan.start + tensor.len() + 4;
     let boxdims = list(boxdims, box_at, "a box size")?;
     let bspan = Span::new(box_at, box_at + boxpart.len().saturating_sub(2));
-    if boxdims.len() != dims.len() {
-        return Err(Diagnostic::expected(
-            bspan,
-            format!("{} box sizes (one per dimension)", dims.len()),
-            boxdims.len().to_string(),
-        ));
-    }
-    if let Some(k) = (0..dims.len()).find(|&k| boxdims[k] > dims[k]) {
-        return Err(Diagnostic::expected(
-            bspan,
-            format!(
-                "a box no larger than the tensor in dimension {k} ({})",
-                dims[k]
-            ),
-            boxdims[k].to_string(),
-        ));
-    }
+    crate::litmus::tensor::check_box(&dims, &boxdims, bspan)?;
     let len: u64 = dims.iter().product();
     if len > MAX_BUFFER_LEN {
         return Err(Diagnostic::expected(

@@ -27,6 +27,18 @@ pub const MAX_ELEMENT_COPIES: u64 = 32;
 /// The size of an mbarrier object.
 pub(super) const MBARRIER_BYTES: u64 = 8;
 
+/// The span of each `.`-separated part of `i`'s mnemonic (`parts`, in
+/// order), for diagnostics that point at one modifier.
+pub(super) fn mnemonic_part_spans(i: &PInstr, parts: &[&str]) -> Vec<crate::litmus::Span> {
+    let mut spans = Vec::with_capacity(parts.len());
+    let mut off = i.mn_span.start;
+    for p in parts {
+        spans.push(crate::litmus::Span::new(off, off + p.len()));
+        off += p.len() + 1;
+    }
+    spans
+}
+
 impl ThreadLower<'_> {
     /// `cp.async.bulk.shared::{cta,cluster}.global.mbarrier::complete_tx::bytes
     /// [dst], [src], size, [mbar]` and `cp.async.bulk.global.shared::cta.bulk_group
@@ -37,12 +49,7 @@ impl ThreadLower<'_> {
         parts: &[&str],
         env: &Env,
     ) -> Result<(), Diagnostic> {
-        let mut part_spans = Vec::new();
-        let mut off = i.mn_span.start;
-        for p in parts {
-            part_spans.push(crate::litmus::Span::new(off, off + p.len()));
-            off += p.len() + 1;
-        }
+        let part_spans = mnemonic_part_spans(i, parts);
         // `.multicast::cluster`: one copy per CTA of the mask, into the same
         // variable at the same offset, completing on the mbarrier at the same
         // offset in each (PTX ISA, cp.async.bulk).

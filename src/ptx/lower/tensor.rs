@@ -30,12 +30,7 @@ impl ThreadLower<'_> {
         parts: &[&str],
         env: &Env,
     ) -> Result<(), Diagnostic> {
-        let mut part_spans = Vec::new();
-        let mut off = i.mn_span.start;
-        for p in parts {
-            part_spans.push(crate::litmus::Span::new(off, off + p.len()));
-            off += p.len() + 1;
-        }
+        let part_spans = super::bulk::mnemonic_part_spans(i, parts);
         let reduce = parts[1] == "reduce";
         let t = if reduce { 4 } else { 3 };
         let rank = match parts.get(t + 1).copied() {
