@@ -391,8 +391,11 @@ fn weakening_never_removes_behaviours() {
                         base.undefined.is_none() || r.undefined.is_some(),
                         "{what} removes an undefined step"
                     );
+                    // Where the weakened loop is no spin or retry loop any
+                    // more it is bounded and its termination undecided
+                    // (`fix --weaken` counts that as unsafe), not shown.
                     assert!(
-                        !base.termination.hangs() || r.termination.hangs(),
+                        !base.termination.hangs() || r.termination.hangs() || r.bound_hit,
                         "{what} removes a hang"
                     );
                     checked += 1;
