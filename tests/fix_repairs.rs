@@ -187,3 +187,30 @@ fn no_repairs_searches_fences_and_annotations_only() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!out.contains("wait_group 0`"), "{out}");
 }
+
+/// A hostile `wait_group` count (2^31 − 1) is a short chain, not 2^31
+/// variants: the fix is found at once (the mutation campaign's mutant 170
+/// of seed 1 ran `fix --timeout 0.5` past 30 s building that chain).
+#[test]
+fn a_huge_wait_group_count_is_a_short_chain() {
+    let text = std::fs::read_to_string("litmus/async/TmaStore+wait_group.read+overwrite.litmus")
+        .unwrap()
+        .replace("wait_group.read 0", "wait_group.read 2147483647");
+    let dir = std::env::temp_dir().join(format!("ptxmc-huge-wait-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("huge.litmus");
+    std::fs::write(&file, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["fix", file.to_str().unwrap(), "--timeout", "20"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let first = out.lines().nth(1).unwrap_or_default();
+    assert_eq!(
+        first,
+        "  1. [cost 1] P0 `cp.async.bulk.wait_group.read 2147483647` → `cp.async.bulk.wait_group.read 0`  (verified by both engines)",
+        "{out}"
+    );
+    assert!(out.contains("Searched 13 sites"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -16,7 +16,8 @@
 //! `PTXMC_MUTATION_CASES=3000` (every command on each; `PTXMC_MUTATION_SEED`
 //! for another sequence), or `PTXMC_DEEP=1` for 1,000. The figures (inputs,
 //! commands, panics, overruns, disagreements, peak memory) are printed
-//! (`--nocapture`); failing mutants are kept on disk.
+//! (`--nocapture`); failing mutants are kept on disk. `PTXMC_MUTATION_ONLY=I`
+//! runs mutant `I` of the same sequence alone, to reproduce a failure.
 //!
 //! Loops without any read are not inserted: the machine misses their hangs
 //! (`a_loop_without_reads_hangs_in_both_engines`, ignored until fixed).
@@ -483,6 +484,11 @@ fn mutants_never_panic_overrun_or_disagree() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
     let all = n > DEFAULT_CASES || std::env::var("PTXMC_MUTATION_ALL").is_ok();
+    // One mutant of the sequence, to reproduce a failure (its index and the
+    // campaign's size and seed, as the failure printed them).
+    let only: Option<usize> = std::env::var("PTXMC_MUTATION_ONLY")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let corpus = corpus();
     assert!(corpus.len() > 100, "the shipped tests are found");
     let dir = std::env::temp_dir().join(format!("ptxmc-mutation-{}", std::process::id()));
@@ -498,6 +504,9 @@ fn mutants_never_panic_overrun_or_disagree() {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= n {
                         return;
+                    }
+                    if only.is_some_and(|o| o != i) {
+                        continue;
                     }
                     let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(i as u64));
                     let (from, text) = mutant(&corpus, &mut rng, i);
@@ -538,7 +547,7 @@ fn mutants_never_panic_overrun_or_disagree() {
                         }
                     }
                     tally.lock().unwrap().inputs += 1;
-                    if !failed {
+                    if !failed && only.is_none() {
                         let _ = std::fs::remove_dir_all(&sub);
                     }
                 }
@@ -575,7 +584,9 @@ fn mutants_never_panic_overrun_or_disagree() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    if only.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// The mutator itself: deterministic for a seed, and it changes the tests.

@@ -126,14 +126,25 @@ fn in_place(p: &Program, t: usize, pc: usize, i: &Instr, out: &mut Vec<Site>) {
             pending, read, all, ..
         } if !*all && (*pending > 0 || *read) => {
             // A chain: fewer pending groups (and no `.read`) wait for more.
+            // Counts above the thread's commits (plus one, for a loop's
+            // next round) are not tried one by one: the chain keeps its
+            // strongest link, `0`, so pruning by monotonicity still holds,
+            // and a hostile count (2^31) is not a chain of 2^31 variants.
             let mut vs = Vec::new();
             let mut rank = 0u8;
-            for n in (0..=*pending).rev() {
+            let bulk_kind = matches!(i, Instr::WaitGroup { bulk: true, .. });
+            let commits = p.threads[t]
+                .code
+                .iter()
+                .filter(|c| matches!(c, Instr::CommitGroup { bulk } if *bulk == bulk_kind))
+                .count();
+            let top = (*pending).min(u32::try_from(commits).unwrap_or(u32::MAX).saturating_add(1));
+            for n in (0..=top).rev() {
                 for r in [true, false] {
                     if (n, r) == (*pending, *read) || (r && !*read) {
                         continue;
                     }
-                    rank += 1;
+                    rank = rank.saturating_add(1);
                     let mut w = i.clone();
                     if let Instr::WaitGroup { pending, read, .. } = &mut w {
                         *pending = n;
