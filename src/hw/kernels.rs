@@ -30,6 +30,27 @@ pub enum RunParam {
         /// Initial contents, one value per element.
         init: Vec<i64>,
     },
+    /// A `CUtensorMap` parameter: the runner allocates the tensor as a
+    /// buffer (its elements are histogram columns `name[i]`, like a
+    /// buffer's) and encodes a tiled tensor map over it with
+    /// `cuTensorMapEncodeTiled` (no interleave, no swizzle, no
+    /// out-of-bound fill), passed by value.
+    TensorMap {
+        /// The tensor's name.
+        name: String,
+        /// Bytes per element (1, 2, 4 or 8).
+        bytes: u32,
+        /// Whether elements are read back sign-extended.
+        signed: bool,
+        /// The driver's data type (`CU_TENSOR_MAP_DATA_TYPE_*` without the prefix).
+        dtype: &'static str,
+        /// The tensor's size per dimension, innermost first.
+        dims: Vec<u64>,
+        /// The box's size per dimension, innermost first.
+        boxdims: Vec<u64>,
+        /// Initial contents, one value per element (dimension 0 fastest).
+        init: Vec<i64>,
+    },
     /// A value parameter.
     Scalar {
         /// Its name.
@@ -71,7 +92,7 @@ impl KernelRun {
     /// model carries it).
     ///
     /// A kernel the runner cannot launch exactly is refused with the reason:
-    /// a `--tensormap` parameter (the runner does not encode tensor maps).
+    /// a `--tensormap` the driver cannot encode ([`encodable`]).
     pub fn from_launch(
         id: &str,
         test: &str,
@@ -84,10 +105,27 @@ impl KernelRun {
             .params
             .iter()
             .map(|b| match b {
-                Binding::TensorMap(t) => Err(format!(
-                    "the tensor map `{}` (`--tensormap`): the kernel runner does not encode tensor maps yet",
-                    t.buffer.name
-                )),
+                Binding::TensorMap(t) => {
+                    let b = &t.buffer;
+                    let dtype = encodable(b.elem.name, b.elem.bytes(), &t.dims, &t.boxdims)
+                        .map_err(|why| {
+                            format!(
+                                "the tensor map `{}` (`--tensormap`) cannot be encoded on the GPU: {why}",
+                                b.name
+                            )
+                        })?;
+                    Ok(RunParam::TensorMap {
+                        name: b.name.clone(),
+                        bytes: b.elem.bytes() as u32,
+                        signed: signed(b.elem.name),
+                        dtype,
+                        dims: t.dims.clone(),
+                        boxdims: t.boxdims.clone(),
+                        init: (0..b.len as usize)
+                            .map(|i| b.init.get(i).copied().unwrap_or(0))
+                            .collect(),
+                    })
+                }
                 Binding::Buffer(b) => Ok(RunParam::Buffer {
                     name: b.name.clone(),
                     bytes: b.elem.bytes() as u32,
@@ -103,7 +141,7 @@ impl KernelRun {
                     value: s.value,
                 }),
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(KernelRun {
             id: id.to_string(),
             test: test.to_string(),
@@ -116,6 +154,56 @@ impl KernelRun {
             params,
         })
     }
+}
+
+/// The `cuTensorMapEncodeTiled` data type of a tensor map over elements of
+/// type `elem` (`bytes` wide), if the driver can encode a tiled map with
+/// these dimensions and box; else the rule it breaks (CUDA driver API,
+/// `cuTensorMapEncodeTiled`: rank 1 to 5, every box dimension 1 to 256,
+/// the box's innermost extent a multiple of 16 bytes without interleave,
+/// every global stride — the bytes of one step along dimensions 1 and up —
+/// a multiple of 16). The model reads any box; the GPU only these.
+pub fn encodable(
+    elem: &str,
+    bytes: u64,
+    dims: &[u64],
+    boxdims: &[u64],
+) -> Result<&'static str, String> {
+    let dtype = match elem {
+        "uint8" | "int8" => "UINT8",
+        "uint16" | "int16" => "UINT16",
+        "uint32" => "UINT32",
+        "int32" => "INT32",
+        "uint64" => "UINT64",
+        "int64" => "INT64",
+        "float32" => "FLOAT32",
+        "float64" => "FLOAT64",
+        other => return Err(format!("no tensor-map data type for `{other}` elements")),
+    };
+    if dims.is_empty() || dims.len() > 5 || boxdims.len() != dims.len() {
+        return Err(format!("a tensor of rank {} (the driver takes 1 to 5)", dims.len()));
+    }
+    if let Some(b) = boxdims.iter().find(|&&b| b == 0 || b > 256) {
+        return Err(format!("a box dimension of {b} (the driver takes 1 to 256)"));
+    }
+    if (boxdims[0] * bytes) % 16 != 0 {
+        return Err(format!(
+            "the box's innermost extent is {} bytes ({} elements of {bytes} bytes); the driver needs a multiple of 16",
+            boxdims[0] * bytes,
+            boxdims[0]
+        ));
+    }
+    let mut stride = bytes;
+    for (k, d) in dims.iter().enumerate().take(dims.len() - 1) {
+        stride *= d;
+        if stride % 16 != 0 {
+            return Err(format!(
+                "a step along dimension {} is {stride} bytes; the driver needs a multiple of 16",
+                k + 1
+            ));
+        }
+    }
+    Ok(dtype)
 }
 
 /// How the runner repeats each kernel.
@@ -157,6 +245,30 @@ pub fn spec(k: &KernelRun, opts: &RunnerOptions) -> String {
                 init,
             } => {
                 let _ = write!(s, "buffer {name} {bytes} {} {}", *signed as u8, init.len());
+                for v in init {
+                    let _ = write!(s, " {v}");
+                }
+                s.push('\n');
+            }
+            RunParam::TensorMap {
+                name,
+                bytes,
+                signed,
+                dtype,
+                dims,
+                boxdims,
+                init,
+            } => {
+                let _ = write!(
+                    s,
+                    "tensormap {name} {bytes} {} {dtype} {}",
+                    *signed as u8,
+                    dims.len()
+                );
+                for d in dims.iter().chain(boxdims) {
+                    let _ = write!(s, " {d}");
+                }
+                let _ = write!(s, " {}", init.len());
                 for v in init {
                     let _ = write!(s, " {v}");
                 }
@@ -295,6 +407,44 @@ mod tests {
              grid 2 1 1\nblock 1 1 1\ncluster 0 0 0\nbuffer data 4 1 1 0\n\
              buffer out 4 1 2 -1 -1\nscalar n 8 0 3\nlaunches 10\ntimeout_ms 500\n"
         );
+    }
+
+    #[test]
+    fn a_tensor_map_is_a_spec_line_with_its_type_dims_box_and_contents() {
+        let mut k = mp();
+        k.params = vec![RunParam::TensorMap {
+            name: "tensor".into(),
+            bytes: 8,
+            signed: true,
+            dtype: encodable("int64", 8, &[4, 4], &[2, 2]).unwrap(),
+            dims: vec![4, 4],
+            boxdims: vec![2, 2],
+            init: (0..16).collect(),
+        }];
+        let s = spec(&k, &RunnerOptions::default());
+        assert!(
+            s.contains(
+                "\ntensormap tensor 8 1 INT64 2 4 4 2 2 16 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n"
+            ),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_tensor_map_the_driver_cannot_encode_says_which_rule_it_breaks() {
+        assert_eq!(
+            encodable("int32", 4, &[4, 4], &[2, 2]),
+            Err("the box's innermost extent is 8 bytes (2 elements of 4 bytes); the driver needs a multiple of 16".into())
+        );
+        assert_eq!(
+            encodable("int64", 8, &[3, 2], &[2, 1]),
+            Err("a step along dimension 1 is 24 bytes; the driver needs a multiple of 16".into())
+        );
+        assert_eq!(
+            encodable("int32", 4, &[512], &[512]),
+            Err("a box dimension of 512 (the driver takes 1 to 256)".into())
+        );
+        assert_eq!(encodable("float32", 4, &[8, 2], &[4, 2]), Ok("FLOAT32"));
     }
 
     #[test]

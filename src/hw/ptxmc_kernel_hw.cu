@@ -14,6 +14,13 @@
 //   grid X Y Z / block X Y Z / cluster X Y Z (0 0 0: no cluster launch)
 //   buffer NAME BYTES SIGNED LEN V0 V1 ...   a pointer parameter
 //   scalar NAME BYTES SIGNED V               a value parameter
+//   tensormap NAME BYTES SIGNED DTYPE RANK D0 .. B0 .. LEN V0 V1 ...
+//                              a CUtensorMap parameter: the tensor (dims D,
+//                              innermost first) is allocated and filled like
+//                              a buffer (its elements are histogram columns)
+//                              and a tiled map with box B is encoded over it
+//                              (cuTensorMapEncodeTiled, data type
+//                              CU_TENSOR_MAP_DATA_TYPE_<DTYPE>), passed by value
 //   launches N                 launches per configuration
 //   timeout_ms T               a launch that has not finished after T ms is
 //                              a hang: the histogram so far is written with
@@ -60,13 +67,30 @@
 
 struct Param {
   bool buffer;
+  bool tmap = false;           // a tensor map over the buffer
+  std::string dtype;           // its CU_TENSOR_MAP_DATA_TYPE_* suffix
+  std::vector<unsigned long long> dims, box;  // innermost first
   std::string name;
   unsigned bytes;
   bool is_signed;
   std::vector<long long> init;  // buffer contents, or the scalar's one value
   CUdeviceptr dev = 0;
   unsigned long long scalar = 0;  // the value parameter's bytes
+  CUtensorMap map;                // the encoded tensor map (128 bytes, 64-aligned)
 };
+
+static bool tensor_map_type(const std::string& name, CUtensorMapDataType* t) {
+  static const std::map<std::string, CUtensorMapDataType> types = {
+      {"UINT8", CU_TENSOR_MAP_DATA_TYPE_UINT8},     {"UINT16", CU_TENSOR_MAP_DATA_TYPE_UINT16},
+      {"UINT32", CU_TENSOR_MAP_DATA_TYPE_UINT32},   {"INT32", CU_TENSOR_MAP_DATA_TYPE_INT32},
+      {"UINT64", CU_TENSOR_MAP_DATA_TYPE_UINT64},   {"INT64", CU_TENSOR_MAP_DATA_TYPE_INT64},
+      {"FLOAT32", CU_TENSOR_MAP_DATA_TYPE_FLOAT32}, {"FLOAT64", CU_TENSOR_MAP_DATA_TYPE_FLOAT64},
+  };
+  auto it = types.find(name);
+  if (it == types.end()) return false;
+  *t = it->second;
+  return true;
+}
 
 struct Spec {
   std::string id, test, cubin, entry;
@@ -100,13 +124,24 @@ static Spec read_spec(const char* path) {
     else if (key == "cluster") ok = bool(ls >> s.cluster[0] >> s.cluster[1] >> s.cluster[2]);
     else if (key == "launches") ok = bool(ls >> s.launches);
     else if (key == "timeout_ms") ok = bool(ls >> s.timeout_ms);
-    else if (key == "buffer" || key == "scalar") {
+    else if (key == "buffer" || key == "scalar" || key == "tensormap") {
       Param p;
-      p.buffer = key == "buffer";
+      p.buffer = key != "scalar";
+      p.tmap = key == "tensormap";
       int sign = 0;
       size_t len = 1;
       ok = bool(ls >> p.name >> p.bytes >> sign);
       p.is_signed = sign != 0;
+      if (ok && p.tmap) {
+        unsigned rank = 0;
+        CUtensorMapDataType t;
+        ok = bool(ls >> p.dtype >> rank) && rank >= 1 && rank <= 5 && tensor_map_type(p.dtype, &t);
+        for (unsigned k = 0; ok && k < 2 * rank; k++) {
+          unsigned long long d;
+          ok = bool(ls >> d);
+          (k < rank ? p.dims : p.box).push_back(d);
+        }
+      }
       if (ok && p.buffer) ok = bool(ls >> len);
       for (size_t i = 0; ok && i < len; i++) {
         long long v;
@@ -237,11 +272,31 @@ int main(int argc, char** argv) {
       CU(cuMemAllocHost((void**)&back[i], n));
       for (size_t k = 0; k < p.init.size(); k++) encode(&host[i][k * p.bytes], p.bytes, p.init[k]);
       CU(cuMemAlloc(&p.dev, n));
+      if (p.tmap) {
+        CUtensorMapDataType t;
+        tensor_map_type(p.dtype, &t);
+        unsigned rank = (unsigned)p.dims.size();
+        cuuint64_t dims[5], strides[4];
+        cuuint32_t box[5], elem_strides[5];
+        unsigned long long stride = p.bytes;
+        for (unsigned k = 0; k < rank; k++) {
+          dims[k] = p.dims[k];
+          box[k] = (cuuint32_t)p.box[k];
+          elem_strides[k] = 1;
+          stride *= p.dims[k];
+          if (k + 1 < rank) strides[k] = stride;
+        }
+        CU(cuTensorMapEncodeTiled(&p.map, t, rank, (void*)p.dev, dims, strides, box, elem_strides,
+                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                  CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+      }
     } else {
       encode((unsigned char*)&p.scalar, p.bytes, p.init[0]);
     }
   }
-  for (Param& p : s.params) args.push_back(p.buffer ? (void*)&p.dev : (void*)&p.scalar);
+  for (Param& p : s.params)
+    args.push_back(p.tmap ? (void*)&p.map : p.buffer ? (void*)&p.dev : (void*)&p.scalar);
 
   CUstream stream, side;
   CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
