@@ -181,10 +181,15 @@ pub fn encodable(
         other => return Err(format!("no tensor-map data type for `{other}` elements")),
     };
     if dims.is_empty() || dims.len() > 5 || boxdims.len() != dims.len() {
-        return Err(format!("a tensor of rank {} (the driver takes 1 to 5)", dims.len()));
+        return Err(format!(
+            "a tensor of rank {} (the driver takes 1 to 5)",
+            dims.len()
+        ));
     }
     if let Some(b) = boxdims.iter().find(|&&b| b == 0 || b > 256) {
-        return Err(format!("a box dimension of {b} (the driver takes 1 to 256)"));
+        return Err(format!(
+            "a box dimension of {b} (the driver takes 1 to 256)"
+        ));
     }
     if (boxdims[0] * bytes) % 16 != 0 {
         return Err(format!(

@@ -74,7 +74,10 @@ impl Drop for Server {
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(60)))
+        // Well past the server's own 60 s limit per question, so that a
+        // question that stops at that limit is answered "incomplete"
+        // rather than cut off here on a loaded machine.
+        .timeout_global(Some(Duration::from_secs(300)))
         .build()
         .into()
 }
