@@ -193,6 +193,26 @@ impl Ctx {
         a
     }
 
+    /// A new global buffer bound by the launch: one location per element
+    /// (`NAME[i]`, initialised from the binding), returning its index in
+    /// `buffers`. Buffers of `--buffer` and the tensors of `--tensormap` are
+    /// made here alike, so their elements are the same kind of location.
+    fn add_buffer(&mut self, b: &super::launch::Buffer) -> usize {
+        let first = self.addresses.len();
+        for i in 0..b.len {
+            let init = b.init.get(i as usize).copied().unwrap_or(0);
+            self.add_location(format!("{}[{i}]", b.name), init, Space::Global);
+        }
+        self.buffers.push(BufferInfo {
+            name: b.name.clone(),
+            elem_bytes: b.elem.bytes(),
+            len: b.len,
+            first_addr: first,
+            ty: b.elem.name,
+        });
+        self.buffers.len() - 1
+    }
+
     /// The address of `size` bytes at `off` in `region`, or why not.
     fn cell(
         &mut self,
@@ -482,23 +502,9 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
                     )));
                 }
-                let first = ctx.addresses.len();
-                for i in 0..b.len {
-                    let init = b.init.get(i as usize).copied().unwrap_or(0);
-                    ctx.add_location(format!("{}[{i}]", b.name), init, Space::Global);
-                }
-                ctx.params.push((
-                    p.name.clone(),
-                    Val::Ptr(Region::Buffer(ctx.buffers.len()), 0),
-                    8,
-                ));
-                ctx.buffers.push(BufferInfo {
-                    name: b.name.clone(),
-                    elem_bytes: b.elem.bytes(),
-                    len: b.len,
-                    first_addr: first,
-                    ty: b.elem.name,
-                });
+                let k = ctx.add_buffer(b);
+                ctx.params
+                    .push((p.name.clone(), Val::Ptr(Region::Buffer(k), 0), 8));
             }
             Binding::TensorMap(t) => {
                 let b = &t.buffer;
@@ -513,11 +519,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         .with_note("a tensor map binds a `.param .b8 NAME[128]` parameter (a `const __grid_constant__ CUtensorMap`)"),
                     )));
                 }
-                let first = ctx.addresses.len();
-                for i in 0..b.len {
-                    let init = b.init.get(i as usize).copied().unwrap_or(0);
-                    ctx.add_location(format!("{}[{i}]", b.name), init, Space::Global);
-                }
+                let buffer = ctx.add_buffer(b);
                 ctx.params.push((
                     p.name.clone(),
                     Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0),
@@ -525,7 +527,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                 ));
                 ctx.tmaps.push(TensorMapInfo {
                     param: p.name.clone(),
-                    buffer: ctx.buffers.len(),
+                    buffer,
                     map: crate::litmus::tensor::TensorMap {
                         name: p.name.clone(),
                         global: b.name.clone(),
@@ -534,13 +536,6 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         elem: b.elem.bytes(),
                         span: b.span,
                     },
-                });
-                ctx.buffers.push(BufferInfo {
-                    name: b.name.clone(),
-                    elem_bytes: b.elem.bytes(),
-                    len: b.len,
-                    first_addr: first,
-                    ty: b.elem.name,
                 });
             }
             Binding::Scalar(s) => {
