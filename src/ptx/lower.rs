@@ -2490,73 +2490,11 @@ impl ThreadLower<'_> {
                 continue;
             }
             match o {
-                Opnd::Addr { base, offset, span } => {
-                    let (region, at) = match base.as_deref() {
-                        Some(Opnd::Name(n, ns)) => match self.ctx.var_names.get(n) {
-                            Some(&v) => (Region::Var(v, self.sp.cta), *offset),
-                            None => {
-                                return Err(Diagnostic::expected(
-                                    *ns,
-                                    "a register or a variable",
-                                    format!("`{n}`"),
-                                ));
-                            }
-                        },
-                        Some(Opnd::Reg(r, rs)) => match &env[*r as usize] {
-                            Val::Ptr(region, o) => (*region, o.wrapping_add(*offset)),
-                            Val::Dyn(_) => {
-                                return Err(refuse(
-                                    *rs,
-                                    "an address computed from a value loaded from memory",
-                                    "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
-                                ));
-                            }
-                            Val::Known(_) => {
-                                return Err(refuse(
-                                    *rs,
-                                    "an address that is a plain number",
-                                    "addresses come from buffer parameters and variables",
-                                ));
-                            }
-                            _ => {
-                                return Err(Diagnostic::expected(
-                                    *rs,
-                                    "a register holding an address",
-                                    format!("`{}`", self.f.regs[*r as usize].name),
-                                ));
-                            }
-                        },
-                        _ => {
-                            return Err(refuse(
-                                *span,
-                                "an absolute address",
-                                "addresses come from buffer parameters and variables",
-                            ));
-                        }
-                    };
-                    // The state space written must match the region's.
-                    let rspace = match region {
-                        Region::Buffer(_) => VarSpace::Global,
-                        Region::Var(v, _) => self.ctx.vars[v].space,
-                        Region::TensorMap(_) => VarSpace::Param,
-                    };
-                    if let Some(sp) = space {
-                        if sp != rspace && !(rspace == VarSpace::Const) {
-                            return Err(Diagnostic::expected(
-                                *span,
-                                format!(
-                                    "an address in the {} state space",
-                                    if sp == VarSpace::Global {
-                                        "global"
-                                    } else {
-                                        "shared"
-                                    }
-                                ),
-                                format!("an address of {}", self.region_name(region)),
-                            )
-                            .with_label("wrong state space"));
-                        }
-                    }
+                Opnd::Addr { span, .. } => {
+                    // A `.const` variable is readable through any state
+                    // space the access names (nvcc reads `__constant__`
+                    // data with generic and `.global` loads).
+                    let (region, at) = self.resolve_address(o, env, space, true)?;
                     let size = bytes.ok_or_else(|| {
                         Diagnostic::expected(i.mn_span, "a data type on the access", "none")
                     })?;
@@ -2608,6 +2546,100 @@ impl ThreadLower<'_> {
             env[d as usize] = Val::Dyn(x);
         }
         Ok(())
+    }
+
+    /// The region and byte offset an `[address]` operand names: a variable
+    /// (`[smem+8]`) or a register holding a pointer, plus the offset. The
+    /// region's state space must be `space` when the instruction names one
+    /// (a generic access, `None`, reaches every region); with `const_ok`, a
+    /// `.const` variable is accepted whatever space is named. The one
+    /// address resolution of plain accesses, bulk and tensor copies.
+    fn resolve_address(
+        &self,
+        o: &Opnd,
+        env: &Env,
+        space: Option<VarSpace>,
+        const_ok: bool,
+    ) -> Result<(Region, i64), Diagnostic> {
+        let Opnd::Addr { base, offset, span } = o else {
+            return Err(Diagnostic::expected(
+                o.span(),
+                "an `[address]`",
+                "another operand",
+            ));
+        };
+        let (region, at) = match base.as_deref() {
+            Some(Opnd::Name(n, ns)) => match self.ctx.var_names.get(n) {
+                Some(&v) => (Region::Var(v, self.sp.cta), *offset),
+                None => {
+                    return Err(Diagnostic::expected(
+                        *ns,
+                        "a register or a variable",
+                        format!("`{n}`"),
+                    ));
+                }
+            },
+            Some(Opnd::Reg(r, rs)) => match &env[*r as usize] {
+                Val::Ptr(region, o) => (*region, o.wrapping_add(*offset)),
+                Val::Dyn(_) => {
+                    return Err(refuse(
+                        *rs,
+                        "an address computed from a value loaded from memory",
+                        "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
+                    ));
+                }
+                Val::Known(_) => {
+                    return Err(refuse(
+                        *rs,
+                        "an address that is a plain number",
+                        "addresses come from buffer parameters and variables",
+                    ));
+                }
+                _ => {
+                    return Err(Diagnostic::expected(
+                        *rs,
+                        "a register holding an address",
+                        format!("`{}`", self.f.regs[*r as usize].name),
+                    ));
+                }
+            },
+            _ => {
+                return Err(refuse(
+                    *span,
+                    "an absolute address",
+                    "addresses come from buffer parameters and variables",
+                ));
+            }
+        };
+        let rspace = match region {
+            Region::Buffer(_) => VarSpace::Global,
+            Region::Var(v, _) => self.ctx.vars[v].space,
+            Region::TensorMap(_) => VarSpace::Param,
+        };
+        if let Some(sp) = space {
+            if sp != rspace && !(const_ok && rspace == VarSpace::Const) {
+                return Err(Diagnostic::expected(
+                    *span,
+                    format!(
+                        "an address in the {} state space",
+                        if sp == VarSpace::Global {
+                            "global"
+                        } else {
+                            "shared"
+                        }
+                    ),
+                    format!("an address of {}", self.region_name(region)),
+                )
+                .with_label("wrong state space"));
+            }
+        }
+        Ok((region, at))
+    }
+
+    /// The region and byte offset of an asynchronous copy's `[address]`
+    /// operand, which must be in `space` (no `.const` exception).
+    fn pointer(&self, o: &Opnd, env: &Env, space: VarSpace) -> Result<(Region, i64), Diagnostic> {
+        self.resolve_address(o, env, Some(space), false)
     }
 
     /// `elect.sync d|p, membermask` (`docs/warps.md`): the convergence wait,
