@@ -88,6 +88,10 @@ impl KernelRun {
                     "the tensor map `{}` (`--tensormap`): the kernel runner does not encode tensor maps yet",
                     t.buffer.name
                 )),
+                Binding::Struct(st) => Err(format!(
+                    "the struct parameter `{}` (`--struct`): the kernel runner does not pack struct parameters yet",
+                    st.name
+                )),
                 Binding::Buffer(b) => Ok(RunParam::Buffer {
                     name: b.name.clone(),
                     bytes: b.elem.bytes() as u32,

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use smallvec::SmallVec;
 
 use super::ast::{Function, Instr as PInstr, Loc, Module, Opnd, VarSpace};
-use super::launch::{Binding, Launch};
+use super::launch::{Binding, FieldBinding, Launch};
 use crate::ir::{
     Address, AddressKind, ArithOp, BranchCmp, Condition, Instr, LocKind, Location, Operand,
     Placement, Program, Prop, Quantifier, Register, Space, Term, Thread, Value,
@@ -157,8 +157,10 @@ struct Ctx {
     var_names: HashMap<String, usize>,
     /// (region, byte offset) → (address, size in bytes).
     cells: HashMap<(Region, i64), (usize, u64)>,
-    /// Per parameter: its binding's value when loaded.
-    params: Vec<(String, Val, u64)>,
+    /// Per parameter: its name and the values a load reads, as (byte
+    /// offset, value, size in bytes): one at offset 0 for a buffer, scalar
+    /// or tensor map; a struct's fields (`--struct`).
+    params: Vec<(String, Vec<(i64, Val, u64)>)>,
     /// The tensor maps bound to parameters (`--tensormap`).
     tmaps: Vec<TensorMapInfo>,
     multi_cta: bool,
@@ -453,7 +455,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
             Diagnostic::expected(
                 whole,
                 format!(
-                    "{} parameter binding{} (`--buffer` or `--scalar`, in order) for kernel `{}`",
+                    "{} parameter binding{} (`--buffer`, `--scalar`, `--tensormap` or `--struct`, in order) for kernel `{}`",
                     f.params.len(),
                     if f.params.len() == 1 { "" } else { "s" },
                     f.name
@@ -477,16 +479,30 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     };
     let mut seen_names: HashMap<&str, Span> = HashMap::new();
     for (p, b) in f.params.iter().zip(&launch.params) {
-        let (name, span) = match b {
-            Binding::Buffer(b) => (&b.name, b.span),
-            Binding::Scalar(s) => (&s.name, s.span),
-            Binding::TensorMap(t) => (&t.buffer.name, t.buffer.span),
+        let names: Vec<(&String, Span)> = match b {
+            Binding::Buffer(b) => vec![(&b.name, b.span)],
+            Binding::Scalar(s) => vec![(&s.name, s.span)],
+            Binding::TensorMap(t) => vec![(&t.buffer.name, t.buffer.span)],
+            Binding::Struct(st) => st
+                .fields
+                .iter()
+                .map(|f| match &f.binding {
+                    FieldBinding::Buffer(b) => (&b.name, b.span),
+                    FieldBinding::Scalar(s) => (&s.name, s.span),
+                })
+                .collect(),
         };
-        if seen_names.insert(name, span).is_some() {
-            return Err(Box::new((
-                Source::Launch,
-                Diagnostic::expected(span, "a name not bound before", format!("`{name}` again")),
-            )));
+        for (name, span) in names {
+            if seen_names.insert(name, span).is_some() {
+                return Err(Box::new((
+                    Source::Launch,
+                    Diagnostic::expected(
+                        span,
+                        "a name not bound before",
+                        format!("`{name}` again"),
+                    ),
+                )));
+            }
         }
         let pbytes = param_bytes(&p.ty);
         match b {
@@ -496,7 +512,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         Source::Launch,
                         Diagnostic::expected(
                             b.span,
-                            format!("`--scalar` for parameter `{}` (`.{}`)", p.name, p.ty),
+                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
                             "`--buffer`",
                         )
                         .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
@@ -504,7 +520,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                 }
                 let k = ctx.add_buffer(b);
                 ctx.params
-                    .push((p.name.clone(), Val::Ptr(Region::Buffer(k), 0), 8));
+                    .push((p.name.clone(), vec![(0, Val::Ptr(Region::Buffer(k), 0), 8)]));
             }
             Binding::TensorMap(t) => {
                 let b = &t.buffer;
@@ -513,7 +529,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         Source::Launch,
                         Diagnostic::expected(
                             b.span,
-                            format!("`--buffer` or `--scalar` for parameter `{}`", p.name),
+                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
                             "`--tensormap`",
                         )
                         .with_note("a tensor map binds a `.param .b8 NAME[128]` parameter (a `const __grid_constant__ CUtensorMap`)"),
@@ -522,8 +538,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                 let buffer = ctx.add_buffer(b);
                 ctx.params.push((
                     p.name.clone(),
-                    Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0),
-                    128,
+                    vec![(0, Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0), 128)],
                 ));
                 ctx.tmaps.push(TensorMapInfo {
                     param: p.name.clone(),
@@ -547,11 +562,49 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                             format!("parameter `{}` (`.{}`)", p.name, p.ty),
                             "a scalar parameter",
                         )
-                        .with_note("struct and array parameters are not modelled"),
+                        .with_note("a struct passed by value (`.param .align A .b8 NAME[N]`) is bound with `--struct` (docs/kernels.md)"),
                     )));
                 }
                 ctx.params
-                    .push((p.name.clone(), Val::Known(s.value), pbytes));
+                    .push((p.name.clone(), vec![(0, Val::Known(s.value), pbytes)]));
+            }
+            Binding::Struct(st) => {
+                // A struct passed by value: `.param .align A .b8 NAME[N]`.
+                let Some(n) = p.len.filter(|_| pbytes == 1) else {
+                    return Err(Box::new((
+                        Source::Launch,
+                        Diagnostic::expected(
+                            st.span,
+                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
+                            "`--struct`",
+                        )
+                        .with_note("a struct binds a `.param .align A .b8 NAME[N]` parameter (a struct passed by value)"),
+                    )));
+                };
+                let mut fields = Vec::new();
+                for fd in &st.fields {
+                    let size = fd.bytes();
+                    if fd.offset + size > n {
+                        return Err(Box::new((
+                            Source::Launch,
+                            Diagnostic::expected(
+                                fd.span,
+                                format!(
+                                    "a field inside parameter `{}` (bytes 0 to {})",
+                                    p.name,
+                                    n - 1
+                                ),
+                                format!("bytes {} to {}", fd.offset, fd.offset + size - 1),
+                            ),
+                        )));
+                    }
+                    let v = match &fd.binding {
+                        FieldBinding::Buffer(b) => Val::Ptr(Region::Buffer(ctx.add_buffer(b)), 0),
+                        FieldBinding::Scalar(s) => Val::Known(s.value),
+                    };
+                    fields.push((fd.offset as i64, v, size));
+                }
+                ctx.params.push((p.name.clone(), fields));
             }
         }
     }
@@ -794,6 +847,26 @@ pub fn condition(p: &Program, quant: Quantifier, text: &str) -> Result<Condition
         quantifier: quant,
         prop,
     })
+}
+
+/// The launch flags that bind parameter `p`, by its declaration: a 64-bit
+/// value may be a pointer; a byte array is a struct passed by value (or, of
+/// 128 bytes, a tensor map).
+fn binds(p: &super::ast::Param) -> &'static str {
+    match (param_bytes(&p.ty), p.len) {
+        (1, Some(128)) => "`--tensormap` or `--struct`",
+        (_, Some(_)) => "`--struct`",
+        (8, None) => "`--buffer` or `--scalar`",
+        _ => "`--scalar`",
+    }
+}
+
+/// A parameter's declaration as PTX writes it (`.u64`, `.b8 [32]`).
+fn declared(p: &super::ast::Param) -> String {
+    match p.len {
+        Some(n) => format!("`.{} [{n}]`", p.ty),
+        None => format!("`.{}`", p.ty),
+    }
 }
 
 /// Bytes of a scalar type name (`u64` → 8); 0 for unknown.
@@ -1937,7 +2010,14 @@ impl ThreadLower<'_> {
             }
             "ld" if parts.get(1) == Some(&"param") => {
                 need(2)?;
-                let d = self.dst(&ops[0])?;
+                // `ld.param.v2.u32 {%r1, %r2}, [P+8]`: consecutive fields.
+                let dsts: Vec<u32> = match &ops[0] {
+                    Opnd::Vector(items, _) => items
+                        .iter()
+                        .map(|o| self.dst(o))
+                        .collect::<Result<_, _>>()?,
+                    o => vec![self.dst(o)?],
+                };
                 let Opnd::Addr {
                     base: Some(b),
                     offset,
@@ -1957,7 +2037,7 @@ impl ThreadLower<'_> {
                         "`ld.param` names the parameter",
                     ));
                 };
-                let Some((_, v, size)) = self.ctx.params.iter().find(|(p, _, _)| p == n).cloned()
+                let Some((_, fields)) = self.ctx.params.iter().find(|(p, _)| p == n).cloned()
                 else {
                     return Err(refuse(
                         *span,
@@ -1965,17 +2045,36 @@ impl ThreadLower<'_> {
                         "parameters of called functions are not modelled (calls are not inlined yet)",
                     ));
                 };
-                if *offset != 0 || u64::from(bits / 8) != size.max(1) {
-                    return Err(refuse(
-                        *span,
-                        format!(
-                            "a {}-byte read at offset {offset} of a {size}-byte parameter",
-                            bits / 8
-                        ),
-                        "parameters are read whole",
-                    ));
+                let read = u64::from(bits / 8);
+                let whole = matches!(&fields[..], [(0, _, _)]);
+                for (k, d) in dsts.into_iter().enumerate() {
+                    let at = offset.wrapping_add(k as i64 * read as i64);
+                    match fields.iter().find(|(o, _, s)| *o == at && *s == read.max(1)) {
+                        Some((_, v, _)) => self.set(env, d, v.clone()),
+                        None if whole => {
+                            let size = fields[0].2;
+                            return Err(refuse(
+                                *span,
+                                format!(
+                                    "a {read}-byte read at offset {at} of a {size}-byte parameter"
+                                ),
+                                "parameters are read whole",
+                            ));
+                        }
+                        None => {
+                            let list = fields
+                                .iter()
+                                .map(|(o, _, s)| format!("{s} bytes at {o}"))
+                                .collect::<Vec<_>>()
+                                .join(", ");
+                            return Err(refuse(
+                                *span,
+                                format!("a {read}-byte read at byte {at} of struct parameter `{n}`"),
+                                &format!("the launch binds its fields ({list}; `--struct`), and a read is one whole field"),
+                            ));
+                        }
+                    }
                 }
-                self.set(env, d, v);
             }
             "ld" | "st" | "atom" | "red" | "mbarrier" | "cp" | "membar" | "fence" | "bar"
             | "barrier" => {
