@@ -299,7 +299,9 @@ fn a_struct_parameter_is_bound_field_by_field() {
     const FIELDS: &str = "0:buffer=data:int32[1]; 8:buffer=flag:int32[1]; 16:buffer=out:int32[1]";
     let t = with_flags(
         &k,
-        &format!("--grid 2 --struct 'p{{{FIELDS}; 24:scalar=value:int32=7}}' --forall 'out[0] == 7'"),
+        &format!(
+            "--grid 2 --struct 'p{{{FIELDS}; 24:scalar=value:int32=7}}' --forall 'out[0] == 7'"
+        ),
     )
     .unwrap();
     let r = engine::run(
@@ -346,7 +348,13 @@ fn a_struct_parameter_is_bound_field_by_field() {
     );
     // The command line: `ptxmc kernel` with `--struct` as a flag.
     let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
-        .args(["kernel", "kernels/mp_struct_relaxed.ptx", "--grid", "2", "--struct"])
+        .args([
+            "kernel",
+            "kernels/mp_struct_relaxed.ptx",
+            "--grid",
+            "2",
+            "--struct",
+        ])
         .arg(format!("p{{{FIELDS}; 24:scalar=value:int32=42}}"))
         .args(["--exists", "out[0] == 0", "--engine", "both"])
         .current_dir(root())
@@ -354,7 +362,10 @@ fn a_struct_parameter_is_bound_field_by_field() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("Observation mp_struct Sometimes 1 1"), "{stdout}");
+    assert!(
+        stdout.contains("Observation mp_struct Sometimes 1 1"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -342,9 +342,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             "--tensormap" => l
                 .params
                 .push(Binding::TensorMap(tensor_map(&value, vspan)?)),
-            "--struct" => l
-                .params
-                .push(Binding::Struct(struct_param(&value, vspan)?)),
+            "--struct" => l.params.push(Binding::Struct(struct_param(&value, vspan)?)),
             q => {
                 if l.condition.is_some() {
                     return Err(Diagnostic::expected(span, "one condition", "a second one"));
@@ -817,7 +815,11 @@ mod tests {
         let e = parse("--struct p{}").unwrap_err();
         assert_eq!(e.message(), "expected at least one field, found none");
         let e = parse("--struct p").unwrap_err();
-        assert!(e.message().starts_with("expected `NAME{OFFSET:buffer="), "{}", e.message());
+        assert!(
+            e.message().starts_with("expected `NAME{OFFSET:buffer="),
+            "{}",
+            e.message()
+        );
     }
 
     #[test]

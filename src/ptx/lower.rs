@@ -2049,7 +2049,10 @@ impl ThreadLower<'_> {
                 let whole = matches!(&fields[..], [(0, _, _)]);
                 for (k, d) in dsts.into_iter().enumerate() {
                     let at = offset.wrapping_add(k as i64 * read as i64);
-                    match fields.iter().find(|(o, _, s)| *o == at && *s == read.max(1)) {
+                    match fields
+                        .iter()
+                        .find(|(o, _, s)| *o == at && *s == read.max(1))
+                    {
                         Some((_, v, _)) => self.set(env, d, v.clone()),
                         None if whole => {
                             let size = fields[0].2;
@@ -2069,8 +2072,12 @@ impl ThreadLower<'_> {
                                 .join(", ");
                             return Err(refuse(
                                 *span,
-                                format!("a {read}-byte read at byte {at} of struct parameter `{n}`"),
-                                &format!("the launch binds its fields ({list}; `--struct`), and a read is one whole field"),
+                                format!(
+                                    "a {read}-byte read at byte {at} of struct parameter `{n}`"
+                                ),
+                                &format!(
+                                    "the launch binds its fields ({list}; `--struct`), and a read is one whole field"
+                                ),
                             ));
                         }
                     }
