@@ -160,11 +160,15 @@ struct Ctx {
     /// Per parameter: its name and the values a load reads, as (byte
     /// offset, value, size in bytes): one at offset 0 for a buffer, scalar
     /// or tensor map; a struct's fields (`--struct`).
-    params: Vec<(String, Vec<(i64, Val, u64)>)>,
+    params: Vec<(String, Vec<ParamField>)>,
     /// The tensor maps bound to parameters (`--tensormap`).
     tmaps: Vec<TensorMapInfo>,
     multi_cta: bool,
 }
+
+/// What a load of a parameter reads at a byte offset: (offset, value, size
+/// in bytes).
+type ParamField = (i64, Val, u64);
 
 /// A tensor map parameter: its parameter's name, the buffer holding its
 /// tensor, and its shape.
