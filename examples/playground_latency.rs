@@ -49,7 +49,7 @@ fn main() {
     let config = ptxmc::serve::Config::default();
     runtime.spawn(ptxmc::serve::serve(
         listener,
-        config,
+        config.clone(),
         std::future::pending::<()>(),
     ));
     let agent: ureq::Agent = ureq::Agent::config_builder()

@@ -4,7 +4,8 @@
 //! picture, steps to the weak outcome of an allowed test by clicking
 //! transitions, undoes, goes to an outcome, opens a share link in a fresh
 //! page and finds the same state; a parse error is shown at its line; a
-//! hanging test shows its hang and steps into it.
+//! hanging test shows its hang and steps into it; a corpus kernel runs with
+//! its launch, and a launch error marks the Launch box.
 //!
 //! Without Chromium the test is skipped with a loud message, unless `CI` is
 //! set: then it fails. `PTXMC_SCREENSHOTS=DIR` saves the page's main views
@@ -369,4 +370,37 @@ async fn session(client: Client, base: String) {
     wait_text(c, "#verdict.neutral", "Among the executions that end: ").await;
     click(c, "#hang button").await;
     wait_text(c, "#hang-here", "Hang (spin): P1 spins in the loop").await;
+
+    // A kernel from the menu: its PTX in the editor, its `.cu`'s launch in
+    // the Launch box, `ptxmc kernel`'s verdict; this server takes PTX only.
+    click(c, "#tab-run").await;
+    pick(c, "kernels/mp_relaxed.ptx").await;
+    let verdict = wait_text(c, "#verdict.neutral", "forall (out[0]=42)").await;
+    assert!(
+        verdict.contains("does not hold: some final state does not satisfy it (1 of 2 final states satisfies its proposition)"),
+        "{verdict}"
+    );
+    assert!(value(c, "#launch").await.starts_with("--grid 2 --block 1"));
+    wait_text(c, "#kernel-note", "PTX only").await;
+    // A launch error is shown with its position in the launch, the box marked.
+    c.execute(
+        "const l = document.getElementById('launch'); l.value = '--grid 2 --buffer data:int33[1]'; l.dispatchEvent(new Event('input'));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    click(c, "#run").await;
+    let err = wait_text(c, "#parse-error", "int33").await;
+    assert!(err.contains("--> launch:1:24"), "{err}");
+    assert!(c.find(Locator::Css("#launch.err")).await.is_ok());
+    // A litmus test hides the Launch box again.
+    pick(c, "litmus/mp/MP+rel+acq.gpu.litmus").await;
+    assert!(
+        !c.find(Locator::Css("#launch-box"))
+            .await
+            .unwrap()
+            .is_displayed()
+            .await
+            .unwrap()
+    );
 }

@@ -47,7 +47,7 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
         assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
         rows += 1;
     }
-    assert_eq!(rows, 67);
+    assert_eq!(rows, 69);
 }
 
 /// `kernels/scale/`: kernels of 64 threads (two warps of 32 lanes) at a
@@ -261,7 +261,7 @@ fn launch_errors_point_into_the_launch() {
     .unwrap_err();
     assert_eq!(
         e,
-        "command line:1:1: expected 3 parameter bindings (`--buffer` or `--scalar`, in order) for kernel `_Z2mpPiS_S_`, found 2"
+        "command line:1:1: expected 3 parameter bindings (`--buffer`, `--scalar`, `--tensormap` or `--struct`, in order) for kernel `_Z2mpPiS_S_`, found 2"
     );
     let e = with_flags(
         &mp,
@@ -284,6 +284,87 @@ fn launch_errors_point_into_the_launch() {
             "--entry mp --grid 2 --buffer data:int32[1] --buffer flag:int32[1] --buffer out:int32[1]"
         )
         .is_ok()
+    );
+}
+
+/// A struct passed by value (`.param .align 8 .b8 P[32]`, `--struct`): its
+/// fields are bound by offset and read by `ld.param` at their offsets, the
+/// pointers as buffers and the scalar as a value; a field outside the
+/// struct, a read of a byte no field binds, a `--buffer` for the struct and
+/// a `--struct` for a pointer are refused at their positions; on the command
+/// line `--struct` takes its place among `--buffer` flags.
+#[test]
+fn a_struct_parameter_is_bound_field_by_field() {
+    let k = std::fs::read_to_string(root().join("kernels/mp_struct.ptx")).unwrap();
+    const FIELDS: &str = "0:buffer=data:int32[1]; 8:buffer=flag:int32[1]; 16:buffer=out:int32[1]";
+    let t = with_flags(
+        &k,
+        &format!(
+            "--grid 2 --struct 'p{{{FIELDS}; 24:scalar=value:int32=7}}' --forall 'out[0] == 7'"
+        ),
+    )
+    .unwrap();
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.disagreement.is_none());
+    assert!(r.verdict.holds, "the scalar field is the value written");
+    assert_eq!(
+        ["data[0]", "flag[0]", "out[0]"].map(|n| t.program.address_named(n).is_some()),
+        [true; 3]
+    );
+    let e = with_flags(
+        &k,
+        &format!("--grid 2 --struct 'p{{{FIELDS}; 32:scalar=value:int32=42}}'"),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:94: expected a field inside parameter `_Z9mp_struct6Params_param_0` (bytes 0 to 31), found bytes 32 to 35"
+    );
+    let e = with_flags(&k, &format!("--grid 2 --struct 'p{{{FIELDS}}}'")).unwrap_err();
+    assert_eq!(
+        e,
+        "k.ptx:26:21: expected what ptxmc models (docs/kernels.md), found a 4-byte read at byte 24 of struct parameter `_Z9mp_struct6Params_param_0`"
+    );
+    let e = with_flags(&k, "--grid 2 --buffer data:int32[1]").unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:19: expected `--struct` for parameter `_Z9mp_struct6Params_param_0` (`.b8 [32]`), found `--buffer`"
+    );
+    let mp = std::fs::read_to_string(root().join("kernels/mp_relaxed.ptx")).unwrap();
+    let e = with_flags(
+        &mp,
+        "--grid 2 --struct 'p{0:buffer=data:int32[1]}' --buffer flag:int32[1] --buffer out:int32[1]",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "command line:1:20: expected `--buffer` or `--scalar` for parameter `_Z2mpPiS_S__param_0` (`.u64`), found `--struct`"
+    );
+    // The command line: `ptxmc kernel` with `--struct` as a flag.
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "kernel",
+            "kernels/mp_struct_relaxed.ptx",
+            "--grid",
+            "2",
+            "--struct",
+        ])
+        .arg(format!("p{{{FIELDS}; 24:scalar=value:int32=42}}"))
+        .args(["--exists", "out[0] == 0", "--engine", "both"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("Observation mp_struct Sometimes 1 1"),
+        "{stdout}"
     );
 }
 

@@ -738,3 +738,268 @@ fn the_page_and_the_library_are_embedded() {
     let f: Value = serde_json::from_str(&f).unwrap();
     assert_eq!(f["text"], mp());
 }
+
+/// The corpus kernels the playground's menu lists: `kernels/*.ptx` with the
+/// `.cu` beside each, and the launch of that `.cu`'s comment.
+fn corpus_kernels() -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root().join("kernels")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "ptx") && p.with_extension("cu").is_file() {
+            let cu = std::fs::read_to_string(p.with_extension("cu")).unwrap();
+            let launch = ptxmc::ptx::launch::from_cuda_comment(&cu)
+                .expect("every corpus .cu has its launch")
+                .1
+                .trim()
+                .to_string();
+            let file = format!(
+                "kernels/{}",
+                p.file_name().unwrap().to_string_lossy().into_owned()
+            );
+            out.push((file, std::fs::read_to_string(&p).unwrap(), launch));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The playground takes kernels: `POST /api/run` with a corpus kernel's PTX
+/// and its launch answers exactly what `ptxmc kernel FILE --json` prints
+/// (outcomes, verdict, hangs, undefined behaviour and races with their
+/// PTX and CUDA positions), for every kernel of the corpus; the menu lists
+/// them with the launch of their `.cu`.
+#[test]
+fn api_run_on_every_corpus_kernel_is_exactly_ptxmc_kernel_json() {
+    let server = Server::start(&["--timeout", "60", "--max-states", "2000000"]);
+    let kernels = corpus_kernels();
+    assert_eq!(kernels.len(), 69);
+    let (s, _, lib) = get(&server.base, "/api/library");
+    assert_eq!(s, 200);
+    let lib: Value = serde_json::from_str(&lib).unwrap();
+    assert_eq!(lib["cuda"], false);
+    let listed: Vec<&str> = lib["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["group"] == "kernels")
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        kernels.iter().map(|k| k.0.as_str()).collect::<Vec<_>>()
+    );
+    let mut undefined = 0;
+    let mut races = 0;
+    let mut hangs = 0;
+    for (file, text, launch) in &kernels {
+        let (s, _, f) = get(&server.base, &format!("/api/library/file?path={file}"));
+        assert_eq!(s, 200, "{file}");
+        let f: Value = serde_json::from_str(&f).unwrap();
+        assert_eq!(f["text"], json!(text), "{file}");
+        assert_eq!(f["launch"], json!(launch), "{file}");
+        let mut want = cli_json(&["kernel", file, "--json"]);
+        let (status, mut got) = post(
+            &server.base,
+            "/api/run",
+            &json!({"test": text, "file": file, "launch": launch}),
+        );
+        assert_eq!(status, 200, "{file}: {got}");
+        steady(&mut got);
+        want.iter_mut().for_each(steady);
+        assert_eq!(got, json!(want), "{file}");
+        let r = &got[0];
+        undefined += usize::from(!r["undefined"].is_null());
+        races += usize::from(r["races"].as_array().is_some_and(|a| !a.is_empty()));
+        hangs += usize::from(r["termination"]["hangs"] == true);
+    }
+    // The comparison covered each kind of finding.
+    assert!(
+        undefined > 0 && races > 0 && hangs > 0,
+        "{undefined} {races} {hangs}"
+    );
+}
+
+/// A kernel's undefined step and data race in the playground carry the PTX
+/// position and the CUDA line, as `ptxmc kernel` prints them.
+#[test]
+fn a_kernel_in_the_playground_has_its_cuda_lines() {
+    let server = Server::start(&["--timeout", "60"]);
+    let kernels = corpus_kernels();
+    let by_name = |n: &str| kernels.iter().find(|k| k.0 == n).unwrap().clone();
+    let (file, text, launch) = by_name("kernels/tma_extra_arrive.ptx");
+    let (status, got) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": text, "file": file, "launch": launch}),
+    );
+    assert_eq!(status, 200);
+    let at = got[0]["undefined"]["at"][0]["position"].as_str().unwrap();
+    assert!(
+        at.starts_with("kernels/tma_extra_arrive.ptx:") && at.contains("(tma_extra_arrive.cu:"),
+        "{at}"
+    );
+    let (file, text, launch) = by_name("kernels/shared_exchange_nosync.ptx");
+    let (status, got) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": text, "file": file, "launch": launch}),
+    );
+    assert_eq!(status, 200);
+    let race = &got[0]["races"][0];
+    assert!(
+        race.to_string().contains("(shared_exchange_nosync.cu:"),
+        "{race}"
+    );
+    // Explain: the message-passing kernel's stale read, in CUDA lines.
+    let (file, text, launch) = by_name("kernels/mp_relaxed.ptx");
+    let (status, x) = post(
+        &server.base,
+        "/api/explain",
+        &json!({"test": text, "file": file, "launch": launch}),
+    );
+    assert_eq!(status, 200, "{x}");
+    assert_eq!(x["allowed"], true);
+    let words = x["text"].as_str().unwrap();
+    assert!(words.contains("mp_relaxed.cu:"), "{words}");
+    // Step: the session starts, and a hanging kernel is stepped into its hang.
+    let (file, text, launch) = by_name("kernels/syncthreads_divergent.ptx");
+    let (status, s) = post(
+        &server.base,
+        "/api/step",
+        &json!({"test": text, "file": file, "launch": launch, "goal": "hang"}),
+    );
+    assert_eq!(status, 200, "{s}");
+    assert_eq!(s["goto"]["reached"], true, "{s}");
+    assert!(!s["hang"].is_null(), "{s}");
+}
+
+/// A kernel pasted with its launch as a `/* ptxmc-launch: ... */` comment in
+/// the PTX itself gives what `ptxmc kernel` gives for that file; launch
+/// errors are positioned in the launch box (`field: "launch"`); a request
+/// without a launch, and CUDA C++ on a server without nvcc, are refused
+/// with what to send instead.
+#[test]
+fn a_pasted_kernel_reads_its_launch_comment_and_launch_errors_are_the_launchs() {
+    let server = Server::start(&["--timeout", "60"]);
+    let kernels = corpus_kernels();
+    let (_, text, launch) = kernels
+        .iter()
+        .find(|k| k.0 == "kernels/mp_relaxed.ptx")
+        .unwrap()
+        .clone();
+    let pasted = format!("/* ptxmc-launch: {launch} */\n{text}");
+    let dir = std::env::temp_dir().join(format!("ptxmc-serve-kernel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("pasted.ptx"), &pasted).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["kernel", "pasted.ptx", "--json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut want: Value = serde_json::from_slice(&out.stdout).expect("ptxmc kernel prints JSON");
+    let (status, mut got) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": pasted, "file": "pasted.ptx"}),
+    );
+    assert_eq!(status, 200, "{got}");
+    steady(&mut got);
+    steady(&mut want);
+    assert_eq!(got, want);
+    assert_eq!(got[0]["outcomes"].as_array().unwrap().len(), 2);
+
+    // No launch at all.
+    let (status, e) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": text, "file": "k.ptx"}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        e,
+        json!({
+            "error": "expected a launch description (the `launch` field, or a `/* ptxmc-launch: ... */` comment in the text; docs/kernels.md), found none",
+            "field": "launch",
+        })
+    );
+    // A launch error: positioned in the launch text, marked as the launch's.
+    let (status, e) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": text, "file": "k.ptx", "launch": "--grid 2\n--buffer data:int33[1]"}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(e["field"], "launch");
+    assert_eq!(
+        (e["line"].clone(), e["column"].clone()),
+        (json!(2), json!(15))
+    );
+    assert_eq!(
+        e["message"],
+        "expected an element type (`int8`, `uint8`, `int16`, `uint16`, `int32`, `uint32`, `int64`, `uint64`, `float32`, `float64`), found `int33`"
+    );
+    assert!(
+        e["error"].as_str().unwrap().contains("--> launch:2:15"),
+        "{e}"
+    );
+    // A PTX error is the editor's (no `field`), at its line.
+    let broken = text.replacen(".entry", ".entyr", 1);
+    let (status, e) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": broken, "file": "k.ptx", "launch": launch}),
+    );
+    assert_eq!(status, 400);
+    assert!(e.get("field").is_none(), "{e}");
+    assert!(e["error"].as_str().unwrap().contains("--> k.ptx:"), "{e}");
+    // CUDA C++ without an nvcc on the server.
+    let (status, e) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": "__global__ void k() {}", "file": "k.cu", "launch": "--grid 1"}),
+    );
+    assert_eq!(status, 400);
+    assert_eq!(
+        e,
+        json!({"error": "expected PTX (a file name ending in `.ptx`): this server compiles no CUDA C++ (it was started without `--nvcc`); paste what `nvcc -ptx -arch=sm_90a -lineinfo` prints for `k.cu`"})
+    );
+}
+
+/// With `--nvcc` (CI sets `NVCC`, `.ci/run`), the playground compiles a
+/// `.cu` request and checks it as `ptxmc kernel FILE.cu` does; the library
+/// says so (`cuda: true`). Without `NVCC` outside CI there is no compiler.
+#[test]
+fn a_server_with_nvcc_compiles_cuda_requests() {
+    let Ok(nvcc) = std::env::var("NVCC") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs this test with NVCC set (.ci/run installs the wheels)"
+        );
+        return;
+    };
+    let server = Server::start(&["--timeout", "300", "--nvcc", &nvcc]);
+    let (_, _, lib) = get(&server.base, "/api/library");
+    let lib: Value = serde_json::from_str(&lib).unwrap();
+    assert_eq!(lib["cuda"], true);
+    let file = "kernels/mp_relaxed.cu";
+    let cu = std::fs::read_to_string(root().join(file)).unwrap();
+    let mut want = cli_json(&["kernel", file, "--json", "--nvcc", &nvcc]);
+    let (status, mut got) = post(&server.base, "/api/run", &json!({"test": cu, "file": file}));
+    assert_eq!(status, 200, "{got}");
+    steady(&mut got);
+    want.iter_mut().for_each(steady);
+    assert_eq!(got, json!(want));
+    // A compile error is nvcc's, named by the request's file.
+    let (status, e) = post(
+        &server.base,
+        "/api/run",
+        &json!({"test": "__global__ void k() { undeclared = 1; }", "file": "bad.cu", "launch": "--grid 1"}),
+    );
+    assert_eq!(status, 400);
+    let err = e["error"].as_str().unwrap();
+    assert!(
+        err.contains("nvcc failing") && err.contains("bad.cu") && !err.contains("ptxmc-nvcc-"),
+        "{err}"
+    );
+}

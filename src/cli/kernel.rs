@@ -36,6 +36,13 @@ pub struct KernelArgs {
     /// A value for the next scalar parameter: `NAME:TYPE=V`.
     #[arg(long, value_name = "NAME:TYPE=V")]
     pub scalar: Vec<String>,
+    /// A tensor map for the next `.param .b8 [128]` parameter: `NAME:TYPE[D0,...]box[B0,...]`.
+    #[arg(long, value_name = "NAME:TYPE[D..]box[B..]")]
+    pub tensormap: Vec<String>,
+    /// The fields of the next struct parameter (`.param .align A .b8 P[N]`):
+    /// `NAME{OFF:buffer=NAME:TYPE[LEN]; OFF:scalar=NAME:TYPE=V; ...}`.
+    #[arg(long = "struct", value_name = "NAME{OFF:KIND=..;..}")]
+    pub structs: Vec<String>,
     /// Condition: some final state satisfies it (`out[0] != 42`).
     #[arg(long, value_name = "COND", group = "cond")]
     pub exists: Option<String>,
@@ -74,8 +81,9 @@ fn quoted(v: &str) -> String {
     }
 }
 
-/// The launch flags as one launch text, `--buffer`/`--scalar` in the order
-/// they were given on the command line.
+/// The launch flags as one launch text, the parameter flags (`--buffer`,
+/// `--scalar`, `--tensormap`, `--struct`) in the order they were given on
+/// the command line.
 fn flags_text(a: &KernelArgs) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut push = |flag: &str, v: &str| {
@@ -95,24 +103,26 @@ fn flags_text(a: &KernelArgs) -> String {
         }
     }
     // Order of parameters: as the flags came.
-    let (mut b, mut s) = (a.buffer.iter(), a.scalar.iter());
+    let mut lists = [
+        ("--buffer", a.buffer.iter()),
+        ("--scalar", a.scalar.iter()),
+        ("--tensormap", a.tensormap.iter()),
+        ("--struct", a.structs.iter()),
+    ];
     for arg in std::env::args() {
-        if arg == "--buffer" || arg.starts_with("--buffer=") {
-            if let Some(v) = b.next() {
-                push("--buffer", v);
-            }
-        } else if arg == "--scalar" || arg.starts_with("--scalar=") {
-            if let Some(v) = s.next() {
-                push("--scalar", v);
+        for (flag, values) in lists.iter_mut() {
+            if arg == *flag || arg.starts_with(&format!("{flag}=")) {
+                if let Some(v) = values.next() {
+                    push(flag, v);
+                }
             }
         }
     }
     // (Called other than from a command line: the rest in their own order.)
-    for v in b {
-        push("--buffer", v);
-    }
-    for v in s {
-        push("--scalar", v);
+    for (flag, values) in lists {
+        for v in values {
+            push(flag, v);
+        }
     }
     for (f, v) in [
         ("--exists", &a.exists),

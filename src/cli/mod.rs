@@ -93,7 +93,7 @@ pub enum Command {
     /// kernel, or a `/* ptxmc-launch: ... */` comment in the `.cu`
     /// (docs/kernels.md). Exit statuses as `run`'s.
     #[command(after_help = EXIT_CODES)]
-    Kernel(kernel::KernelArgs),
+    Kernel(Box<kernel::KernelArgs>),
     /// Compare verdicts with a CSV of expected ones (Dat3M's `path,1|0`; 1 = the condition holds).
     ///
     /// With `--property termination` the CSV is a liveness one (Dat3M's

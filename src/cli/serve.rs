@@ -33,6 +33,11 @@ pub struct ServeArgs {
     /// Stop a computation when the server's resident memory exceeds this many MiB.
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<u64>,
+    /// Compile `.cu` kernels that requests send with this nvcc (without it the
+    /// playground takes kernels as PTX only). nvcc reads every file a request's
+    /// `#include` names: give it on a trusted network only.
+    #[arg(long, value_name = "PATH")]
+    pub nvcc: Option<std::path::PathBuf>,
 }
 
 /// Run `ptxmc serve` until Ctrl-C.
@@ -53,6 +58,7 @@ pub fn run(args: &ServeArgs) -> Exit {
             timeout,
             max_states: args.max_states,
             max_memory: args.max_memory.map(|m| m << 20),
+            nvcc: args.nvcc.clone(),
             ..ServerLimits::default()
         },
         max_body: args.max_body,

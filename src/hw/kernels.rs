@@ -126,6 +126,10 @@ impl KernelRun {
                             .collect(),
                     })
                 }
+                Binding::Struct(st) => Err(format!(
+                    "the struct parameter `{}` (`--struct`): the kernel runner does not pack struct parameters yet",
+                    st.name
+                )),
                 Binding::Buffer(b) => Ok(RunParam::Buffer {
                     name: b.name.clone(),
                     bytes: b.elem.bytes() as u32,

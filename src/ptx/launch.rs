@@ -17,6 +17,11 @@
 //!                         the next tensor-map parameter (`.param .b8 [128]`):
 //!                         a global tensor NAME (its own buffer) and the box
 //!                         its tensor copies move
+//! --struct NAME{OFF:buffer=BUFFER; OFF:scalar=SCALAR; ...}
+//!                         the next struct parameter (`.param .align A .b8
+//!                         NAME[N]`, a struct passed by value): at each byte
+//!                         offset, a pointer to a new buffer (`--buffer`'s
+//!                         value) or a value (`--scalar`'s)
 //! --exists COND | --not-exists COND | --forall COND
 //! ```
 //!
@@ -116,6 +121,49 @@ pub struct TensorMapBinding {
     pub boxdims: Vec<u64>,
 }
 
+/// What one field of a struct parameter holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FieldBinding {
+    /// A pointer to a new buffer (8 bytes).
+    Buffer(Buffer),
+    /// A value of the scalar's type.
+    Scalar(Scalar),
+}
+
+/// A field of a struct parameter: its byte offset and what it holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// Byte offset in the struct.
+    pub offset: u64,
+    /// What it holds.
+    pub binding: FieldBinding,
+    /// Where it was given.
+    pub span: Span,
+}
+
+impl Field {
+    /// Its size in bytes: a pointer's 8, or the scalar type's.
+    pub fn bytes(&self) -> u64 {
+        match &self.binding {
+            FieldBinding::Buffer(_) => 8,
+            FieldBinding::Scalar(s) => s.elem.bytes(),
+        }
+    }
+}
+
+/// A struct passed by value (`.param .align A .b8 NAME[N]`, as CUTLASS
+/// kernels take their `Params`): the fields the launch binds, by offset;
+/// bytes no field covers are not read by a checked kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructBinding {
+    /// The name given to the struct (for messages).
+    pub name: String,
+    /// The fields, in increasing offset.
+    pub fields: Vec<Field>,
+    /// Where it was given.
+    pub span: Span,
+}
+
 /// A parameter binding, in the kernel's parameter order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Binding {
@@ -125,6 +173,8 @@ pub enum Binding {
     Scalar(Scalar),
     /// `--tensormap`
     TensorMap(TensorMapBinding),
+    /// `--struct`
+    Struct(StructBinding),
 }
 
 /// A launch description.
@@ -235,7 +285,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (w.clone(), None),
         };
-        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--tensormap`, `--exists`, `--not-exists`, `--forall`)";
+        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--tensormap`, `--struct`, `--exists`, `--not-exists`, `--forall`)";
         if !matches!(
             flag.as_str(),
             "--entry"
@@ -245,6 +295,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
                 | "--buffer"
                 | "--scalar"
                 | "--tensormap"
+                | "--struct"
                 | "--exists"
                 | "--not-exists"
                 | "--forall"
@@ -291,6 +342,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             "--tensormap" => l
                 .params
                 .push(Binding::TensorMap(tensor_map(&value, vspan)?)),
+            "--struct" => l.params.push(Binding::Struct(struct_param(&value, vspan)?)),
             q => {
                 if l.condition.is_some() {
                     return Err(Diagnostic::expected(span, "one condition", "a second one"));
@@ -529,6 +581,137 @@ fn scalar(v: &str, span: Span) -> Result<Scalar, Diagnostic> {
     })
 }
 
+/// `NAME{OFF:buffer=BUFFER; OFF:scalar=SCALAR; ...}`: fields separated by
+/// `;` (a buffer's initial values keep their `{v,v}`), each at a byte offset
+/// aligned to its size, none overlapping another.
+fn struct_param(v: &str, span: Span) -> Result<StructBinding, Diagnostic> {
+    const WANT: &str = "`NAME{OFFSET:buffer=NAME:TYPE[LEN]; OFFSET:scalar=NAME:TYPE=V; ...}` such as `p{0:buffer=data:int32[4]; 8:scalar=n:int32=3}`";
+    let at = |i: usize, j: usize| Span::new(span.start + i, span.start + j);
+    let Some(open) = v.find('{') else {
+        return Err(Diagnostic::expected(span, WANT, format!("`{v}`")));
+    };
+    let name = &v[..open];
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(Diagnostic::expected(
+            at(0, open),
+            "a name for the struct (letters, digits, `_`)",
+            format!("`{name}`"),
+        ));
+    }
+    let Some(inner) = v[open + 1..].strip_suffix('}') else {
+        return Err(Diagnostic::expected(
+            at(v.len(), v.len()),
+            "`}` closing the struct's fields",
+            "the end of the value",
+        ));
+    };
+    let base = open + 1;
+    // Fields: split at `;` outside a buffer's `{...}`.
+    let mut parts = Vec::new();
+    let (mut depth, mut from) = (0i32, 0usize);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ';' if depth == 0 => {
+                parts.push((from, &inner[from..i]));
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push((from, &inner[from..]));
+    let mut fields: Vec<Field> = Vec::new();
+    for (off, text) in parts {
+        let lead = text.len() - text.trim_start().len();
+        let f = text.trim();
+        if f.is_empty() {
+            continue;
+        }
+        let start = base + off + lead;
+        let fspan = at(start, start + f.len());
+        let Some((o, rest)) = f.split_once(':') else {
+            return Err(Diagnostic::expected(
+                fspan,
+                "a field `OFFSET:buffer=...` or `OFFSET:scalar=...`",
+                format!("`{f}`"),
+            ));
+        };
+        let offset = match o.trim().parse::<u64>() {
+            Ok(n) if n < 1 << 16 => n,
+            _ => {
+                return Err(Diagnostic::expected(
+                    at(start, start + o.len()),
+                    "a byte offset (0 to 65535)",
+                    format!("`{o}`"),
+                ));
+            }
+        };
+        let kstart = start + o.len() + 1;
+        let Some((kind, spec)) = rest.split_once('=') else {
+            return Err(Diagnostic::expected(
+                at(kstart, start + f.len()),
+                "`buffer=...` or `scalar=...`",
+                format!("`{rest}`"),
+            ));
+        };
+        let sspan = at(kstart + kind.len() + 1, start + f.len());
+        let binding = match kind {
+            "buffer" => FieldBinding::Buffer(buffer(spec, sspan)?),
+            "scalar" => FieldBinding::Scalar(scalar(spec, sspan)?),
+            _ => {
+                return Err(Diagnostic::expected(
+                    at(kstart, kstart + kind.len()),
+                    "`buffer` or `scalar`",
+                    format!("`{kind}`"),
+                ));
+            }
+        };
+        let field = Field {
+            offset,
+            binding,
+            span: fspan,
+        };
+        let size = field.bytes();
+        if offset % size != 0 {
+            return Err(Diagnostic::expected(
+                at(start, start + o.len()),
+                format!("an offset that is a multiple of the field's {size} bytes (its alignment)"),
+                format!("`{offset}`"),
+            ));
+        }
+        if let Some(g) = fields
+            .iter()
+            .find(|g| g.offset < offset + size && offset < g.offset + g.bytes())
+        {
+            return Err(Diagnostic::expected(
+                fspan,
+                "fields that do not overlap",
+                format!(
+                    "bytes {offset}..{} over bytes {}..{} of an earlier field",
+                    offset + size,
+                    g.offset,
+                    g.offset + g.bytes()
+                ),
+            ));
+        }
+        fields.push(field);
+    }
+    if fields.is_empty() {
+        return Err(Diagnostic::expected(
+            at(base, base + inner.len()),
+            "at least one field",
+            "none",
+        ));
+    }
+    fields.sort_by_key(|f| f.offset);
+    Ok(StructBinding {
+        name: name.to_string(),
+        fields,
+        span,
+    })
+}
+
 /// The text of a `/* ptxmc-launch: ... */` comment in a CUDA source and
 /// where it starts, if there is one.
 pub fn from_cuda_comment(src: &str) -> Option<(usize, &str)> {
@@ -587,6 +770,55 @@ mod tests {
         assert_eq!(
             e.message(),
             "expected a length between 1 and 4096, found `1099511627776`"
+        );
+    }
+
+    #[test]
+    fn a_struct_binds_fields_by_offset_with_positioned_errors() {
+        let l = parse("--struct 'p{0:buffer=data:int32[2]={1,2}; 8:scalar=n:int32=3}'").unwrap();
+        let Binding::Struct(st) = &l.params[0] else {
+            panic!()
+        };
+        assert_eq!(st.name, "p");
+        assert_eq!(st.fields.len(), 2);
+        let FieldBinding::Buffer(b) = &st.fields[0].binding else {
+            panic!()
+        };
+        assert_eq!((b.name.as_str(), b.init.clone()), ("data", vec![1, 2]));
+        assert_eq!(st.fields[1].offset, 8);
+        let FieldBinding::Scalar(s) = &st.fields[1].binding else {
+            panic!()
+        };
+        assert_eq!(s.value, 3);
+        // Positions inside the quoted value.
+        let text = "--struct 'p{0:buffer=data:int32[2]; 4:scalar=n:int64=3}'";
+        let e = parse(text).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "expected an offset that is a multiple of the field's 8 bytes (its alignment), found `4`"
+        );
+        assert_eq!(&text[e.span.start..e.span.end], "4");
+        let text = "--struct 'p{0:buffer=data:int32[2]; 8:scalar=n:int32=3; 12:scalar=m:int16=1; 14:point=q:int8=0}'";
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.message(), "expected `buffer` or `scalar`, found `point`");
+        assert_eq!(&text[e.span.start..e.span.end], "point");
+        let text = "--struct 'p{0:buffer=data:int32[2]; 0:scalar=n:int32=3}'";
+        let e = parse(text).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "expected fields that do not overlap, found bytes 0..4 over bytes 0..8 of an earlier field"
+        );
+        assert_eq!(&text[e.span.start..e.span.end], "0:scalar=n:int32=3");
+        let text = "--struct p{0:buffer=data:int33[2]}";
+        let e = parse(text).unwrap_err();
+        assert_eq!(&text[e.span.start..e.span.end], "int33");
+        let e = parse("--struct p{}").unwrap_err();
+        assert_eq!(e.message(), "expected at least one field, found none");
+        let e = parse("--struct p").unwrap_err();
+        assert!(
+            e.message().starts_with("expected `NAME{OFFSET:buffer="),
+            "{}",
+            e.message()
         );
     }
 

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use smallvec::SmallVec;
 
 use super::ast::{Function, Instr as PInstr, Loc, Module, Opnd, VarSpace};
-use super::launch::{Binding, Launch};
+use super::launch::{Binding, FieldBinding, Launch};
 use crate::ir::{
     Address, AddressKind, ArithOp, BranchCmp, Condition, Instr, LocKind, Location, Operand,
     Placement, Program, Prop, Quantifier, Register, Space, Term, Thread, Value,
@@ -157,12 +157,18 @@ struct Ctx {
     var_names: HashMap<String, usize>,
     /// (region, byte offset) → (address, size in bytes).
     cells: HashMap<(Region, i64), (usize, u64)>,
-    /// Per parameter: its binding's value when loaded.
-    params: Vec<(String, Val, u64)>,
+    /// Per parameter: its name and the values a load reads, as (byte
+    /// offset, value, size in bytes): one at offset 0 for a buffer, scalar
+    /// or tensor map; a struct's fields (`--struct`).
+    params: Vec<(String, Vec<ParamField>)>,
     /// The tensor maps bound to parameters (`--tensormap`).
     tmaps: Vec<TensorMapInfo>,
     multi_cta: bool,
 }
+
+/// What a load of a parameter reads at a byte offset: (offset, value, size
+/// in bytes).
+type ParamField = (i64, Val, u64);
 
 /// A tensor map parameter: its parameter's name, the buffer holding its
 /// tensor, and its shape.
@@ -191,6 +197,26 @@ impl Ctx {
         });
         self.by_name.insert(name, a);
         a
+    }
+
+    /// A new global buffer bound by the launch: one location per element
+    /// (`NAME[i]`, initialised from the binding), returning its index in
+    /// `buffers`. Buffers of `--buffer` and the tensors of `--tensormap` are
+    /// made here alike, so their elements are the same kind of location.
+    fn add_buffer(&mut self, b: &super::launch::Buffer) -> usize {
+        let first = self.addresses.len();
+        for i in 0..b.len {
+            let init = b.init.get(i as usize).copied().unwrap_or(0);
+            self.add_location(format!("{}[{i}]", b.name), init, Space::Global);
+        }
+        self.buffers.push(BufferInfo {
+            name: b.name.clone(),
+            elem_bytes: b.elem.bytes(),
+            len: b.len,
+            first_addr: first,
+            ty: b.elem.name,
+        });
+        self.buffers.len() - 1
     }
 
     /// The address of `size` bytes at `off` in `region`, or why not.
@@ -433,7 +459,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
             Diagnostic::expected(
                 whole,
                 format!(
-                    "{} parameter binding{} (`--buffer` or `--scalar`, in order) for kernel `{}`",
+                    "{} parameter binding{} (`--buffer`, `--scalar`, `--tensormap` or `--struct`, in order) for kernel `{}`",
                     f.params.len(),
                     if f.params.len() == 1 { "" } else { "s" },
                     f.name
@@ -457,16 +483,30 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     };
     let mut seen_names: HashMap<&str, Span> = HashMap::new();
     for (p, b) in f.params.iter().zip(&launch.params) {
-        let (name, span) = match b {
-            Binding::Buffer(b) => (&b.name, b.span),
-            Binding::Scalar(s) => (&s.name, s.span),
-            Binding::TensorMap(t) => (&t.buffer.name, t.buffer.span),
+        let names: Vec<(&String, Span)> = match b {
+            Binding::Buffer(b) => vec![(&b.name, b.span)],
+            Binding::Scalar(s) => vec![(&s.name, s.span)],
+            Binding::TensorMap(t) => vec![(&t.buffer.name, t.buffer.span)],
+            Binding::Struct(st) => st
+                .fields
+                .iter()
+                .map(|f| match &f.binding {
+                    FieldBinding::Buffer(b) => (&b.name, b.span),
+                    FieldBinding::Scalar(s) => (&s.name, s.span),
+                })
+                .collect(),
         };
-        if seen_names.insert(name, span).is_some() {
-            return Err(Box::new((
-                Source::Launch,
-                Diagnostic::expected(span, "a name not bound before", format!("`{name}` again")),
-            )));
+        for (name, span) in names {
+            if seen_names.insert(name, span).is_some() {
+                return Err(Box::new((
+                    Source::Launch,
+                    Diagnostic::expected(
+                        span,
+                        "a name not bound before",
+                        format!("`{name}` again"),
+                    ),
+                )));
+            }
         }
         let pbytes = param_bytes(&p.ty);
         match b {
@@ -476,29 +516,15 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         Source::Launch,
                         Diagnostic::expected(
                             b.span,
-                            format!("`--scalar` for parameter `{}` (`.{}`)", p.name, p.ty),
+                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
                             "`--buffer`",
                         )
                         .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
                     )));
                 }
-                let first = ctx.addresses.len();
-                for i in 0..b.len {
-                    let init = b.init.get(i as usize).copied().unwrap_or(0);
-                    ctx.add_location(format!("{}[{i}]", b.name), init, Space::Global);
-                }
-                ctx.params.push((
-                    p.name.clone(),
-                    Val::Ptr(Region::Buffer(ctx.buffers.len()), 0),
-                    8,
-                ));
-                ctx.buffers.push(BufferInfo {
-                    name: b.name.clone(),
-                    elem_bytes: b.elem.bytes(),
-                    len: b.len,
-                    first_addr: first,
-                    ty: b.elem.name,
-                });
+                let k = ctx.add_buffer(b);
+                ctx.params
+                    .push((p.name.clone(), vec![(0, Val::Ptr(Region::Buffer(k), 0), 8)]));
             }
             Binding::TensorMap(t) => {
                 let b = &t.buffer;
@@ -507,25 +533,20 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         Source::Launch,
                         Diagnostic::expected(
                             b.span,
-                            format!("`--buffer` or `--scalar` for parameter `{}`", p.name),
+                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
                             "`--tensormap`",
                         )
                         .with_note("a tensor map binds a `.param .b8 NAME[128]` parameter (a `const __grid_constant__ CUtensorMap`)"),
                     )));
                 }
-                let first = ctx.addresses.len();
-                for i in 0..b.len {
-                    let init = b.init.get(i as usize).copied().unwrap_or(0);
-                    ctx.add_location(format!("{}[{i}]", b.name), init, Space::Global);
-                }
+                let buffer = ctx.add_buffer(b);
                 ctx.params.push((
                     p.name.clone(),
-                    Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0),
-                    128,
+                    vec![(0, Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0), 128)],
                 ));
                 ctx.tmaps.push(TensorMapInfo {
                     param: p.name.clone(),
-                    buffer: ctx.buffers.len(),
+                    buffer,
                     map: crate::litmus::tensor::TensorMap {
                         name: p.name.clone(),
                         global: b.name.clone(),
@@ -534,13 +555,6 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         elem: b.elem.bytes(),
                         span: b.span,
                     },
-                });
-                ctx.buffers.push(BufferInfo {
-                    name: b.name.clone(),
-                    elem_bytes: b.elem.bytes(),
-                    len: b.len,
-                    first_addr: first,
-                    ty: b.elem.name,
                 });
             }
             Binding::Scalar(s) => {
@@ -552,11 +566,49 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                             format!("parameter `{}` (`.{}`)", p.name, p.ty),
                             "a scalar parameter",
                         )
-                        .with_note("struct and array parameters are not modelled"),
+                        .with_note("a struct passed by value (`.param .align A .b8 NAME[N]`) is bound with `--struct` (docs/kernels.md)"),
                     )));
                 }
                 ctx.params
-                    .push((p.name.clone(), Val::Known(s.value), pbytes));
+                    .push((p.name.clone(), vec![(0, Val::Known(s.value), pbytes)]));
+            }
+            Binding::Struct(st) => {
+                // A struct passed by value: `.param .align A .b8 NAME[N]`.
+                let Some(n) = p.len.filter(|_| pbytes == 1) else {
+                    return Err(Box::new((
+                        Source::Launch,
+                        Diagnostic::expected(
+                            st.span,
+                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
+                            "`--struct`",
+                        )
+                        .with_note("a struct binds a `.param .align A .b8 NAME[N]` parameter (a struct passed by value)"),
+                    )));
+                };
+                let mut fields = Vec::new();
+                for fd in &st.fields {
+                    let size = fd.bytes();
+                    if fd.offset + size > n {
+                        return Err(Box::new((
+                            Source::Launch,
+                            Diagnostic::expected(
+                                fd.span,
+                                format!(
+                                    "a field inside parameter `{}` (bytes 0 to {})",
+                                    p.name,
+                                    n - 1
+                                ),
+                                format!("bytes {} to {}", fd.offset, fd.offset + size - 1),
+                            ),
+                        )));
+                    }
+                    let v = match &fd.binding {
+                        FieldBinding::Buffer(b) => Val::Ptr(Region::Buffer(ctx.add_buffer(b)), 0),
+                        FieldBinding::Scalar(s) => Val::Known(s.value),
+                    };
+                    fields.push((fd.offset as i64, v, size));
+                }
+                ctx.params.push((p.name.clone(), fields));
             }
         }
     }
@@ -799,6 +851,26 @@ pub fn condition(p: &Program, quant: Quantifier, text: &str) -> Result<Condition
         quantifier: quant,
         prop,
     })
+}
+
+/// The launch flags that bind parameter `p`, by its declaration: a 64-bit
+/// value may be a pointer; a byte array is a struct passed by value (or, of
+/// 128 bytes, a tensor map).
+fn binds(p: &super::ast::Param) -> &'static str {
+    match (param_bytes(&p.ty), p.len) {
+        (1, Some(128)) => "`--tensormap` or `--struct`",
+        (_, Some(_)) => "`--struct`",
+        (8, None) => "`--buffer` or `--scalar`",
+        _ => "`--scalar`",
+    }
+}
+
+/// A parameter's declaration as PTX writes it (`.u64`, `.b8 [32]`).
+fn declared(p: &super::ast::Param) -> String {
+    match p.len {
+        Some(n) => format!("`.{} [{n}]`", p.ty),
+        None => format!("`.{}`", p.ty),
+    }
 }
 
 /// Bytes of a scalar type name (`u64` → 8); 0 for unknown.
@@ -1942,7 +2014,14 @@ impl ThreadLower<'_> {
             }
             "ld" if parts.get(1) == Some(&"param") => {
                 need(2)?;
-                let d = self.dst(&ops[0])?;
+                // `ld.param.v2.u32 {%r1, %r2}, [P+8]`: consecutive fields.
+                let dsts: Vec<u32> = match &ops[0] {
+                    Opnd::Vector(items, _) => items
+                        .iter()
+                        .map(|o| self.dst(o))
+                        .collect::<Result<_, _>>()?,
+                    o => vec![self.dst(o)?],
+                };
                 let Opnd::Addr {
                     base: Some(b),
                     offset,
@@ -1962,7 +2041,7 @@ impl ThreadLower<'_> {
                         "`ld.param` names the parameter",
                     ));
                 };
-                let Some((_, v, size)) = self.ctx.params.iter().find(|(p, _, _)| p == n).cloned()
+                let Some((_, fields)) = self.ctx.params.iter().find(|(p, _)| p == n).cloned()
                 else {
                     return Err(refuse(
                         *span,
@@ -1970,17 +2049,43 @@ impl ThreadLower<'_> {
                         "parameters of called functions are not modelled (calls are not inlined yet)",
                     ));
                 };
-                if *offset != 0 || u64::from(bits / 8) != size.max(1) {
-                    return Err(refuse(
-                        *span,
-                        format!(
-                            "a {}-byte read at offset {offset} of a {size}-byte parameter",
-                            bits / 8
-                        ),
-                        "parameters are read whole",
-                    ));
+                let read = u64::from(bits / 8);
+                let whole = matches!(&fields[..], [(0, _, _)]);
+                for (k, d) in dsts.into_iter().enumerate() {
+                    let at = offset.wrapping_add(k as i64 * read as i64);
+                    match fields
+                        .iter()
+                        .find(|(o, _, s)| *o == at && *s == read.max(1))
+                    {
+                        Some((_, v, _)) => self.set(env, d, v.clone()),
+                        None if whole => {
+                            let size = fields[0].2;
+                            return Err(refuse(
+                                *span,
+                                format!(
+                                    "a {read}-byte read at offset {at} of a {size}-byte parameter"
+                                ),
+                                "parameters are read whole",
+                            ));
+                        }
+                        None => {
+                            let list = fields
+                                .iter()
+                                .map(|(o, _, s)| format!("{s} bytes at {o}"))
+                                .collect::<Vec<_>>()
+                                .join(", ");
+                            return Err(refuse(
+                                *span,
+                                format!(
+                                    "a {read}-byte read at byte {at} of struct parameter `{n}`"
+                                ),
+                                &format!(
+                                    "the launch binds its fields ({list}; `--struct`), and a read is one whole field"
+                                ),
+                            ));
+                        }
+                    }
                 }
-                self.set(env, d, v);
             }
             "ld" | "st" | "atom" | "red" | "mbarrier" | "cp" | "membar" | "fence" | "bar"
             | "barrier" => {
@@ -2495,73 +2600,11 @@ impl ThreadLower<'_> {
                 continue;
             }
             match o {
-                Opnd::Addr { base, offset, span } => {
-                    let (region, at) = match base.as_deref() {
-                        Some(Opnd::Name(n, ns)) => match self.ctx.var_names.get(n) {
-                            Some(&v) => (Region::Var(v, self.sp.cta), *offset),
-                            None => {
-                                return Err(Diagnostic::expected(
-                                    *ns,
-                                    "a register or a variable",
-                                    format!("`{n}`"),
-                                ));
-                            }
-                        },
-                        Some(Opnd::Reg(r, rs)) => match &env[*r as usize] {
-                            Val::Ptr(region, o) => (*region, o.wrapping_add(*offset)),
-                            Val::Dyn(_) => {
-                                return Err(refuse(
-                                    *rs,
-                                    "an address computed from a value loaded from memory",
-                                    "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
-                                ));
-                            }
-                            Val::Known(_) => {
-                                return Err(refuse(
-                                    *rs,
-                                    "an address that is a plain number",
-                                    "addresses come from buffer parameters and variables",
-                                ));
-                            }
-                            _ => {
-                                return Err(Diagnostic::expected(
-                                    *rs,
-                                    "a register holding an address",
-                                    format!("`{}`", self.f.regs[*r as usize].name),
-                                ));
-                            }
-                        },
-                        _ => {
-                            return Err(refuse(
-                                *span,
-                                "an absolute address",
-                                "addresses come from buffer parameters and variables",
-                            ));
-                        }
-                    };
-                    // The state space written must match the region's.
-                    let rspace = match region {
-                        Region::Buffer(_) => VarSpace::Global,
-                        Region::Var(v, _) => self.ctx.vars[v].space,
-                        Region::TensorMap(_) => VarSpace::Param,
-                    };
-                    if let Some(sp) = space {
-                        if sp != rspace && !(rspace == VarSpace::Const) {
-                            return Err(Diagnostic::expected(
-                                *span,
-                                format!(
-                                    "an address in the {} state space",
-                                    if sp == VarSpace::Global {
-                                        "global"
-                                    } else {
-                                        "shared"
-                                    }
-                                ),
-                                format!("an address of {}", self.region_name(region)),
-                            )
-                            .with_label("wrong state space"));
-                        }
-                    }
+                Opnd::Addr { span, .. } => {
+                    // A `.const` variable is readable through any state
+                    // space the access names (nvcc reads `__constant__`
+                    // data with generic and `.global` loads).
+                    let (region, at) = self.resolve_address(o, env, space, true)?;
                     let size = bytes.ok_or_else(|| {
                         Diagnostic::expected(i.mn_span, "a data type on the access", "none")
                     })?;
@@ -2613,6 +2656,100 @@ impl ThreadLower<'_> {
             env[d as usize] = Val::Dyn(x);
         }
         Ok(())
+    }
+
+    /// The region and byte offset an `[address]` operand names: a variable
+    /// (`[smem+8]`) or a register holding a pointer, plus the offset. The
+    /// region's state space must be `space` when the instruction names one
+    /// (a generic access, `None`, reaches every region); with `const_ok`, a
+    /// `.const` variable is accepted whatever space is named. The one
+    /// address resolution of plain accesses, bulk and tensor copies.
+    fn resolve_address(
+        &self,
+        o: &Opnd,
+        env: &Env,
+        space: Option<VarSpace>,
+        const_ok: bool,
+    ) -> Result<(Region, i64), Diagnostic> {
+        let Opnd::Addr { base, offset, span } = o else {
+            return Err(Diagnostic::expected(
+                o.span(),
+                "an `[address]`",
+                "another operand",
+            ));
+        };
+        let (region, at) = match base.as_deref() {
+            Some(Opnd::Name(n, ns)) => match self.ctx.var_names.get(n) {
+                Some(&v) => (Region::Var(v, self.sp.cta), *offset),
+                None => {
+                    return Err(Diagnostic::expected(
+                        *ns,
+                        "a register or a variable",
+                        format!("`{n}`"),
+                    ));
+                }
+            },
+            Some(Opnd::Reg(r, rs)) => match &env[*r as usize] {
+                Val::Ptr(region, o) => (*region, o.wrapping_add(*offset)),
+                Val::Dyn(_) => {
+                    return Err(refuse(
+                        *rs,
+                        "an address computed from a value loaded from memory",
+                        "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
+                    ));
+                }
+                Val::Known(_) => {
+                    return Err(refuse(
+                        *rs,
+                        "an address that is a plain number",
+                        "addresses come from buffer parameters and variables",
+                    ));
+                }
+                _ => {
+                    return Err(Diagnostic::expected(
+                        *rs,
+                        "a register holding an address",
+                        format!("`{}`", self.f.regs[*r as usize].name),
+                    ));
+                }
+            },
+            _ => {
+                return Err(refuse(
+                    *span,
+                    "an absolute address",
+                    "addresses come from buffer parameters and variables",
+                ));
+            }
+        };
+        let rspace = match region {
+            Region::Buffer(_) => VarSpace::Global,
+            Region::Var(v, _) => self.ctx.vars[v].space,
+            Region::TensorMap(_) => VarSpace::Param,
+        };
+        if let Some(sp) = space {
+            if sp != rspace && !(const_ok && rspace == VarSpace::Const) {
+                return Err(Diagnostic::expected(
+                    *span,
+                    format!(
+                        "an address in the {} state space",
+                        if sp == VarSpace::Global {
+                            "global"
+                        } else {
+                            "shared"
+                        }
+                    ),
+                    format!("an address of {}", self.region_name(region)),
+                )
+                .with_label("wrong state space"));
+            }
+        }
+        Ok((region, at))
+    }
+
+    /// The region and byte offset of an asynchronous copy's `[address]`
+    /// operand, which must be in `space` (no `.const` exception).
+    fn pointer(&self, o: &Opnd, env: &Env, space: VarSpace) -> Result<(Region, i64), Diagnostic> {
+        self.resolve_address(o, env, Some(space), false)
     }
 
     /// `elect.sync d|p, membermask` (`docs/warps.md`): the convergence wait,

@@ -141,20 +141,34 @@ pub fn load_source_full(
 
 /// The launch description beside a kernel file: `FILE.launch`, or the
 /// `/* ptxmc-launch: ... */` comment of `FILE.cu` (for `FILE.ptx`, of the
-/// `.cu` beside it). `None` if there is none.
+/// `.cu` beside it, else of the `.ptx` itself). `None` if there is none.
 pub fn launch_beside(path: &Path) -> Option<LaunchText> {
     let launch = path.with_extension("launch");
     if let Ok(t) = std::fs::read_to_string(&launch) {
         return Some(LaunchText::whole(&launch.display().to_string(), &t));
     }
     let cu = path.with_extension("cu");
-    let src = std::fs::read_to_string(&cu).ok()?;
-    let (at, text) = launch::from_cuda_comment(&src)?;
-    let end = at + text.len();
+    if let Some(l) = std::fs::read_to_string(&cu)
+        .ok()
+        .and_then(|src| launch_in(&cu.display().to_string(), &src))
+    {
+        return Some(l);
+    }
+    // The comment in the file itself (a `.ptx` pasted with its launch, as
+    // the playground takes it).
+    let src = std::fs::read_to_string(path).ok()?;
+    launch_in(&path.display().to_string(), &src)
+}
+
+/// The launch in a kernel's own text: its `/* ptxmc-launch: ... */` comment
+/// (a `.cu`'s, or one pasted into PTX, where the lexer skips it as any other
+/// comment), positioned in that text for errors. `None` if there is none.
+pub fn launch_in(path: &str, text: &str) -> Option<LaunchText> {
+    let (at, l) = launch::from_cuda_comment(text)?;
     Some(LaunchText {
-        path: cu.display().to_string(),
-        source: src,
-        range: (at, end),
+        path: path.to_string(),
+        source: text.to_string(),
+        range: (at, at + l.len()),
     })
 }
 

@@ -30,22 +30,70 @@ pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
 /// headers beside nvcc: `include/` and `include/cccl/`, and the CUTLASS/CuTe
 /// headers of the nvidia-cutlass wheel where it is installed beside it).
 pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError> {
-    let shown = cu.display().to_string();
+    compile_within(cu, &cu.display().to_string(), explicit, TIMEOUT)
+}
+
+/// Compile CUDA C++ given as text (the playground's `.cu`, named `name` in
+/// errors) with `nvcc`, stopped after `timeout`: the text is written to a
+/// temporary directory of its own, removed afterwards.
+pub fn compile_text(
+    name: &str,
+    text: &str,
+    nvcc: &Path,
+    timeout: Duration,
+) -> Result<String, LitmusError> {
+    let fail =
+        |what: String| LitmusError::whole_file(name, "a `.cu` file that nvcc compiles", what);
+    let dir = scratch();
+    std::fs::create_dir_all(&dir).map_err(|e| fail(format!("no temporary directory: {e}")))?;
+    // Under the request's own base name, so that `.file` (and the CUDA
+    // lines read from it) name the file as `ptxmc kernel` would.
+    let base = Path::new(name)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| {
+            n.ends_with(".cu")
+                && n.len() <= 128
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-+".contains(c))
+        })
+        .unwrap_or_else(|| "kernel.cu".to_string());
+    let cu = dir.join(base);
+    let out = std::fs::write(&cu, text)
+        .map_err(|e| fail(format!("no temporary file: {e}")))
+        .and_then(|()| compile_within(&cu, name, Some(nvcc), timeout));
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// A fresh temporary directory name for one compilation.
+fn scratch() -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    std::env::temp_dir().join(format!(
+        "ptxmc-nvcc-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ))
+}
+
+/// [`compile`], with nvcc stopped after `timeout`; errors name the file
+/// `shown` (nvcc's own messages too).
+fn compile_within(
+    cu: &Path,
+    shown: &str,
+    explicit: Option<&Path>,
+    timeout: Duration,
+) -> Result<String, LitmusError> {
     let nvcc = find(explicit).ok_or_else(|| {
         LitmusError::whole_file(
-            &shown,
+            shown,
             &format!("an nvcc to compile it (none on PATH, no NVCC, no --nvcc): {INSTALL}"),
             "none".to_string(),
         )
     })?;
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "ptxmc-nvcc-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
+    let dir = scratch();
     let fail =
-        |what: String| LitmusError::whole_file(&shown, "a `.cu` file that nvcc compiles", what);
+        |what: String| LitmusError::whole_file(shown, "a `.cu` file that nvcc compiles", what);
     std::fs::create_dir_all(&dir).map_err(|e| fail(format!("no temporary directory: {e}")))?;
     let out = dir.join("kernel.ptx");
     let mut cmd = Command::new(&nvcc);
@@ -68,7 +116,7 @@ pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| {
         LitmusError::whole_file(
-            &shown,
+            shown,
             &format!("an nvcc that runs: {INSTALL}"),
             format!("`{}`: {e}", nvcc.display()),
         )
@@ -84,13 +132,13 @@ pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if start.elapsed() > TIMEOUT => {
+            Ok(None) if start.elapsed() > timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(fail(format!(
                     "nvcc still running after {} s (stopped)",
-                    TIMEOUT.as_secs()
+                    timeout.as_secs_f64()
                 )));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
@@ -100,7 +148,12 @@ pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError
     let stderr = String::from_utf8_lossy(&reader.join().unwrap_or_default()).into_owned();
     if !status.success() {
         let _ = std::fs::remove_dir_all(&dir);
-        let tail: String = stderr.lines().take(20).collect::<Vec<_>>().join("\n");
+        let tail: String = stderr
+            .lines()
+            .take(20)
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace(&cu.display().to_string(), shown);
         return Err(fail(format!("nvcc failing ({status}):\n{tail}")));
     }
     let text = std::fs::read_to_string(&out);

@@ -44,7 +44,14 @@ pub fn json_of_source(
             .admit(&t.program, &t.spans)
             .map_err(|d| t.error(d))?;
     }
-    Ok(tests
+    Ok(json_of_tests(&tests, opts))
+}
+
+/// Run each of `tests` (parsed and admitted: litmus tests or kernels) and
+/// return the JSON array that `ptxmc run --format json` (or `ptxmc kernel
+/// --format json`) prints for them.
+pub fn json_of_tests(tests: &[LitmusTest], opts: &RunOptions) -> Vec<Value> {
+    tests
         .iter()
         .map(|t| {
             let result = engine::run(&t.program, opts);
@@ -59,5 +66,5 @@ pub fn json_of_source(
             };
             json::report(&rep)
         })
-        .collect())
+        .collect()
 }

@@ -23,7 +23,7 @@ use crate::report::herd;
 use crate::step::{self, GoTo, Session, picture};
 
 /// The server's own limits: the most any request may use.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ServerLimits {
     /// Wall-clock time of one request's computation.
     pub timeout: Duration,
@@ -35,6 +35,9 @@ pub struct ServerLimits {
     pub max_loop_bound: u32,
     /// The longest history a step request may replay.
     pub max_history: usize,
+    /// The nvcc that compiles `.cu` requests (`ptxmc serve --nvcc`); without
+    /// one the playground takes kernels as PTX only.
+    pub nvcc: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerLimits {
@@ -45,6 +48,7 @@ impl Default for ServerLimits {
             max_memory: None,
             max_loop_bound: 4,
             max_history: 4096,
+            nvcc: None,
         }
     }
 }
@@ -115,6 +119,10 @@ struct TestRequest {
     // Explain requests.
     #[serde(default)]
     outcome: Option<String>,
+    /// A kernel's launch description (`docs/kernels.md`, "Launch"); without
+    /// it, a `/* ptxmc-launch: ... */` comment in the text is the launch.
+    #[serde(default)]
+    launch: Option<String>,
 }
 
 /// A request's test, parsed and admitted, with the limits it runs under.
@@ -155,6 +163,56 @@ fn choice<T: clap::ValueEnum>(what: &str, v: Option<&str>) -> Result<Option<T>, 
     }
 }
 
+/// The name launch errors carry when the launch came in the request's
+/// `launch` field (the page marks that box, not the editor).
+const LAUNCH_FIELD: &str = "launch";
+
+/// A kernel request's test: the PTX text (or, where the server has an nvcc,
+/// CUDA C++ compiled by it) lowered under the request's launch, or under the
+/// `/* ptxmc-launch: ... */` comment in the text — what `ptxmc kernel`
+/// reads (`docs/kernels.md`).
+fn kernel(req: &TestRequest, file: &str, server: &ServerLimits) -> Result<LitmusTest, Answer> {
+    let given = req.launch.as_deref().filter(|l| !l.trim().is_empty());
+    let launch = match given {
+        Some(l) => crate::ptx::LaunchText::whole(LAUNCH_FIELD, l),
+        None => crate::ptx::launch_in(file, &req.test).ok_or_else(|| {
+            let mut a = Answer::error(
+                400,
+                "expected a launch description (the `launch` field, or a `/* ptxmc-launch: ... */` comment in the text; docs/kernels.md), found none",
+            );
+            a.body["field"] = json!("launch");
+            a
+        })?,
+    };
+    let error = |e: LitmusError| {
+        let mut a = Answer::parse_error(&e);
+        if given.is_some() && e.path == LAUNCH_FIELD && file != LAUNCH_FIELD {
+            a.body["field"] = json!("launch");
+        }
+        a
+    };
+    let ptx_text = if file.ends_with(".cu") {
+        let Some(nvcc) = &server.nvcc else {
+            return Err(Answer::error(
+                400,
+                format!(
+                    "expected PTX (a file name ending in `.ptx`): this server compiles no CUDA C++ (it was started without `--nvcc`); paste what `nvcc -ptx -arch=sm_90a -lineinfo` prints for `{file}`"
+                ),
+            ));
+        };
+        crate::ptx::nvcc::compile_text(file, &req.test, nvcc, server.timeout).map_err(error)?
+    } else {
+        req.test.clone()
+    };
+    // Named as `ptxmc kernel` names it.
+    let shown = if file.ends_with(".cu") {
+        format!("{file} (nvcc -ptx)")
+    } else {
+        file.to_string()
+    };
+    crate::ptx::load_source(&shown, &ptx_text, &launch).map_err(error)
+}
+
 fn prepare(req: &TestRequest, server: &ServerLimits, per_test: bool) -> Result<Prepared, Answer> {
     let file = req
         .file
@@ -193,7 +251,11 @@ fn prepare(req: &TestRequest, server: &ServerLimits, per_test: bool) -> Result<P
     let max_states = req
         .max_states
         .map_or(server.max_states, |m| m.min(server.max_states));
-    let tests = litmus::parse_source(&file, &req.test).map_err(|e| Answer::parse_error(&e))?;
+    let tests = if crate::ptx::is_kernel_path(std::path::Path::new(&file)) {
+        vec![kernel(req, &file, server)?]
+    } else {
+        litmus::parse_source(&file, &req.test).map_err(|e| Answer::parse_error(&e))?
+    };
     for t in &tests {
         model
             .admit(&t.program, &t.spans)
@@ -297,10 +359,10 @@ fn run(req: &TestRequest, p: &Prepared) -> Answer {
         progress: false,
         ..RunOptions::default()
     };
-    match crate::report::run::json_of_source(&p.file, &req.test, &opts) {
-        Ok(reports) => Answer::ok(Value::Array(reports)),
-        Err(e) => Answer::parse_error(&e),
-    }
+    let _ = req;
+    Answer::ok(Value::Array(crate::report::run::json_of_tests(
+        &p.tests, &opts,
+    )))
 }
 
 /// An outcome typed by the user: a condition or a final-state line.
@@ -530,22 +592,33 @@ fn shell_word(s: &str) -> String {
     }
 }
 
-/// `GET /api/library`: the embedded tests, grouped by directory.
-pub fn library() -> Answer {
+/// `GET /api/library`: the embedded tests, grouped by directory, then the
+/// corpus kernels (group `kernels`); `cuda`: whether this server compiles
+/// `.cu` requests (`ptxmc serve --nvcc`).
+pub fn library(cuda: bool) -> Answer {
     let files: Vec<Value> = super::library::FILES
         .iter()
-        .map(|(path, _)| {
+        .map(|(path, _)| *path)
+        .chain(super::library::KERNELS.iter().map(|(path, _, _)| *path))
+        .map(|path| {
             let (group, name) = path.rsplit_once('/').unwrap_or(("", path));
             json!({ "path": path, "group": group, "name": name })
         })
         .collect();
-    Answer::ok(json!({ "files": files }))
+    Answer::ok(json!({ "files": files, "cuda": cuda }))
 }
 
-/// `GET /api/library/file?path=P`: one embedded test's text.
+/// `GET /api/library/file?path=P`: one embedded test's text; for a corpus
+/// kernel also `launch`, the launch of its `.cu`'s `ptxmc-launch` comment.
 pub fn library_file(path: &str) -> Answer {
-    match super::library::FILES.iter().find(|(p, _)| *p == path) {
-        Some((p, text)) => Answer::ok(json!({ "path": p, "text": text })),
+    if let Some((p, text)) = super::library::FILES.iter().find(|(p, _)| *p == path) {
+        return Answer::ok(json!({ "path": p, "text": text }));
+    }
+    match super::library::KERNELS.iter().find(|(p, _, _)| *p == path) {
+        Some((p, text, cu)) => {
+            let launch = crate::ptx::launch::from_cuda_comment(cu).map(|(_, l)| l.trim());
+            Answer::ok(json!({ "path": p, "text": text, "launch": launch }))
+        }
         None => Answer::error(404, format!("no test `{path}` in the library")),
     }
 }

@@ -30,7 +30,7 @@ use tokio::sync::Semaphore;
 use api::{Answer, Endpoint, ServerLimits};
 
 /// How the server runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Config {
     /// Limits of each computation.
     pub limits: ServerLimits,
@@ -59,15 +59,19 @@ type AppState = Arc<Shared>;
 
 /// The playground's routes.
 pub fn router(config: Config) -> Router {
+    let cuda = config.limits.nvcc.is_some();
     let state = Arc::new(Shared {
-        config,
         running: Arc::new(Semaphore::new(config.max_running.max(1))),
+        config,
     });
     Router::new()
         .route("/", get(|| async { asset("index.html") }))
         .route("/app.js", get(|| async { asset("app.js") }))
         .route("/style.css", get(|| async { asset("style.css") }))
-        .route("/api/library", get(|| async { json(api::library()) }))
+        .route(
+            "/api/library",
+            get(move || async move { json(api::library(cuda)) }),
+        )
         .route("/api/library/file", get(library_file))
         .route("/api/run", post(|s, b| compute(s, b, Endpoint::Run)))
         .route(
@@ -125,8 +129,8 @@ async fn compute(State(s): State<AppState>, body: Body, endpoint: Endpoint) -> R
         Ok(b) => b,
         Err(a) => return json(a),
     };
-    let limits = s.config.limits;
-    let job = match std::panic::catch_unwind(|| api::check(endpoint, &bytes, &limits)) {
+    let limits = &s.config.limits;
+    let job = match std::panic::catch_unwind(|| api::check(endpoint, &bytes, limits)) {
         Ok(Ok(job)) => job,
         Ok(Err(a)) => return json(a),
         Err(_) => return internal_error(),

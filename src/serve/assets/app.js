@@ -59,8 +59,25 @@ async function api(path, body) {
   return { ok: r.ok, status: r.status, data };
 }
 
+// A kernel (docs/kernels.md): PTX, or CUDA C++ where the server has an nvcc.
+function isKernel(file) {
+  return /\.(ptx|cu)$/.test(file || "");
+}
+
 function testRequest(extra = {}) {
-  return { test: $("test").value, file: $("file").value || "playground.litmus", ...extra };
+  const file = $("file").value || "playground.litmus";
+  const req = { test: $("test").value, file, ...extra };
+  if (isKernel(file) && $("launch").value.trim()) req.launch = $("launch").value;
+  return req;
+}
+
+// The launch box is shown for kernels, with what this server compiles.
+function updateKernelBox() {
+  const file = $("file").value;
+  $("launch-box").hidden = !isKernel(file);
+  $("kernel-note").replaceChildren(...words(ui.cuda
+    ? "Kernels: PTX as `nvcc -ptx -arch=sm_90a -lineinfo` prints it (a file name ending in .ptx), or CUDA C++ (.cu), which this server compiles with nvcc."
+    : "Kernels: PTX only, as `nvcc -ptx -arch=sm_90a -lineinfo` prints it (a file name ending in .ptx); this server compiles no CUDA C++ (it was started without --nvcc)."));
 }
 
 // ---- the editor ------------------------------------------------------------
@@ -77,6 +94,15 @@ function updateGutter(errorLine) {
 
 function showParseError(data) {
   const box = $("parse-error");
+  $("launch").classList.remove("err");
+  if (data && data.field === "launch") {
+    // An error in the launch box: said under it, the box marked.
+    box.textContent = data.error;
+    box.hidden = false;
+    $("launch").classList.add("err");
+    updateGutter(null);
+    return true;
+  }
   if (!data || data.line === undefined) {
     box.hidden = true;
     updateGutter(null);
@@ -90,9 +116,11 @@ function showParseError(data) {
   return true;
 }
 
-function setTest(text, file) {
+function setTest(text, file, launch) {
   $("test").value = text;
   $("file").value = file || "playground.litmus";
+  $("launch").value = launch || "";
+  updateKernelBox();
   $("library").value = file || "";
   ui.history = [];
   ui.redo = [];
@@ -103,6 +131,8 @@ function setTest(text, file) {
 async function loadLibrary() {
   const { ok, data } = await api("/api/library");
   if (!ok) return;
+  ui.cuda = data.cuda;
+  updateKernelBox();
   const select = $("library");
   const groups = new Map();
   for (const f of data.files) {
@@ -121,7 +151,7 @@ async function pickFromLibrary(path) {
   const t = ticket("pick");
   const { ok, data } = await api(`/api/library/file?path=${encodeURIComponent(path)}`);
   if (!ok || stale("pick", t)) return;
-  setTest(data.text, data.path);
+  setTest(data.text, data.path, data.launch);
   await refresh();
 }
 
@@ -504,6 +534,7 @@ async function shareHash() {
   if (window.CompressionStream) p.set("z", toBase64Url(await pipe(text, new CompressionStream("deflate-raw"))));
   else p.set("u", toBase64Url(text));
   p.set("f", $("file").value);
+  if (isKernel($("file").value) && $("launch").value) p.set("l", toBase64Url(new TextEncoder().encode($("launch").value)));
   p.set("tab", ui.tab);
   if (ui.tab === "step") {
     p.set("h", ui.history.join("."));
@@ -524,7 +555,11 @@ async function readHash() {
     $("run-result").replaceChildren(el("p", { class: "error" }, "This link's test cannot be decoded."));
     return false;
   }
-  setTest(text, p.get("f"));
+  let launch = "";
+  try {
+    if (p.has("l")) launch = new TextDecoder().decode(fromBase64Url(p.get("l")));
+  } catch (e) { /* an undecodable launch is an empty one: the page says what is missing */ }
+  setTest(text, p.get("f"), launch);
   $("every-step").checked = p.get("eager") !== "1";
   ui.history = (p.get("h") || "").split(".").filter((x) => x !== "").map(Number);
   showTab(p.get("tab") === "step" ? "step" : "run");
@@ -560,6 +595,11 @@ function wire() {
     ui.history = [];
     ui.redo = [];
     updateGutter(null);
+  });
+  $("file").addEventListener("input", updateKernelBox);
+  $("launch").addEventListener("input", () => { ui.history = []; ui.redo = []; $("launch").classList.remove("err"); });
+  $("launch").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); refresh(); }
   });
   $("test").addEventListener("scroll", () => { $("gutter").scrollTop = $("test").scrollTop; });
   $("test").addEventListener("keydown", (e) => {
