@@ -206,7 +206,7 @@ fn a_descriptor_of_no_shared_variable_is_refused_at_its_operand() {
             "mov.u32 \t%r2, 65536;"
         ),
         "error: expected a descriptor of a shared variable (`_ZZ8wgmma_mpPiE1a` at 0x400..0xc00, `_ZZ8wgmma_mpPiE1b` at 0xc00..0xd00), found a descriptor of A whose start address is 0x10000
-  --> k.ptx:63:73
+   --> k.ptx:63:73
    |
 63 | wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, p, 1, 1, 0, 0;
    |                                                                         ^^^^
@@ -228,7 +228,7 @@ fn a_cta_pair_mma_in_a_kernel_is_refused_by_name() {
             "tcgen05.mma.cta_group::2.kind::f16"
         ),
         "error: expected `.cta_group::1` and `.kind::KIND`, found `.cta_group::2`
-   --> k.ptx:165:13
+    --> k.ptx:165:13
     |
 165 | tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd5, %rd6, %r15, p;
     |             ^^^^^^^^^^^^ `.cta_group::2` is not supported by ptxmc
@@ -251,7 +251,7 @@ fn an_access_inside_an_operand_tile_is_refused_at_the_descriptor() {
             "st.shared.b16 \t[_ZZ16tcgen05_pipelinePiS_E1a+2], 5;"
         ),
         "error: expected what ptxmc models (docs/kernels.md), found an access to `_ZZ16tcgen05_pipelinePiS_E1a[1]` (bytes 2..4), inside the operand tile this descriptor names (bytes 0..2048 of `_ZZ16tcgen05_pipelinePiS_E1a`)
-   --> k.ptx:165:43
+    --> k.ptx:165:43
     |
 165 | tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd5, %rd6, %r15, p;
     |                                           ^^^^ not supported by ptxmc

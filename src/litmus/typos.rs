@@ -68,7 +68,11 @@ fn usage(p: &Program) -> Vec<Usage> {
                     let (reads, writes): (Vec<usize>, Vec<usize>) = match op {
                         TcOp::Wgmma { a, b, .. } => (vec![*a, *b], vec![]),
                         TcOp::Mma {
-                            d, a, b, accumulate, ..
+                            d,
+                            a,
+                            b,
+                            accumulate,
+                            ..
                         } => {
                             let mut r = vec![*a, *b];
                             if *accumulate {

@@ -1638,7 +1638,10 @@ impl ThreadLower<'_> {
             .find(|p| type_bits(p).is_some() || is_float(p));
         if let Some(t) = ty {
             if is_float(t)
-                && !matches!(op, "ld" | "st" | "mov" | "atom" | "red" | "wgmma" | "tcgen05")
+                && !matches!(
+                    op,
+                    "ld" | "st" | "mov" | "atom" | "red" | "wgmma" | "tcgen05"
+                )
             {
                 return Err(refuse(
                     i.mn_span,

@@ -35,7 +35,9 @@ pub fn arch_of(source: &str) -> &str {
         .filter_map(|l| l.trim_end().strip_prefix("// arch: "))
         .find(|a| {
             a.strip_prefix("sm_").is_some_and(|v| {
-                !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
+                !v.is_empty()
+                    && v.bytes()
+                        .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
             })
         })
         .unwrap_or("sm_90a")
@@ -133,7 +135,10 @@ mod tests {
 
     #[test]
     fn the_arch_line_picks_the_target() {
-        assert_eq!(arch_of("// arch: sm_100a\n__global__ void k() {}"), "sm_100a");
+        assert_eq!(
+            arch_of("// arch: sm_100a\n__global__ void k() {}"),
+            "sm_100a"
+        );
         assert_eq!(arch_of("__global__ void k() {}"), "sm_90a");
         assert_eq!(arch_of("// arch: sm_100a; rm -rf /\n"), "sm_90a");
         assert_eq!(arch_of("// arch: \n// arch: sm_120a\n"), "sm_120a");

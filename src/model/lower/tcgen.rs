@@ -29,8 +29,7 @@ use smallvec::{SmallVec, smallvec};
 use super::{Lowering, access};
 use crate::ir::tensor_core::{MMA_BASE, TcFence, TcOp};
 use crate::ir::{
-    ArithOp, AwaitPoint, Instr, Operand, Program, Proxy, RmwOp,
-    Scope, Sem, SignalKind, ThreadId,
+    ArithOp, AwaitPoint, Instr, Operand, Program, Proxy, RmwOp, Scope, Sem, SignalKind, ThreadId,
 };
 use crate::litmus::{Diagnostic, Span};
 

@@ -333,7 +333,7 @@ impl ThreadLower<'_> {
                         "A and B are shared-memory descriptors; register operands of an MMA are opaque to the memory model and not modelled",
                     ));
                 }
-                let (x, regs) = self.fragment(&ops[0], env, true)?;
+                let (x, regs) = self.fragment(&ops[0])?;
                 let accumulate = self.flag(&ops[3], env, "scale-d")?;
                 // Accumulating onto the fragment of an earlier MMA: the same register.
                 let x = match (accumulate, env[regs[0] as usize].clone()) {
@@ -388,10 +388,16 @@ impl ThreadLower<'_> {
                     })
                     .unwrap_or(ROW_BYTES);
                 operands.push(self.tmem_operand(&ops[0], env)?);
-                operands.push(self.tile(&ops[1], env, bytes.div_ceil(ROW_BYTES), 4, "the source")?);
+                operands.push(self.tile(
+                    &ops[1],
+                    env,
+                    bytes.div_ceil(ROW_BYTES),
+                    4,
+                    "the source",
+                )?);
             }
             ("tcgen05", "ld") if ops.len() == 2 => {
-                let (x, regs) = self.fragment(&ops[0], env, false)?;
+                let (x, regs) = self.fragment(&ops[0])?;
                 operands.push(RawOperand::Name(self.regs[x].name.clone(), ops[0].span()));
                 operands.push(self.tmem_operand(&ops[1], env)?);
                 frag = Some((x, regs));
@@ -500,12 +506,7 @@ impl ThreadLower<'_> {
 
     /// A result fragment `{%f1, ..., %fn}` (or one register): its IR
     /// register (the first PTX register's own) and its PTX registers.
-    fn fragment(
-        &mut self,
-        o: &Opnd,
-        _env: &Env,
-        _accumulator: bool,
-    ) -> Result<(usize, Vec<u32>), Diagnostic> {
+    fn fragment(&mut self, o: &Opnd) -> Result<(usize, Vec<u32>), Diagnostic> {
         let regs: Vec<u32> = match o {
             Opnd::Vector(items, _) => items
                 .iter()
@@ -633,7 +634,10 @@ impl ThreadLower<'_> {
         };
         let taddr = self.tmem_address(reg, env)?.wrapping_add(offset);
         let a = self.ctx.tmem_cell(self.sp.cta, taddr);
-        Ok(RawOperand::Bracketed(self.ctx.addresses[a].name.clone(), span))
+        Ok(RawOperand::Bracketed(
+            self.ctx.addresses[a].name.clone(),
+            span,
+        ))
     }
 
     /// The value of a tensor-memory address register.
@@ -764,7 +768,11 @@ impl ThreadLower<'_> {
             return Ok(false);
         }
         let word = parts.iter().any(|p| matches!(*p, "b32" | "u32" | "s32"));
-        if parts[0] != "ld" || k != 1 || !word || parts.iter().any(|p| matches!(*p, "v2" | "v4" | "v8")) {
+        if parts[0] != "ld"
+            || k != 1
+            || !word
+            || parts.iter().any(|p| matches!(*p, "v2" | "v4" | "v8"))
+        {
             return Err(refuse(
                 i.span,
                 format!("`{}` of the word `tcgen05.alloc` wrote", i.mnemonic),
