@@ -6,6 +6,8 @@
 #   kernels/build.sh --check  compile into a temporary folder and fail if any
 #                             checked-in FILE.ptx differs from what this nvcc emits
 #
+# Each kernel is compiled for sm_90a, or for the target its `// arch: sm_XXX`
+# line names (kernels using tcgen05 say `// arch: sm_100a`).
 # nvcc is taken from $NVCC, else from PATH. Its include folder (and the cccl
 # folder inside it, for libcu++ and cuda::ptx) is found beside the binary, as
 # the registry's nvidia-cuda-nvcc / nvidia-cuda-cccl wheels lay it out.
@@ -43,7 +45,11 @@ for cu in *.cu */*.cu; do
         echo "error: kernels/$cu needs the CUTLASS headers: pip install nvidia-cutlass (into nvcc's venv)" >&2
         exit 2
     fi
-    (cd "$src" && "$nvcc" -ptx -arch=sm_90a -lineinfo -I"$inc" -I"$inc/cccl" "${cutlass_flags[@]}" "$cu" -o "$out/$ptx")
+    # A `// arch: sm_XXX` line in the .cu picks its target (tcgen05 needs
+    # sm_100a); sm_90a otherwise. `ptxmc kernel FILE.cu` reads the same line.
+    arch="$(sed -n 's|^// arch: \(sm_[0-9a-z]*\)[[:space:]]*$|\1|p' "$cu" | head -n 1)"
+    arch="${arch:-sm_90a}"
+    (cd "$src" && "$nvcc" -ptx -arch="$arch" -lineinfo -I"$inc" -I"$inc/cccl" "${cutlass_flags[@]}" "$cu" -o "$out/$ptx")
     sed -i -e "s|\"$src/$cu\"|\"$cu\"|" -e "s|\"$inc/|\"<include>/|" -e "s|\"$cutlass/|\"<cutlass>/|" "$out/$ptx"
     if [ $check = 1 ]; then
         if ! cmp -s "$out/$ptx" "$ptx"; then

@@ -177,3 +177,128 @@ fn blackwell_pipeline_bugs_are_found_and_fixes_forbid_them() {
         assert!(!lines.iter().any(|l| l.starts_with(witness)), "{fixed}");
     }
 }
+
+/// A corpus kernel (`kernels/NAME`) with `from` replaced by `to`, under its
+/// own launch: the rendered refusal.
+fn kernel_refused(name: &str, from: &str, to: &str) -> String {
+    use ptxmc::ptx::{self, LaunchText};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let src = std::fs::read_to_string(root.join(name)).unwrap();
+    let bad = src.replacen(from, to, 1);
+    assert_ne!(bad, src, "{from} not in {name}");
+    let cu = std::fs::read_to_string(root.join(name).with_extension("cu")).unwrap();
+    let (_, launch) = ptx::launch::from_cuda_comment(&cu).expect("the .cu has its launch comment");
+    let launch = LaunchText::whole("launch", launch);
+    ptx::load_source("k.ptx", &bad, &launch)
+        .expect_err("refused")
+        .rendered()
+        .to_string()
+}
+
+/// A matrix descriptor whose start address lies in no shared variable is
+/// refused at the operand, with the layout of the shared window.
+#[test]
+fn a_descriptor_of_no_shared_variable_is_refused_at_its_operand() {
+    assert_eq!(
+        kernel_refused(
+            "wgmma_fenced.ptx",
+            "mov.u32 \t%r2, _ZZ8wgmma_mpPiE1a;",
+            "mov.u32 \t%r2, 65536;"
+        ),
+        "error: expected a descriptor of a shared variable (`_ZZ8wgmma_mpPiE1a` at 0x400..0xc00, `_ZZ8wgmma_mpPiE1b` at 0xc00..0xd00), found a descriptor of A whose start address is 0x10000
+   --> k.ptx:63:73
+   |
+63 | wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, p, 1, 1, 0, 0;
+   |                                                                         ^^^^
+   |
+   = a shared variable's address used as a number is its address in the shared window, where ptxmc lays variables out from 0x400, each aligned to 1024 bytes (docs/kernels.md)
+
+"
+    );
+}
+
+/// What the litmus dialect refuses stays refused in kernels, in its words:
+/// a CTA pair's MMA.
+#[test]
+fn a_cta_pair_mma_in_a_kernel_is_refused_by_name() {
+    assert_eq!(
+        kernel_refused(
+            "tcgen05_pipeline.ptx",
+            "tcgen05.mma.cta_group::1.kind::f16",
+            "tcgen05.mma.cta_group::2.kind::f16"
+        ),
+        "error: expected `.cta_group::1` and `.kind::KIND`, found `.cta_group::2`
+    --> k.ptx:165:13
+    |
+165 | tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd5, %rd6, %r15, p;
+    |             ^^^^^^^^^^^^ `.cta_group::2` is not supported by ptxmc
+    |
+    = a CTA pair's tensor cores (`cta_group::2`) are not modelled: one CTA's tensor memory only
+
+"
+    );
+}
+
+/// One location stands for a whole operand tile: an access to another
+/// element of the tile is refused at the descriptor, never left out of the
+/// MMA's read.
+#[test]
+fn an_access_inside_an_operand_tile_is_refused_at_the_descriptor() {
+    assert_eq!(
+        kernel_refused(
+            "tcgen05_pipeline.ptx",
+            "st.shared.b16 \t[_ZZ16tcgen05_pipelinePiS_E1a], 5;",
+            "st.shared.b16 \t[_ZZ16tcgen05_pipelinePiS_E1a+2], 5;"
+        ),
+        "error: expected what ptxmc models (docs/kernels.md), found an access to `_ZZ16tcgen05_pipelinePiS_E1a[1]` (bytes 2..4), inside the operand tile this descriptor names (bytes 0..2048 of `_ZZ16tcgen05_pipelinePiS_E1a`)
+    --> k.ptx:165:43
+    |
+165 | tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd5, %rd6, %r15, p;
+    |                                           ^^^^ not supported by ptxmc
+    |
+    = one location stands for a whole operand tile, its first element (docs/tensor-core.md §2): write and read the tile through its first element
+
+"
+    );
+}
+
+/// The tensor-memory address comes from the word `tcgen05.alloc` wrote;
+/// a store to that word is refused by name (allocation is not memory).
+#[test]
+fn a_store_to_the_allocated_word_is_refused_by_name() {
+    let e = kernel_refused(
+        "tcgen05_pipeline.ptx",
+        "st.shared.b16 \t[_ZZ16tcgen05_pipelinePiS_E1b], 7;",
+        "st.shared.b32 \t[_ZZ16tcgen05_pipelinePiS_E9tmem_base], 7;",
+    );
+    assert!(
+        e.starts_with("error: expected what ptxmc models (docs/kernels.md), found `st.shared.b32` of the word `tcgen05.alloc` wrote\n"),
+        "{e}"
+    );
+}
+
+/// The kernels' MMAs lower to the dialect's instructions: the wgmma
+/// kernel's fragment of four registers is one register that the wait
+/// delivers, its tiles the first elements of the shared arrays.
+#[test]
+fn the_wgmma_kernel_lowers_to_the_dialects_instructions() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let t = ptxmc::ptx::load_file(&root.join("wgmma_fenced.ptx"), None, None).unwrap();
+    let th = &t.program.threads[0];
+    let text: Vec<String> = th
+        .code
+        .iter()
+        .filter(|i| matches!(i, ptxmc::ir::Instr::Tensor { .. }))
+        .map(|i| ptxmc::litmus::print::instr(&t.program, th, i))
+        .collect();
+    assert_eq!(
+        text,
+        [
+            "wgmma.fence.sync.aligned",
+            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 f1, [_ZZ8wgmma_mpPiE1a[0]], [_ZZ8wgmma_mpPiE1b[0]], 0",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 0",
+            "(result of instruction 5 into f1)",
+        ]
+    );
+}

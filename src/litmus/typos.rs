@@ -61,6 +61,38 @@ fn usage(p: &Program) -> Vec<Usage> {
                         note(loc(*s), t, pc, true, false);
                     }
                 }
+                // Tensor-core operands: MMA tiles and tensor memory read,
+                // accumulators and stores written, a commit's mbarrier both.
+                Instr::Tensor { op } => {
+                    use crate::ir::tensor_core::TcOp;
+                    let (reads, writes): (Vec<usize>, Vec<usize>) = match op {
+                        TcOp::Wgmma { a, b, .. } => (vec![*a, *b], vec![]),
+                        TcOp::Mma {
+                            d,
+                            a,
+                            b,
+                            accumulate,
+                            ..
+                        } => {
+                            let mut r = vec![*a, *b];
+                            if *accumulate {
+                                r.push(*d);
+                            }
+                            (r, vec![*d])
+                        }
+                        TcOp::Cp { d, src } => (vec![*src], vec![*d]),
+                        TcOp::Ld { src, .. } => (vec![*src], vec![]),
+                        TcOp::St { dst, .. } => (vec![], vec![*dst]),
+                        TcOp::Commit { bar } => (vec![*bar], vec![*bar]),
+                        _ => (vec![], vec![]),
+                    };
+                    for a in reads {
+                        note(loc(a), t, pc, true, false);
+                    }
+                    for a in writes {
+                        note(loc(a), t, pc, false, true);
+                    }
+                }
                 _ => {}
             }
         }

@@ -522,10 +522,19 @@ impl Lowering<'_> {
             .filter(|t| t.placement.gpu == at.gpu && t.placement.cluster == at.cluster)
             .count() as i64;
         let name = format!("%cluster_barrier_gpu{}_cluster{}", at.gpu, at.cluster);
+        let addr = self.hidden(name, mbar::init(members));
+        self.cluster_bars.insert(key, addr);
+        addr
+    }
+
+    /// A hidden location (not part of final states) with its address: the
+    /// cluster barriers' mbarriers, the tensor-core operations' register
+    /// results.
+    fn hidden(&mut self, name: String, init: crate::ir::Value) -> usize {
         let loc = self.out.locations.len();
         self.out.locations.push(Location {
             name: name.clone(),
-            init: mbar::init(members),
+            init,
             space: Space::Global,
             kind: LocKind::Synthetic,
         });
@@ -537,7 +546,6 @@ impl Lowering<'_> {
             kind: AddressKind::Generic,
             alias_of: None,
         });
-        self.cluster_bars.insert(key, addr);
         addr
     }
 
@@ -556,6 +564,11 @@ impl Lowering<'_> {
         }
     }
 
+    /// Add the agent thread of execution `exec` of the operation at `pc` of
+    /// `issuer`, running `code` (each instruction with where it is
+    /// performed), publishing its own and `publishes`' accesses at its
+    /// release, with `regs` registers: `v` for one, else `v0`, `v1`, ...
+    #[allow(clippy::too_many_arguments)]
     fn push_agent(
         &mut self,
         issuer: ThreadId,
@@ -563,6 +576,7 @@ impl Lowering<'_> {
         exec: usize,
         code: Vec<(Instr, Placement)>,
         publishes: Vec<ThreadId>,
+        regs: usize,
     ) -> ThreadId {
         let id = self.out.threads.len();
         let th = &self.src.threads[issuer];
@@ -581,10 +595,16 @@ impl Lowering<'_> {
                 warp: None,
                 ..th.placement
             },
-            regs: vec![crate::ir::Register {
-                name: "v".to_string(),
-                init: 0,
-            }],
+            regs: (0..regs)
+                .map(|i| crate::ir::Register {
+                    name: if regs == 1 {
+                        "v".to_string()
+                    } else {
+                        format!("v{i}")
+                    },
+                    init: 0,
+                })
+                .collect(),
             code,
             labels: Vec::new(),
             agent: Some(AgentOf {
@@ -712,7 +732,7 @@ impl Lowering<'_> {
                 there,
             )),
         }
-        let agent = self.push_agent(t, pc, exec, code, Vec::new());
+        let agent = self.push_agent(t, pc, exec, code, Vec::new(), 1);
         Pending {
             agent,
             reads_done,
@@ -750,6 +770,13 @@ impl Lowering<'_> {
                 here,
             ),
         ];
-        self.push_agent(t, pc, exec, code, tracked.iter().map(|a| a.agent).collect());
+        self.push_agent(
+            t,
+            pc,
+            exec,
+            code,
+            tracked.iter().map(|a| a.agent).collect(),
+            1,
+        );
     }
 }

@@ -41,6 +41,7 @@ use crate::litmus::{Diagnostic, SourceMap, Span};
 
 mod bulk;
 mod tensor;
+mod tensor_core;
 
 /// How many times one instruction may be lowered for one thread with
 /// different known values (how far a counted loop unrolls).
@@ -164,6 +165,8 @@ struct Ctx {
     /// The tensor maps bound to parameters (`--tensormap`).
     tmaps: Vec<TensorMapInfo>,
     multi_cta: bool,
+    /// Allocated tensor memory and descriptor tiles (`lower::tensor_core`).
+    tc: tensor_core::Shared,
 }
 
 /// What a load of a parameter reads at a byte offset: (offset, value, size
@@ -480,6 +483,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         params: Vec::new(),
         tmaps: Vec::new(),
         multi_cta,
+        tc: tensor_core::Shared::default(),
     };
     let mut seen_names: HashMap<&str, Span> = HashMap::new();
     for (p, b) in f.params.iter().zip(&launch.params) {
@@ -713,6 +717,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
             }
         }
     }
+    ctx.check_tiles().map_err(ptx)?;
     let mut program = Program {
         name: demangled_base(&f.name).unwrap_or(&f.name).to_string(),
         docs: Vec::new(),
@@ -1001,6 +1006,9 @@ fn liveness(f: &Function) -> Vec<Vec<bool>> {
                     | "cp"
                     | "mbarrier"
                     | "call"
+                    // A fragment may be read (accumulation): kept live.
+                    | "wgmma"
+                    | "tcgen05"
             ) || (op == "mbarrier"
                 && matches!(
                     i.mnemonic.split('.').nth(1),
@@ -1089,6 +1097,8 @@ struct ThreadLower<'a> {
     pc: usize,
     /// `elect.sync` sites emitted: barrier pc, whether `d` and `p` are written.
     elects: Vec<(usize, bool, bool)>,
+    /// Register fragments of tensor-core operations (`lower::tensor_core`).
+    tc: tensor_core::Lane,
 }
 
 type Env = Vec<Val>;
@@ -1113,6 +1123,7 @@ impl<'a> ThreadLower<'a> {
             temps: 0,
             pc: 0,
             elects: Vec::new(),
+            tc: tensor_core::Lane::default(),
         }
     }
 
@@ -1698,7 +1709,12 @@ impl ThreadLower<'_> {
             .copied()
             .find(|p| type_bits(p).is_some() || is_float(p));
         if let Some(t) = ty {
-            if is_float(t) && !matches!(op, "ld" | "st" | "mov" | "atom" | "red") {
+            if is_float(t)
+                && !matches!(
+                    op,
+                    "ld" | "st" | "mov" | "atom" | "red" | "wgmma" | "tcgen05"
+                )
+            {
                 return Err(refuse(
                     i.mn_span,
                     format!("`{}`", i.mnemonic),
@@ -2089,7 +2105,9 @@ impl ThreadLower<'_> {
             }
             "ld" | "st" | "atom" | "red" | "mbarrier" | "cp" | "membar" | "fence" | "bar"
             | "barrier" => {
-                self.memory(pc, i, parts, env)?;
+                if !self.tmem_slot(i, parts, env)? {
+                    self.memory(pc, i, parts, env)?;
+                }
             }
             "elect" => self.elect(i, parts, env)?,
             // `prefetch{.space}.tensormap [a]` brings the tensor map into a
@@ -2103,15 +2121,7 @@ impl ThreadLower<'_> {
                     "a tensor map that changes at run time is not modelled: the elements a tensor copy moves are fixed by the `--tensormap` binding when the kernel is lowered (docs/async.md 8)",
                 ));
             }
-            "wgmma" | "tcgen05" => {
-                return Err(refuse(
-                    i.mn_span,
-                    format!("`{}`", i.mnemonic),
-                    "tensor-core instructions are modelled in litmus tests (docs/tensor-core.md); \
-                     in kernels their operands (shared-memory descriptors and tensor-memory \
-                     addresses in registers) are not mapped to locations yet",
-                ));
-            }
+            "wgmma" | "tcgen05" => self.tensor_core(i, parts, env)?,
             "call" => {
                 return Err(refuse(
                     i.mn_span,
@@ -2246,6 +2256,11 @@ impl ThreadLower<'_> {
                 return Ok(Some(Val::Known(o1.wrapping_sub(*o2))));
             }
             _ => {}
+        }
+        // A shared address used as a number (a matrix descriptor's start
+        // field): its address in the shared window (`lower::tensor_core`).
+        if let Some((a, b)) = self.ctx.numbers(op, &a, &b) {
+            return self.arith(op, signed, out_bits, in_bits, a, b, c, env, d, i, wide);
         }
         if op == "mad" {
             if let Some(Val::Ptr(..)) = c {

@@ -26,7 +26,25 @@ pub fn find(explicit: Option<&Path>) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Compile `cu` to PTX text (`-ptx -arch=sm_90a -lineinfo`, with the
+/// The target a `.cu` file asks for with a line `// arch: sm_XXX` (the
+/// first such line; `kernels/build.sh` reads the same line), else `sm_90a`.
+/// Kernels using `tcgen05` need `sm_100a`.
+pub fn arch_of(source: &str) -> &str {
+    source
+        .lines()
+        .filter_map(|l| l.trim_end().strip_prefix("// arch: "))
+        .find(|a| {
+            a.strip_prefix("sm_").is_some_and(|v| {
+                !v.is_empty()
+                    && v.bytes()
+                        .all(|c| c.is_ascii_digit() || c.is_ascii_lowercase())
+            })
+        })
+        .unwrap_or("sm_90a")
+}
+
+/// Compile `cu` to PTX text (`-ptx -arch=sm_90a -lineinfo`, or the target
+/// of its `// arch:` line ([`arch_of`]), with the
 /// headers beside nvcc: `include/` and `include/cccl/`, and the CUTLASS/CuTe
 /// headers of the nvidia-cutlass wheel where it is installed beside it).
 pub fn compile(cu: &Path, explicit: Option<&Path>) -> Result<String, LitmusError> {
@@ -97,7 +115,10 @@ fn compile_within(
     std::fs::create_dir_all(&dir).map_err(|e| fail(format!("no temporary directory: {e}")))?;
     let out = dir.join("kernel.ptx");
     let mut cmd = Command::new(&nvcc);
-    cmd.arg("-ptx").arg("-arch=sm_90a").arg("-lineinfo");
+    let source = std::fs::read_to_string(cu).unwrap_or_default();
+    cmd.arg("-ptx")
+        .arg(format!("-arch={}", arch_of(&source)))
+        .arg("-lineinfo");
     if let Some(root) = nvcc.parent().and_then(Path::parent) {
         cmd.arg(format!("-I{}", root.join("include").display()));
         cmd.arg(format!("-I{}", root.join("include").join("cccl").display()));
@@ -159,4 +180,20 @@ fn compile_within(
     let text = std::fs::read_to_string(&out);
     let _ = std::fs::remove_dir_all(&dir);
     text.map_err(|e| fail(format!("no PTX from nvcc: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arch_of;
+
+    #[test]
+    fn the_arch_line_picks_the_target() {
+        assert_eq!(
+            arch_of("// arch: sm_100a\n__global__ void k() {}"),
+            "sm_100a"
+        );
+        assert_eq!(arch_of("__global__ void k() {}"), "sm_90a");
+        assert_eq!(arch_of("// arch: sm_100a; rm -rf /\n"), "sm_90a");
+        assert_eq!(arch_of("// arch: \n// arch: sm_120a\n"), "sm_120a");
+    }
 }

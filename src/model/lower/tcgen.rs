@@ -29,8 +29,7 @@ use smallvec::{SmallVec, smallvec};
 use super::{Lowering, access};
 use crate::ir::tensor_core::{MMA_BASE, TcFence, TcOp};
 use crate::ir::{
-    AddressKind, ArithOp, AwaitPoint, Instr, LocKind, Location, Operand, Program, Proxy, RmwOp,
-    Scope, Sem, SignalKind, Space, ThreadId,
+    ArithOp, AwaitPoint, Instr, Operand, Program, Proxy, RmwOp, Scope, Sem, SignalKind, ThreadId,
 };
 use crate::litmus::{Diagnostic, Span};
 
@@ -177,26 +176,6 @@ impl TcAgent {
 }
 
 impl Lowering<'_> {
-    /// A hidden location (not part of final states).
-    fn hidden(&mut self, name: String) -> usize {
-        let loc = self.out.locations.len();
-        self.out.locations.push(Location {
-            name: name.clone(),
-            init: 0,
-            space: Space::Global,
-            kind: LocKind::Synthetic,
-        });
-        let addr = self.out.addresses.len();
-        self.out.addresses.push(crate::ir::Address {
-            name,
-            loc,
-            va: addr,
-            kind: AddressKind::Generic,
-            alias_of: None,
-        });
-        addr
-    }
-
     /// What orders an asynchronous tensor-core operation at `pc` of `t`
     /// (module documentation).
     fn tc_order(&self, t: ThreadId, pc: usize, op: &TcOp) -> SmallVec<[AwaitPoint; 2]> {
@@ -339,7 +318,7 @@ impl Lowering<'_> {
                         here,
                     ),
                 ];
-                let agent = self.push_agent(t, pc, 0, body, tracked);
+                let agent = self.push_agent(t, pc, 0, body, tracked, 1);
                 self.tc_agents.insert(
                     (t, pc),
                     TcAgent {
@@ -402,7 +381,7 @@ impl Lowering<'_> {
                             push(load(2, prev, Proxy::Generic));
                         }
                         mma(&mut push);
-                        let h = self.hidden(format!("%wgmma_{name}_{pc}"));
+                        let h = self.hidden(format!("%wgmma_{name}_{pc}"), 0);
                         push(Instr::Store {
                             src: Operand::Reg(3),
                             access: weak(h, Proxy::Generic),
@@ -435,7 +414,7 @@ impl Lowering<'_> {
                     }
                     TcOp::Ld { src, .. } => {
                         push(load(0, *src, Proxy::Async));
-                        let h = self.hidden(format!("%tcgen05_ld_{name}_{pc}"));
+                        let h = self.hidden(format!("%tcgen05_ld_{name}_{pc}"), 0);
                         push(Instr::Store {
                             src: Operand::Reg(0),
                             access: weak(h, Proxy::Generic),
@@ -462,13 +441,8 @@ impl Lowering<'_> {
                 }
                 let done = body.len();
                 body.push((signal(SignalKind::Done), here));
-                let agent = self.push_agent(t, pc, 0, body, Vec::new());
-                self.out.threads[agent].regs = (0..4)
-                    .map(|i| crate::ir::Register {
-                        name: format!("v{i}"),
-                        init: 0,
-                    })
-                    .collect();
+                // Registers v0 = a, v1 = b, v2 = d, v3 = the result.
+                let agent = self.push_agent(t, pc, 0, body, Vec::new(), 4);
                 self.tc_agents.insert(
                     (t, pc),
                     TcAgent {
