@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use ptxmc::engine::{self, EngineChoice, RunOptions};
+use ptxmc::ir::elect::Variants;
 use ptxmc::limits::Limits;
 use ptxmc::litmus;
 use ptxmc::op::Machine;
@@ -102,7 +103,8 @@ fn walk(files: &[PathBuf]) {
                 .cloned()
                 .collect::<Vec<_>>();
             for every_step in [true, false] {
-                let mut s = Session::new(p, options(every_step)).expect("the machine holds it");
+                let v = Variants::of(p).expect("few leader choices");
+                let mut s = Session::new(&v, options(every_step)).expect("the machine holds it");
                 let mut k = 0usize;
                 while !s.is_final() {
                     let n = s.transitions().len();
@@ -186,7 +188,8 @@ fn mp_relaxed() -> litmus::LitmusTest {
 fn an_outcome_goes_out_of_reach_at_the_step_that_decides_it() {
     let t = mp_relaxed();
     let weak = litmus::cond::parse_outcome(&t.program, &t.spans, "1:r0=1 /\\ 1:r1=0").unwrap();
-    let mut s = Session::new(&t.program, options(true)).unwrap();
+    let v = Variants::of(&t.program).unwrap();
+    let mut s = Session::new(&v, options(true)).unwrap();
     assert!(matches!(s.go_to(&weak), GoTo::Path(_)));
     // P0's first store retires, then P1 reads f=0 (initial).
     s.take(0).unwrap();
@@ -232,7 +235,8 @@ fn a_session_replays_trace_choices_as_the_machine_does() {
         let target = t.program.condition.target();
         let choices = m.shortest_run(&target, 1_000_000).unwrap();
         let by_machine = m.replay(&choices).unwrap();
-        let mut s = Session::new(&t.program, options(false)).unwrap();
+        let v = Variants::of(&t.program).unwrap();
+        let mut s = Session::new(&v, options(false)).unwrap();
         assert_eq!(s.go_to(&target), GoTo::Path(choices.clone()));
         s.replay(&choices).unwrap();
         let by_session = s.trace();
@@ -247,7 +251,8 @@ fn a_session_replays_trace_choices_as_the_machine_does() {
 #[test]
 fn undo_redo_and_a_new_step_forget_what_was_undone() {
     let t = mp_relaxed();
-    let mut s = Session::new(&t.program, options(true)).unwrap();
+    let v = Variants::of(&t.program).unwrap();
+    let mut s = Session::new(&v, options(true)).unwrap();
     assert!(!s.undo());
     s.take(0).unwrap();
     s.take(0).unwrap();
@@ -352,7 +357,8 @@ fn the_follow_command_replays_in_trace() {
 fn a_session_goes_into_a_hang_and_names_it() {
     let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("litmus/liveness/Flag-never-set.litmus");
     let t = litmus::parse_file(&f).unwrap().remove(0);
-    let mut s = Session::new(&t.program, options(true)).unwrap();
+    let v = Variants::of(&t.program).unwrap();
+    let mut s = Session::new(&v, options(true)).unwrap();
     assert!(s.hang().is_none());
     let GoTo::Path(path) = s.go_to_hang() else {
         panic!("the flag is never set: P1 spins forever")
@@ -367,7 +373,8 @@ fn a_session_goes_into_a_hang_and_names_it() {
         "{drawn}"
     );
     let mp = mp_relaxed();
-    let s = Session::new(&mp.program, options(true)).unwrap();
+    let v = Variants::of(&mp.program).unwrap();
+    let s = Session::new(&v, options(true)).unwrap();
     assert_eq!(s.go_to_hang(), GoTo::Unreachable { since: None });
 }
 
@@ -386,5 +393,241 @@ fn the_step_view_shows_labels_and_the_hang() {
     assert!(
         out.contains("\nHang: spin — P1 spins in the loop at `ld.acquire.gpu r0, f`: reading the latest value it must see (f=0) it goes back every time; every other thread has finished or is stuck too, so nothing can release it\nThis program can hang: `g hang` walks into it.\n"),
         "{out}"
+    );
+}
+
+fn elect_other_lane() -> litmus::LitmusTest {
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("litmus/warp/MP+elect-other-lane-leads.litmus");
+    litmus::parse_file(&f).unwrap().remove(0)
+}
+
+/// `elect.sync`: a session begins with the leader step, whose transitions
+/// are the candidate lanes; "go to" the stale read (reached only with lane
+/// 1 elected) picks lane 1; with lane 0 picked, it is out of reach since
+/// that step; undo reopens it.
+#[test]
+fn a_session_offers_every_elect_leader_and_goes_to_the_one_the_outcome_needs() {
+    let t = elect_other_lane();
+    let v = Variants::of(&t.program).unwrap();
+    assert_eq!(v.programs.len(), 2);
+    let mut s = Session::new(&v, options(true)).unwrap();
+    assert!(s.picking_leaders());
+    assert!(!s.is_final());
+    let sentences: Vec<String> = s.transitions().into_iter().map(|t| t.sentence).collect();
+    assert_eq!(
+        sentences,
+        [
+            "P0,P1 `elect.sync _, r1, 0x3` leader: lane 0 (P0), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 1 of 2)",
+            "P0,P1 `elect.sync _, r1, 0x3` leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)",
+        ]
+    );
+    // From the initial state every choice is open: the reachable outcomes
+    // are `run`'s.
+    let run = engine::run(&t.program, &RunOptions::default());
+    assert_eq!(s.reachable().outcomes, run.outcomes);
+    let stale = t.program.condition.target();
+    let GoTo::Path(path) = s.go_to(&stale) else {
+        panic!("the stale read is reachable");
+    };
+    assert_eq!(path[0], 1, "lane 1 must lead: {path:?}");
+    s.replay(&path).unwrap();
+    assert_eq!(
+        s.leaders(),
+        [
+            "P0,P1 `elect.sync _, r1, 0x3` leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)"
+        ]
+    );
+    let finals = s.final_states().unwrap();
+    assert!(finals.iter().any(|o| s.satisfies(o, &stale)));
+    // Lane 0 leads: the stale read is out of reach since the leader step.
+    s.restart();
+    s.take(0).unwrap();
+    assert!(!s.picking_leaders());
+    assert_eq!(s.go_to(&stale), GoTo::Unreachable { since: Some(1) });
+    assert!(s.undo());
+    assert!(s.picking_leaders());
+    assert!(matches!(s.go_to(&stale), GoTo::Path(_)));
+    // A leader step beyond the candidates is refused like any step.
+    assert_eq!(
+        s.take(2).unwrap_err().to_string(),
+        "expected a transition between 0 and 1, found 2"
+    );
+}
+
+fn ptxmc(args: &[&str]) -> (i32, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+    )
+}
+
+const ELECT: &str = "litmus/warp/MP+elect-other-lane-leads.litmus";
+
+/// `ptxmc trace` of the stale read: its first step elects lane 1, the one
+/// the outcome needs; the replay list begins with that choice.
+#[test]
+fn trace_shows_the_elect_leader_the_outcome_needs() {
+    let (code, out) = ptxmc(&["trace", ELECT]);
+    assert_eq!(code, 0, "{out}");
+    let expected = "\
+Trace MP+elect-other-lane-leads: a shortest run of the machine ending in 2:r0=1 /\\ 2:r1=0
+  1. P0,P1 elect.sync _, r1, 0x3  leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)
+  2. P0 st.relaxed.cta x, 1    retires: the store is performed (its value is a version at the L2 coherence point)
+       new version in memory: x=1 (P0 `st.relaxed.cta x, 1`)
+       coherence x: 0 < 1
+  3. P0 elect.sync (wait) 3    arrives at the barrier and waits for the other participants
+  4. P1 elect.sync (wait) 3    arrives at the barrier and waits for the other participants
+  5. P0 elect.sync (wait) 3    the barrier phase is complete: takes the other participants' views and goes on
+  6. P0 mov r1, 0              retires (registers only)
+  7. P0 beq r1, 0, END         retires (registers only)
+  8. P1 elect.sync (wait) 3    the barrier phase is complete: takes the other participants' views and goes on
+  9. P1 mov r1, 1              retires (registers only)
+       registers of P1: r1=1
+ 10. P1 beq r1, 0, END         retires (registers only)
+ 11. P1 st.release.cta f, 1    retires as a release: the store is performed, and the thread's view is published for acquirers
+       new version in memory: f=1 (P1 `st.release.cta f, 1`)
+       coherence f: 0 < 1
+ 12. P2 ld.acquire.cta r0, f   reads f=1 (P1 `st.release.cta f, 1`)
+ 13. P2 ld.acquire.cta r0, f   retires as an acquire: takes the views published by the releases it synchronises with
+       synchronises with P1 `st.release.cta f, 1`
+       P2 now has in its causal past: P1 `st.release.cta f, 1`
+       registers of P2: r0=1
+ 14. P2 ld.relaxed.cta r1, x   reads x=0 (initial)
+       newer: x=1 (P0 `st.relaxed.cta x, 1`); it is not in P2's causal past
+ 15. P2 ld.relaxed.cta r1, x   retires: the value read is checked against what this thread's cache line must show
+Final state: 0:r1=0; 1:r1=1; 2:r0=1; 2:r1=0; x=1; f=1;
+Replay: ptxmc trace litmus/warp/MP+elect-other-lane-leads.litmus --follow 1,0,0,0,0,0,0,0,0,0,0,1,0,0,0
+";
+    assert!(out.starts_with(expected), "{out}");
+    // Lane 0 elected: the replay says so, and the leader's own store is
+    // released with the flag.
+    let (code, out) = ptxmc(&["trace", ELECT, "--follow", "0"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("\n  1. P0,P1 elect.sync _, r1, 0x3  leader: lane 0 (P0), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 1 of 2)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("The run has not reached a final state."),
+        "{out}"
+    );
+    let (code, out) = ptxmc(&["trace", ELECT, "--follow", "2"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("error: expected a choice below 2 at step 1, found 2"),
+        "{out}"
+    );
+}
+
+/// `ptxmc explain` of the stale read names the leader its witness needs,
+/// and its machine replay begins with that leader step; a forbidden
+/// outcome is forbidden under each choice.
+#[test]
+fn explain_names_the_elect_leader_of_its_witness() {
+    let (code, out) = ptxmc(&["explain", ELECT]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with(
+            "\
+Explain MP+elect-other-lane-leads: P2:r0 == 1 /\\ P2:r1 == 0 is allowed
+Leaders: one of the 2 choices of `elect.sync` leader, one that gives it:
+  P0,P1 `elect.sync _, r1, 0x3` leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)
+Axioms: a consistent execution that gives it
+"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "\nMachine: a run reaches it; replay it with\n  ptxmc trace litmus/warp/MP+elect-other-lane-leads.litmus --follow 1,"
+        ),
+        "{out}"
+    );
+    let replay = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("ptxmc trace "))
+        .expect("a replay command");
+    let args: Vec<&str> = std::iter::once("trace")
+        .chain(replay.split_whitespace())
+        .collect();
+    let (code, trace) = ptxmc(&args);
+    assert_eq!(code, 0, "{trace}");
+    assert!(
+        trace.contains("Final state: 0:r1=0; 1:r1=1; 2:r0=1; 2:r1=0; x=1; f=1;\n"),
+        "{trace}"
+    );
+    let (code, out) = ptxmc(&["explain", ELECT, "--outcome", "2:r0=1 /\\ 2:r1=2"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("\nLeaders: forbidden under each of the 2 choices of `elect.sync` leader; shown under the first:\n  P0,P1 `elect.sync _, r1, 0x3` leader: lane 0 (P0), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 1 of 2)\n"),
+        "{out}"
+    );
+}
+
+/// `ptxmc step`: the leader step comes first; `f` lists it and its replay
+/// reaches the same final state in `trace`.
+#[test]
+fn step_lets_the_user_pick_the_elect_leader() {
+    let (code, out) = step_cli(ELECT, "1\ng 2:r0=1 /\\ 2:r1=0\nf\nq\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains(
+            "\
+Pick a leader first: `elect.sync` elects the same lane of a warp for a mask at every execution, a lane the PTX ISA leaves unspecified (docs/warps.md); until then the code shows the first choice's results.
+Transitions:
+  [0] P0,P1 `elect.sync _, r1, 0x3` leader: lane 0 (P0), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 1 of 2)
+  [1] P0,P1 `elect.sync _, r1, 0x3` leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)
+"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nLeader: P0,P1 `elect.sync _, r1, 0x3` leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  1. [1] P0,P1 `elect.sync _, r1, 0x3` leader: lane 1 (P1), for every execution with mask 0x3 in warp 0 of cta 0, gpu 0 (choice 2 of 2)\n"),
+        "{out}"
+    );
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Replay: ptxmc "))
+        .expect("a replay line");
+    assert!(
+        line.starts_with(&format!("trace {ELECT} --follow 1,")) && line.ends_with(" --every-step"),
+        "{line}"
+    );
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let (code, trace) = ptxmc(&args);
+    assert_eq!(code, 0, "{trace}");
+    assert!(
+        trace.contains("Final state: 0:r1=0; 1:r1=1; 2:r0=1; 2:r1=0; x=1; f=1;\n"),
+        "{trace}"
+    );
+}
+
+/// `trace --hang` over a choice of leaders: the run into the hang begins
+/// with its leader step, and its replay list with that choice.
+#[test]
+fn trace_into_a_hang_begins_with_the_leader_step() {
+    let (code, out) = ptxmc(&["trace", "litmus/warp/Elect-spinner.litmus", "--hang"]);
+    assert_eq!(code, 5, "{out}");
+    assert!(out.contains("\n  1. P0,P1 elect.sync "), "{out}");
+    let line = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Replay: ptxmc "))
+        .expect("a replay line");
+    let args: Vec<&str> = line.split_whitespace().collect();
+    let (code, replayed) = ptxmc(&args);
+    assert_eq!(code, 5, "{replayed}");
+    assert!(
+        replayed.contains("The run has not reached a final state."),
+        "{replayed}"
     );
 }

@@ -105,7 +105,14 @@ fn session_at<S: crate::rel::Bits>(
     t: &LitmusTest,
     options: step::Options,
 ) -> Result<Exit, crate::op::TooManySlots> {
-    let mut session = Session::<S>::build(&t.program, options)?;
+    let variants = match crate::ir::elect::Variants::of(&t.program) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::Incomplete);
+        }
+    };
+    let mut session = Session::<S>::build(&variants, options)?;
     if let Some(f) = &args.follow {
         if let Err(crate::op::trace::TraceError::BadChoice {
             step,

@@ -5,7 +5,6 @@ use clap::{Args, ValueEnum};
 use super::Exit;
 use super::common::{TestArgs, hang_lines, target_outcome, termination, undefined_lines, worst};
 use crate::limits::{Budget, Limits};
-use crate::op::Machine;
 use crate::op::trace::TraceError;
 use crate::report::trace::{self, NoRun};
 use crate::step::{self, GoTo, Session};
@@ -112,16 +111,22 @@ fn run_at<S: crate::rel::Bits>(
     options: step::Options,
     limits: &Limits,
 ) -> Result<Exit, crate::op::TooManySlots> {
-    let p = &t.program;
     let limits = *limits;
-    let mut session = Session::<S>::build(p, options)?;
-    let m = session.machine();
+    let variants = match crate::ir::elect::Variants::of(&t.program) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Exit::Incomplete);
+        }
+    };
+    let mut session = Session::<S>::build(&variants, options)?;
     if args.hang {
-        return Ok(hang(args, m, t, &limits));
+        return Ok(hang(args, &mut session, t, &limits));
     }
     if args.undefined {
         return Ok(undefined(args, &mut session, t));
     }
+    let m = session.machine();
     // A run to an outcome of a program that can hang must not read as the
     // whole story: the hang is said after it, and the exit status is `run`'s.
     // Likewise undefined behaviour, said before the hang.
@@ -280,7 +285,7 @@ fn run_at<S: crate::rel::Bits>(
 /// `ptxmc trace --hang`.
 fn hang<S: crate::rel::Bits>(
     args: &TraceArgs,
-    m: &Machine<'_, S>,
+    session: &mut Session<'_, S>,
     t: &crate::litmus::LitmusTest,
     limits: &Limits,
 ) -> Exit {
@@ -301,7 +306,7 @@ fn hang<S: crate::rel::Bits>(
         }
         exit
     };
-    let lasso = match m.shortest_hang_within(&Budget::new(*limits)) {
+    let lasso = match session.shortest_hang(&Budget::new(*limits)) {
         Ok(l) => l,
         Err(TraceError::NoHang { bound_hit: false }) => {
             return none(
@@ -329,10 +334,10 @@ fn hang<S: crate::rel::Bits>(
         }
         Err(e) => unreachable!("{e:?}"),
     };
-    let stem = match m.replay(&lasso.choices) {
-        Ok(s) => s,
-        Err(e) => unreachable!("a found run replays: {e:?}"),
-    };
+    if let Err(e) = session.replay(&lasso.choices) {
+        unreachable!("a found run replays: {e:?}");
+    }
+    let stem = session.trace();
     match args.format {
         TraceFormat::Text => print!(
             "{}",

@@ -42,6 +42,94 @@ pub struct Explanation {
     pub termination: TerminationNote,
     /// The undefined step `ptxmc run` finds, worded (`null` when none).
     pub undefined: Option<crate::report::ub::UbReport>,
+    /// The choice of `elect.sync` leaders the explanation is about, for a
+    /// program with several (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaders: Option<LeaderChoice>,
+}
+
+/// Which choice of `elect.sync` leaders an explanation follows
+/// (`ir::elect`): the program's outcomes are the union over every choice,
+/// so an allowed outcome is explained under a choice that gives it, and a
+/// forbidden one under the first choice (it is forbidden under each).
+#[derive(Clone, Debug, Serialize)]
+pub struct LeaderChoice {
+    /// How many choices the program has.
+    pub choices: usize,
+    /// The leaders of the choice explained, one line per warp and mask
+    /// with several candidate lanes ([`crate::ir::elect::Variants::leaders_text`]).
+    pub leaders: Vec<String>,
+    /// Whether the outcome is allowed under this choice (else it is
+    /// forbidden, or undecided, under every choice).
+    pub witness: bool,
+}
+
+/// The test under each choice of `elect.sync` leader, with the choice's
+/// leaders in words (one test, no words, without a choice of leader; `None`
+/// beyond [`crate::ir::elect::MAX_VARIANTS`], when the parsed test, choice
+/// 0, is all there is).
+/// The leader lines come with the choice's leader steps (what a stepping
+/// session's run, and so `trace --follow`, begins with).
+type Leaders = Option<(Vec<String>, Vec<usize>)>;
+
+fn leader_variants(t: &crate::litmus::LitmusTest) -> Vec<(crate::litmus::LitmusTest, Leaders)> {
+    match crate::ir::elect::Variants::of(&t.program) {
+        Ok(v) if v.programs.len() > 1 => (0..v.programs.len())
+            .map(|i| {
+                let mut u = t.clone();
+                u.program = v.programs[i].1.clone();
+                (u, Some((v.leaders_text(i), v.picks(i))))
+            })
+            .collect(),
+        _ => vec![(t.clone(), None)],
+    }
+}
+
+/// The machine's explanation of a choice of leaders, its replay commands
+/// beginning with the choice's leader steps (`picks`) as `trace` counts them.
+fn with_leader_steps(op: OpExplanation, picks: &[usize]) -> OpExplanation {
+    let prefix = |replay: String| match replay.split_once("--follow") {
+        Some((head, rest)) => {
+            let mut list: Vec<String> = picks.iter().map(usize::to_string).collect();
+            list.extend(
+                rest.trim()
+                    .split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string),
+            );
+            format!("{head}--follow {}", list.join(","))
+        }
+        None => replay,
+    };
+    match op {
+        OpExplanation::Reached { replay } => OpExplanation::Reached {
+            replay: prefix(replay),
+        },
+        OpExplanation::Blocked {
+            steps,
+            replay,
+            blocked,
+        } => OpExplanation::Blocked {
+            steps: steps + picks.len(),
+            replay: prefix(replay),
+            blocked,
+        },
+        other => other,
+    }
+}
+
+/// The index of the variant an outcome is explained under: the first
+/// whose verdict is `allowed`, else the first undecided one, else the first.
+fn pick_variant(verdicts: &[&AxVerdict]) -> usize {
+    verdicts
+        .iter()
+        .position(|v| matches!(v, AxVerdict::Allowed { .. }))
+        .or_else(|| {
+            verdicts
+                .iter()
+                .position(|v| matches!(v, AxVerdict::Incomplete { .. }))
+        })
+        .unwrap_or(0)
 }
 
 /// The program's termination, as `ptxmc run` reports it (both engines'
@@ -160,8 +248,30 @@ pub fn explain_outcome(
     caps: Caps,
     max_states: u64,
 ) -> Explanation {
-    let p = &t.program;
-    let ax = axiomatic::explain_at(p, &words::Positions::of(t), want, limits, caps);
+    // `elect.sync`: explain under the choice of leaders a witness needs.
+    let variants = leader_variants(t);
+    let mut axs: Vec<AxExplanation> = Vec::new();
+    for (u, _) in &variants {
+        let ax = axiomatic::explain_at(&u.program, &words::Positions::of(u), want, limits, caps);
+        let found = matches!(ax.verdict, AxVerdict::Allowed { .. });
+        axs.push(ax);
+        if found {
+            break;
+        }
+    }
+    let chosen = pick_variant(&axs.iter().map(|a| &a.verdict).collect::<Vec<_>>());
+    let ax = axs.swap_remove(chosen);
+    let leaders = variants[chosen].1.clone().map(|(leaders, _)| LeaderChoice {
+        choices: variants.len(),
+        leaders,
+        witness: matches!(ax.verdict, AxVerdict::Allowed { .. }),
+    });
+    let picks = variants[chosen]
+        .1
+        .as_ref()
+        .map(|(_, picks)| picks.clone())
+        .unwrap_or_default();
+    let p = &variants[chosen].0.program;
     let allowed = match ax.verdict {
         AxVerdict::Allowed { .. } => Some(true),
         AxVerdict::Forbidden { .. } => Some(false),
@@ -197,7 +307,10 @@ pub fn explain_outcome(
             ),
         }
     });
-    let (termination, undefined) = TerminationNote::with_undefined(p, limits, max_states);
+    // Termination and undefined behaviour: the whole program's, every
+    // choice of leader (`engine::run`).
+    let op = op.map(|op| with_leader_steps(op, &picks));
+    let (termination, undefined) = TerminationNote::with_undefined(&t.program, limits, max_states);
     Explanation {
         name: p.name.clone(),
         file: file.to_string(),
@@ -205,6 +318,7 @@ pub fn explain_outcome(
         op,
         termination,
         undefined: undefined.map(|u| crate::report::ub::of(t, &u)),
+        leaders,
     }
 }
 
@@ -242,7 +356,18 @@ pub fn missing_orderings(
         groups: 1,
         ..Caps::default()
     };
-    let ax = axiomatic::explain_at(&t.program, &words::Positions::of(t), want, limits, caps);
+    // `elect.sync`: under the first choice of leaders that allows it.
+    let mut axs = Vec::new();
+    for (u, _) in leader_variants(t) {
+        let ax = axiomatic::explain_at(&u.program, &words::Positions::of(&u), want, limits, caps);
+        let found = matches!(ax.verdict, AxVerdict::Allowed { .. });
+        axs.push(ax);
+        if found {
+            break;
+        }
+    }
+    let chosen = pick_variant(&axs.iter().map(|a| &a.verdict).collect::<Vec<_>>());
+    let ax = axs.swap_remove(chosen);
     match ax.verdict {
         AxVerdict::Allowed { missing, .. } => MissingAnswer::Allowed { missing },
         AxVerdict::Forbidden { summary, .. } => MissingAnswer::Forbidden { summary },

@@ -130,3 +130,151 @@ pub fn apply_first(p: &mut Program) {
     let g = groups(p);
     apply(p, &g, &vec![0; g.len()]);
 }
+
+/// The most leader choices a stepping session ([`Variants`]) holds: each is
+/// a program and a machine of its own.
+pub const MAX_VARIANTS: u64 = 256;
+
+/// A program with more leader choices than [`MAX_VARIANTS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyLeaders {
+    /// How many choices it has (saturating).
+    pub choices: u64,
+}
+
+impl std::fmt::Display for TooManyLeaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} choices of `elect.sync` leader, more than the {MAX_VARIANTS} a stepping session \
+             holds (elect among fewer lanes)",
+            self.choices
+        )
+    }
+}
+
+impl std::error::Error for TooManyLeaders {}
+
+/// Every choice of leader of a program, each with the program whose
+/// `elect.sync` results are that choice's (what `ptxmc step`, `trace` and
+/// `explain` run: they follow one choice, the one a witness needs). The
+/// groups with a single candidate are fixed; each *free* group (two
+/// candidates or more) is one leader step of a stepping session.
+#[derive(Clone, Debug)]
+pub struct Variants {
+    /// The groups ([`groups`]).
+    pub groups: Vec<Group>,
+    /// The groups with two candidates or more, in group order.
+    pub free: Vec<usize>,
+    /// Every choice (one candidate index per group) and its program, choice
+    /// 0 first ([`choices`]' order).
+    pub programs: Vec<(Vec<usize>, Program)>,
+}
+
+impl Variants {
+    /// Every choice of `p`; `Err` beyond [`MAX_VARIANTS`].
+    pub fn of(p: &Program) -> Result<Variants, TooManyLeaders> {
+        let groups = groups(p);
+        let n = count(&groups);
+        if n > MAX_VARIANTS {
+            return Err(TooManyLeaders { choices: n });
+        }
+        let free = (0..groups.len())
+            .filter(|&g| groups[g].candidates.len() > 1)
+            .collect();
+        let programs = if n <= 1 {
+            vec![(vec![0; groups.len()], p.clone())]
+        } else {
+            choices(&groups)
+                .map(|c| {
+                    let mut v = p.clone();
+                    apply(&mut v, &groups, &c);
+                    (c, v)
+                })
+                .collect()
+        };
+        Ok(Variants {
+            groups,
+            free,
+            programs,
+        })
+    }
+
+    /// The parsed program (choice 0).
+    pub fn first(&self) -> &Program {
+        &self.programs[0].1
+    }
+
+    /// The variants whose leaders of the first `picks.len()` free groups
+    /// are `picks` (candidate indices), in order.
+    pub fn consistent<'a>(&'a self, picks: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+        self.programs
+            .iter()
+            .enumerate()
+            .filter(move |(_, (c, _))| picks.iter().zip(&self.free).all(|(&k, &g)| c[g] == k))
+            .map(|(i, _)| i)
+    }
+
+    /// The candidate indices variant `v` picks in the free groups.
+    pub fn picks(&self, v: usize) -> Vec<usize> {
+        self.free.iter().map(|&g| self.programs[v].0[g]).collect()
+    }
+
+    /// The leader step of free group `free` choosing candidate `k`, as a
+    /// trace shows it: the lanes that execute the group's `elect.sync`, the
+    /// instruction as written, and what the choice fixes.
+    pub fn describe(&self, free: usize, k: usize) -> (String, String, String) {
+        let p = self.first();
+        let g = &self.groups[self.free[free]];
+        let sites: Vec<&ElectSite> = p
+            .elects
+            .iter()
+            .filter(|s| warp_of(p, s.thread) == g.warp && mask_of(p, s) == g.mask)
+            .collect();
+        let mut threads: Vec<usize> = sites.iter().map(|s| s.thread).collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let names: Vec<&str> = threads
+            .iter()
+            .map(|&t| p.threads[t].name.as_str())
+            .collect();
+        let instruction = sites.first().map_or_else(String::new, |s| {
+            let t = &p.threads[s.thread];
+            let (d, pr) = s.movs();
+            let reg = |m: Option<usize>| match m.and_then(|m| t.code.get(m)) {
+                Some(Instr::Mov { dst, .. }) => t.regs[*dst].name.clone(),
+                _ => "_".to_string(),
+            };
+            format!("elect.sync {}, {}, {:#x}", reg(d), reg(pr), g.mask)
+        });
+        let lane = g.candidates[k];
+        let lanes = sites
+            .first()
+            .map(|s| p.warp_lanes(s.thread))
+            .unwrap_or_default();
+        let who = lanes
+            .get(lane as usize)
+            .map_or_else(String::new, |&t| format!(" ({})", p.threads[t].name));
+        let (gpu, cta, w) = g.warp;
+        let action = format!(
+            "leader: lane {lane}{who}, for every execution with mask {:#x} in warp {w} of cta {cta}, \
+             gpu {gpu} (choice {} of {})",
+            g.mask,
+            k + 1,
+            g.candidates.len()
+        );
+        (names.join(","), instruction, action)
+    }
+
+    /// One line per free group naming the leader variant `v` elects, e.g.
+    /// `elect.sync leader of warp 0 of cta 0, gpu 0, mask 0x3: lane 1 (P1)`.
+    pub fn leaders_text(&self, v: usize) -> Vec<String> {
+        let picks = self.picks(v);
+        (0..self.free.len())
+            .map(|f| {
+                let (threads, instruction, action) = self.describe(f, picks[f]);
+                format!("{threads} `{instruction}` {action}")
+            })
+            .collect()
+    }
+}

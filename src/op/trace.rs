@@ -32,7 +32,8 @@ pub struct TraceStep {
     /// The instruction, as written.
     pub instruction: String,
     /// `retire`, `bind`, `arrive`, `pass` or `cut`; `repeat` for a step of
-    /// the iteration a hang repeats forever.
+    /// the iteration a hang repeats forever; `elect` for a stepping
+    /// session's choice of `elect.sync` leader (`step::Session`).
     pub kind: &'static str,
     /// What happened, in one line.
     pub action: String,

@@ -50,6 +50,26 @@ pub fn text(x: &Explanation) -> String {
             writeln!(out, "Explain {}: {} is {word}", x.name, x.ax.outcome).unwrap();
         }
     }
+    if let Some(l) = &x.leaders {
+        let head = match (&x.ax.verdict, l.witness) {
+            (_, true) => format!(
+                "Leaders: one of the {} choices of `elect.sync` leader, one that gives it:",
+                l.choices
+            ),
+            (AxVerdict::Forbidden { .. }, _) => format!(
+                "Leaders: forbidden under each of the {} choices of `elect.sync` leader; shown under the first:",
+                l.choices
+            ),
+            _ => format!(
+                "Leaders: not decided under one of the {} choices of `elect.sync` leader; shown under it:",
+                l.choices
+            ),
+        };
+        writeln!(out, "{head}").unwrap();
+        for line in &l.leaders {
+            writeln!(out, "  {line}").unwrap();
+        }
+    }
     match &x.ax.verdict {
         AxVerdict::Allowed { witness, missing } => {
             writeln!(out, "Axioms: a consistent execution that gives it").unwrap();

@@ -455,7 +455,11 @@ fn step_at<S: crate::rel::Bits>(
         barriers: Default::default(),
         fairness: Default::default(),
     };
-    let mut s = Session::<S>::build(&t.program, options)?;
+    let variants = match crate::ir::elect::Variants::of(&t.program) {
+        Ok(v) => v,
+        Err(e) => return Ok(Answer::error(400, e.to_string())),
+    };
+    let mut s = Session::<S>::build(&variants, options)?;
     if let Err(crate::op::trace::TraceError::BadChoice {
         step,
         choice,

@@ -10,6 +10,13 @@
 //! still reachable, and extends the run by a shortest path to a chosen
 //! outcome — or says since which step that outcome has been out of reach.
 //!
+//! A program with `elect.sync` runs under one choice of leader per warp and
+//! mask (`ir::elect`): a session over its [`Variants`] first takes one
+//! *leader step* per warp and mask with several candidate lanes (its
+//! transitions are the candidates), then runs that choice's program. The
+//! searches (go to an outcome, a hang, undefined behaviour) try every choice
+//! still open, so a run reached only with lane 1 elected shows lane 1 elected.
+//!
 //! A run is plain data, so a front end may keep only the choices and
 //! rebuild the session from them ([`Session::replay`]): the playground's
 //! server is stateless that way.
@@ -28,7 +35,8 @@ use crate::rel::Bits;
 use std::collections::VecDeque;
 
 use crate::explore::{self, ExploreOptions};
-use crate::ir::{Program, Prop, Term};
+use crate::ir::elect::Variants;
+use crate::ir::{Prop, Term};
 use crate::limits::{Budget, Exceeded, Limits, Poll};
 use crate::model::hang::Hang;
 use crate::op::hang::Quiescence;
@@ -134,12 +142,17 @@ impl std::fmt::Display for StepError {
 
 /// A stepping session over one program.
 pub struct Session<'p, S: Bits = u128> {
-    /// The machine the session steps (reduction as [`Options::every_step`] says).
-    machine: Machine<'p, S>,
-    /// The same machine with its reductions on, for questions to the explorer
-    /// (the outcomes reachable from a state do not depend on the reduction).
-    explorer: Machine<'p, S>,
-    /// `states[k]`: the state after `k` steps; `states[0]` is the initial state.
+    /// The program's choices of `elect.sync` leader, each with its program.
+    variants: &'p Variants,
+    /// Per variant, the machine the session steps (reduction as
+    /// [`Options::every_step`] says).
+    machines: Vec<Machine<'p, S>>,
+    /// Per variant, the same machine with its reductions on, for questions
+    /// to the explorer (the outcomes reachable from a state do not depend on
+    /// the reduction).
+    explorers: Vec<Machine<'p, S>>,
+    /// `states[k]`: the state after `k` steps; `states[0]` is the initial
+    /// state (the leader steps leave it as it is).
     states: Vec<State<S>>,
     /// The steps taken, described.
     steps: Vec<TraceStep>,
@@ -152,29 +165,36 @@ pub struct Session<'p, S: Bits = u128> {
 }
 
 impl<'p> Session<'p> {
-    /// A session in the initial state of `p`, at the plain width (128 event
-    /// slots; [`Session::build`] for any width).
-    pub fn new(p: &'p Program, options: Options) -> Result<Session<'p>, TooManySlots> {
-        Session::build(p, options)
+    /// A session in the initial state of `v`'s program, at the plain width
+    /// (128 event slots; [`Session::build`] for any width).
+    pub fn new(v: &'p Variants, options: Options) -> Result<Session<'p>, TooManySlots> {
+        Session::build(v, options)
     }
 }
 
 impl<'p, S: Bits> Session<'p, S> {
-    /// A session in the initial state of `p` with event sets of type `S`;
-    /// `Err` if the program has more event slots than `S` holds (pick `S`
-    /// with `rel::with_width!(needed)`).
-    pub fn build(p: &'p Program, options: Options) -> Result<Session<'p, S>, TooManySlots> {
-        let mut machine = Machine::build(p, options.loop_bound, true)?;
-        machine.por = !options.every_step;
-        machine.barriers = options.barriers.for_program(p);
-        machine.fairness = options.fairness;
-        let mut explorer = Machine::build(p, options.loop_bound, true)?;
-        explorer.barriers = options.barriers.for_program(p);
-        explorer.fairness = options.fairness;
-        let init = machine.initial();
+    /// A session in the initial state of `v`'s program with event sets of
+    /// type `S`; `Err` if the program has more event slots than `S` holds
+    /// (pick `S` with `rel::with_width!(needed)`).
+    pub fn build(v: &'p Variants, options: Options) -> Result<Session<'p, S>, TooManySlots> {
+        let mut machines = Vec::new();
+        let mut explorers = Vec::new();
+        for (_, p) in &v.programs {
+            let mut machine = Machine::build(p, options.loop_bound, true)?;
+            machine.por = !options.every_step;
+            machine.barriers = options.barriers.for_program(p);
+            machine.fairness = options.fairness;
+            let mut explorer = Machine::build(p, options.loop_bound, true)?;
+            explorer.barriers = options.barriers.for_program(p);
+            explorer.fairness = options.fairness;
+            machines.push(machine);
+            explorers.push(explorer);
+        }
+        let init = machines[0].initial();
         Ok(Session {
-            machine,
-            explorer,
+            variants: v,
+            machines,
+            explorers,
             states: vec![init],
             steps: Vec::new(),
             redo: Vec::new(),
@@ -183,9 +203,73 @@ impl<'p, S: Bits> Session<'p, S> {
         })
     }
 
+    /// How many leader steps a run begins with.
+    fn leader_steps(&self) -> usize {
+        self.variants.free.len()
+    }
+
+    /// The leaders picked in the first `k` steps.
+    fn picks_at(&self, k: usize) -> Vec<usize> {
+        self.steps[..k.min(self.leader_steps())]
+            .iter()
+            .map(|s| s.choice)
+            .collect()
+    }
+
+    /// The variants still open after `k` steps (one once every leader is picked).
+    fn open_at(&self, k: usize) -> Vec<usize> {
+        let picks = self.picks_at(k);
+        self.variants.consistent(&picks).collect()
+    }
+
+    /// The variant after `k` steps, once every leader is picked.
+    fn chosen_at(&self, k: usize) -> Option<usize> {
+        (k >= self.leader_steps()).then(|| self.open_at(k)[0])
+    }
+
+    /// The variant the current run follows (the first one while leaders
+    /// are still to be picked).
+    fn current_variant(&self) -> usize {
+        self.chosen_at(self.steps.len()).unwrap_or(0)
+    }
+
+    /// Whether the run is still picking leaders.
+    pub fn picking_leaders(&self) -> bool {
+        self.steps.len() < self.leader_steps()
+    }
+
+    /// The leader choices the run has made, one line each (empty for a
+    /// program without a choice of leader).
+    pub fn leaders(&self) -> Vec<String> {
+        let picks = self.picks_at(self.steps.len());
+        picks
+            .iter()
+            .enumerate()
+            .map(|(f, &k)| {
+                let (threads, instruction, action) = self.variants.describe(f, k);
+                format!("{threads} `{instruction}` {action}")
+            })
+            .collect()
+    }
+
+    /// The leader step `k` of the next free group, described.
+    fn leader_step(&self, k: usize) -> TraceStep {
+        let f = self.steps.len();
+        let (thread, instruction, action) = self.variants.describe(f, k);
+        TraceStep {
+            index: f + 1,
+            choice: k,
+            thread,
+            instruction,
+            kind: "elect",
+            action,
+            effects: Vec::new(),
+        }
+    }
+
     /// The machine (its program, layout and columns).
     pub fn machine(&self) -> &Machine<'p, S> {
-        &self.machine
+        &self.machines[self.current_variant()]
     }
 
     /// The session's options.
@@ -212,30 +296,46 @@ impl<'p, S: Bits> Session<'p, S> {
 
     /// Whether every thread has finished (or stopped at the loop bound).
     pub fn is_final(&self) -> bool {
-        self.machine.is_final(self.current())
+        !self.picking_leaders() && self.machine().is_final(self.current())
     }
 
     /// Whether the run stopped some thread at the loop bound.
     pub fn is_cut(&self) -> bool {
-        self.machine.is_cut(self.current())
+        !self.picking_leaders() && self.machine().is_cut(self.current())
     }
 
     /// The final states the current state stands for (`None` unless the
     /// run is over and no thread was cut at the loop bound).
     pub fn final_states(&self) -> Option<Vec<Outcome>> {
-        (self.is_final() && !self.is_cut()).then(|| self.machine.outcomes(self.current()))
+        (self.is_final() && !self.is_cut()).then(|| self.machine().outcomes(self.current()))
     }
 
     /// The transitions enabled in the current state, in the machine's order.
     pub fn transitions(&self) -> Vec<Transition> {
+        if self.picking_leaders() {
+            let g = &self.variants.groups[self.variants.free[self.steps.len()]];
+            return (0..g.candidates.len())
+                .map(|k| {
+                    let step = self.leader_step(k);
+                    let sentence =
+                        format!("{} `{}` {}", step.thread, step.instruction, step.action);
+                    Transition {
+                        index: k,
+                        step,
+                        sentence,
+                    }
+                })
+                .collect();
+        }
         let st = self.current();
         let n = self.steps.len() + 1;
-        self.machine
+        let machine = self.machine();
+        machine
             .successors(st)
             .into_iter()
             .enumerate()
             .map(|(i, (step, next))| {
-                let step = self.machine.describe(n, i, st, &step, &next);
+                let step = machine.describe(n, i, st, &step, &next);
                 let sentence = format!("{} `{}` {}", step.thread, step.instruction, step.action);
                 Transition {
                     index: i,
@@ -256,8 +356,8 @@ impl<'p, S: Bits> Session<'p, S> {
             max_states: None,
             ..self.options.limits
         });
-        let list = self.machine.within(&budget, || self.transitions());
-        let stopped = budget.exceeded().filter(|_| self.machine.interrupted());
+        let list = self.machine().within(&budget, || self.transitions());
+        let stopped = budget.exceeded().filter(|_| self.machine().interrupted());
         self.stopped.set(stopped);
         match stopped {
             Some(e) => Err(e),
@@ -278,8 +378,23 @@ impl<'p, S: Bits> Session<'p, S> {
     }
 
     fn advance(&mut self, choice: usize) -> Result<(), StepError> {
+        if self.picking_leaders() {
+            let g = &self.variants.groups[self.variants.free[self.steps.len()]];
+            if choice >= g.candidates.len() {
+                return Err(StepError::NoSuchTransition {
+                    choice,
+                    available: g.candidates.len(),
+                });
+            }
+            let step = self.leader_step(choice);
+            let st = self.current().clone();
+            self.steps.push(step);
+            self.states.push(st);
+            return Ok(());
+        }
         let st = self.current();
-        let mut succ = self.machine.successors(st);
+        let machine = self.machine();
+        let mut succ = machine.successors(st);
         if choice >= succ.len() {
             return Err(StepError::NoSuchTransition {
                 choice,
@@ -287,9 +402,7 @@ impl<'p, S: Bits> Session<'p, S> {
             });
         }
         let (step, next) = succ.swap_remove(choice);
-        let described = self
-            .machine
-            .describe(self.steps.len() + 1, choice, st, &step, &next);
+        let described = machine.describe(self.steps.len() + 1, choice, st, &step, &next);
         self.steps.push(described);
         self.states.push(*next);
         Ok(())
@@ -382,40 +495,51 @@ impl<'p, S: Bits> Session<'p, S> {
             progress: false,
             ..ExploreOptions::default()
         };
-        let r = explore::explore_from_within(&self.explorer, self.states[k].clone(), &opts, budget);
-        Reachable {
-            outcomes: r.outcomes,
-            bound_hit: r.bound_hit,
-            incomplete: r.incomplete,
+        // While leaders are still to be picked: every open choice's outcomes.
+        let mut all = Reachable {
+            outcomes: Outcomes::new(),
+            bound_hit: false,
+            incomplete: None,
+        };
+        for v in self.open_at(k) {
+            let r = explore::explore_from_within(
+                &self.explorers[v],
+                self.states[k].clone(),
+                &opts,
+                budget,
+            );
+            all.outcomes.extend(r.outcomes);
+            all.bound_hit |= r.bound_hit;
+            if r.incomplete.is_some() {
+                all.incomplete = r.incomplete;
+                break;
+            }
         }
+        all
     }
 
     /// Whether `want` holds of outcome `o`.
     pub fn satisfies(&self, o: &Outcome, want: &Prop) -> bool {
-        want.eval(&|t: &Term| self.machine.columns.term(o, t))
+        want.eval(&|t: &Term| self.machine().columns.term(o, t))
     }
 
     /// The hang the current state is (a deadlock, or threads that spin
     /// forever on the latest versions with nothing left to release them),
     /// if it is one ([`crate::op::Machine::quiescence`]).
     pub fn hang(&self) -> Option<Hang> {
-        self.hang_at(self.current())
-    }
-
-    fn hang_at(&self, st: &State<S>) -> Option<Hang> {
-        if self.machine.is_final(st) {
+        if self.picking_leaders() {
             return None;
         }
-        match self.machine.quiescence(st) {
-            Quiescence::Hang(h) => Some(h),
-            Quiescence::Running | Quiescence::Cut => None,
-        }
+        hang_at(self.machine(), self.current())
     }
 
     /// The undefined step the current run has taken, if any
     /// ([`crate::op::Machine::undefined`]).
     pub fn undefined(&self) -> Option<crate::model::ub::Undefined> {
-        self.machine.undefined(self.current())
+        if self.picking_leaders() {
+            return None;
+        }
+        self.machine().undefined(self.current())
     }
 
     /// A shortest extension of the current run that ends at an undefined
@@ -423,38 +547,34 @@ impl<'p, S: Bits> Session<'p, S> {
     /// since which step no run from here reaches one (`since: None`: no run
     /// of the test does, within the loop bound).
     pub fn go_to_undefined(&self) -> GoTo {
-        let budget = Budget::new(self.options.limits);
-        let undefined = |st: &State<S>| self.machine.undefined(st).is_some();
-        let reaches = |k: usize| -> Result<bool, Exceeded> {
-            self.shortest_from(&self.states[k], &undefined, &budget)
-                .map(|p| p.is_some())
-        };
-        self.machine.within(&budget, || {
-            self.first_out_of_reach(|st| self.shortest_from(st, &undefined, &budget), reaches)
-        })
+        let undefined = |m: &Machine<'p, S>, st: &State<S>| m.undefined(st).is_some();
+        self.go_to_where(&undefined)
     }
 
     /// A shortest extension of the current run into a hang; or since which
     /// step no run from here can hang (`since: None`: no run of the test
     /// hangs, within the loop bound).
     pub fn go_to_hang(&self) -> GoTo {
+        let hangs = |m: &Machine<'p, S>, st: &State<S>| hang_at(m, st).is_some();
+        self.go_to_where(&hangs)
+    }
+
+    /// [`Session::go_to_hang`] and [`Session::go_to_undefined`]: a shortest
+    /// extension to a state where `goal` holds, else the first step from
+    /// which none is in reach.
+    fn go_to_where(&self, goal: &dyn Fn(&Machine<'p, S>, &State<S>) -> bool) -> GoTo {
         let budget = Budget::new(self.options.limits);
-        let hangs = |st: &State<S>| self.hang_at(st).is_some();
         let reaches = |k: usize| -> Result<bool, Exceeded> {
-            self.shortest_from(&self.states[k], &hangs, &budget)
-                .map(|p| p.is_some())
+            self.search_at(k, goal, &budget).map(|p| p.is_some())
         };
-        self.machine.within(&budget, || {
-            self.first_out_of_reach(|st| self.shortest_from(st, &hangs, &budget), reaches)
-        })
+        self.first_out_of_reach(|| self.search_at(self.steps.len(), goal, &budget), reaches)
     }
 
     /// A shortest extension of the current run that ends in a final state
     /// where `want` holds; or since which step no run can reach one.
     pub fn go_to(&self, want: &Prop) -> GoTo {
         let budget = Budget::new(self.options.limits);
-        let m = &self.machine;
-        let ends_in = |st: &State<S>| {
+        let ends_in = |m: &Machine<'p, S>, st: &State<S>| {
             m.is_final(st)
                 && !m.is_cut(st)
                 && m.outcomes(st).iter().any(|o| self.satisfies(o, want))
@@ -471,19 +591,20 @@ impl<'p, S: Bits> Session<'p, S> {
                 None => Ok(false),
             }
         };
-        self.machine.within(&budget, || {
-            self.first_out_of_reach(|st| self.shortest_from(st, &ends_in, &budget), reaches)
-        })
+        self.first_out_of_reach(
+            || self.search_at(self.steps.len(), &ends_in, &budget),
+            reaches,
+        )
     }
 
     /// A shortest path from the current state (`search`), or else the first
     /// step from which nothing is in reach (`reaches(k)`: from `states[k]`).
     fn first_out_of_reach(
         &self,
-        search: impl Fn(&State<S>) -> Result<Option<Vec<usize>>, Exceeded>,
+        search: impl Fn() -> Result<Option<Vec<usize>>, Exceeded>,
         reaches: impl Fn(usize) -> Result<bool, Exceeded>,
     ) -> GoTo {
-        match search(self.current()) {
+        match search() {
             Ok(Some(path)) => return GoTo::Path(path),
             Ok(None) => {}
             Err(e) => return GoTo::Incomplete(e),
@@ -511,43 +632,112 @@ impl<'p, S: Bits> Session<'p, S> {
         GoTo::Unreachable { since: Some(hi) }
     }
 
-    /// Breadth-first search from `from` for a state where `goal` holds, with
-    /// the stepping machine's own choices; `None` if there is none.
-    fn shortest_from(
+    /// A shortest path from `states[k]` to a state where `goal` holds: while
+    /// leaders are still to be picked, the shortest over every open choice
+    /// (the first choice on a tie), its remaining leader steps first.
+    fn search_at(
         &self,
-        from: &State<S>,
-        goal: &dyn Fn(&State<S>) -> bool,
+        k: usize,
+        goal: &dyn Fn(&Machine<'p, S>, &State<S>) -> bool,
         budget: &Budget,
     ) -> Result<Option<Vec<usize>>, Exceeded> {
-        let m = &self.machine;
-        let mut parents = Parents::new(from);
-        let mut queue = VecDeque::from([from.clone()]);
-        let mut poll = Poll::new(budget);
-        while let Some(st) = queue.pop_front() {
-            if let Some(e) = poll.step() {
-                return Err(e);
-            }
-            let fp = st.fingerprint();
-            if goal(&st) {
-                return Ok(Some(parents.choices_to(fp)));
-            }
-            if m.is_final(&st) {
+        let done = k.min(self.leader_steps());
+        let mut best: Option<Vec<usize>> = None;
+        for v in self.open_at(k) {
+            let Some(path) = self.shortest_from(v, &self.states[k], goal, budget)? else {
                 continue;
+            };
+            let mut full = self.variants.picks(v)[done..].to_vec();
+            full.extend(path);
+            if best.as_ref().is_none_or(|b| full.len() < b.len()) {
+                best = Some(full);
             }
-            for (i, (_, s)) in m.successors(&st).into_iter().enumerate() {
-                if parents.discover(fp, i, &s) {
-                    queue.push_back(*s);
+        }
+        Ok(best)
+    }
+
+    /// Breadth-first search from `from` for a state where `goal` holds, with
+    /// variant `v`'s stepping machine's own choices; `None` if there is none.
+    fn shortest_from(
+        &self,
+        v: usize,
+        from: &State<S>,
+        goal: &dyn Fn(&Machine<'p, S>, &State<S>) -> bool,
+        budget: &Budget,
+    ) -> Result<Option<Vec<usize>>, Exceeded> {
+        let m = &self.machines[v];
+        m.within(budget, || {
+            let mut parents = Parents::new(from);
+            let mut queue = VecDeque::from([from.clone()]);
+            let mut poll = Poll::new(budget);
+            while let Some(st) = queue.pop_front() {
+                if let Some(e) = poll.step() {
+                    return Err(e);
+                }
+                let fp = st.fingerprint();
+                if goal(m, &st) {
+                    return Ok(Some(parents.choices_to(fp)));
+                }
+                if m.is_final(&st) {
+                    continue;
+                }
+                for (i, (_, s)) in m.successors(&st).into_iter().enumerate() {
+                    if parents.discover(fp, i, &s) {
+                        queue.push_back(*s);
+                    }
+                }
+                if let Some(e) = budget.states_exceeded(parents.len() as u64) {
+                    return Err(e);
                 }
             }
-            if let Some(e) = budget.states_exceeded(parents.len() as u64) {
-                return Err(e);
+            // A step cut short by the watchdog ([`Machine::within`]) may
+            // have lost successors: no answer then.
+            match budget.exceeded() {
+                Some(e) if m.interrupted() => Err(e),
+                _ => Ok(None),
+            }
+        })
+    }
+
+    /// A shortest run into a hang ([`Machine::shortest_hang_within`]) over
+    /// every choice of leader (the first choice on a tie): its choices
+    /// begin with the leader steps; the cycle's steps are numbered after
+    /// them. Only from the initial state.
+    pub fn shortest_hang(&self, budget: &Budget) -> Result<crate::op::trace::Lasso, TraceError> {
+        let g = self.leader_steps();
+        let mut best: Option<crate::op::trace::Lasso> = None;
+        let mut bound_hit = false;
+        for (v, m) in self.machines.iter().enumerate() {
+            match m.shortest_hang_within(budget) {
+                Ok(mut l) => {
+                    let mut choices = self.variants.picks(v);
+                    choices.extend(l.choices);
+                    l.choices = choices;
+                    for s in &mut l.cycle {
+                        s.index += g;
+                    }
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| l.choices.len() < b.choices.len())
+                    {
+                        best = Some(l);
+                    }
+                }
+                Err(TraceError::NoHang { bound_hit: b }) => bound_hit |= b,
+                Err(e) => return Err(e),
             }
         }
-        // A step cut short by the watchdog ([`Machine::within`]) may have
-        // lost successors: no answer then.
-        match budget.exceeded() {
-            Some(e) if m.interrupted() => Err(e),
-            _ => Ok(None),
-        }
+        best.ok_or(TraceError::NoHang { bound_hit })
+    }
+}
+
+/// The hang `st` is in `m`, if it is one.
+fn hang_at<S: Bits>(m: &Machine<'_, S>, st: &State<S>) -> Option<Hang> {
+    if m.is_final(st) {
+        return None;
+    }
+    match m.quiescence(st) {
+        Quiescence::Hang(h) => Some(h),
+        Quiescence::Running | Quiescence::Cut => None,
     }
 }

@@ -53,6 +53,18 @@ pub fn state<S: Bits>(s: &Session<'_, S>, pic: &Picture) -> String {
     for b in &pic.barriers {
         writeln!(out, "Barrier: {b}").unwrap();
     }
+    for l in s.leaders() {
+        writeln!(out, "Leader: {l}").unwrap();
+    }
+    if s.picking_leaders() {
+        writeln!(
+            out,
+            "Pick a leader first: `elect.sync` elects the same lane of a warp for a mask at \
+             every execution, a lane the PTX ISA leaves unspecified (docs/warps.md); until then \
+             the code shows the first choice's results."
+        )
+        .unwrap();
+    }
     if let Some(h) = s.hang() {
         writeln!(
             out,
