@@ -126,7 +126,7 @@ fn issue27(c: &mut Criterion) {
     let cases: Vec<(String, String)> = [8, 32, 64]
         .into_iter()
         .map(|n| (format!("barrier-{n}"), families::cta_barrier(n)))
-        .chain([3, 4, 5].into_iter().map(|n| {
+        .chain([3, 4, 5, 8, 16].into_iter().map(|n| {
             (
                 format!("grid-red-{n}"),
                 families::grid_barrier(n, families::Arrival::Red),
@@ -139,7 +139,7 @@ fn issue27(c: &mut Criterion) {
             )
         }))
         .chain(
-            [4, 6]
+            [4, 6, 8]
                 .into_iter()
                 .map(|n| (format!("counter-{n}"), families::counter(n))),
         )
@@ -154,8 +154,9 @@ fn issue27(c: &mut Criterion) {
         let n = count(&p);
         let r = ptxmc::engine::run(&p, &opts);
         eprintln!(
-            "oracle-issue27 {name}: {n} search nodes ({} outcome, {} termination in {} path combinations)",
+            "oracle-issue27 {name}: {n} search nodes ({} outcome, {} chains left out as commuting, {} termination in {} path combinations)",
             r.stats.ax.map_or(0, |s| s.nodes),
+            r.stats.ax.map_or(0, |s| s.pruned_commuted),
             r.stats.ax_termination.map_or(0, |s| s.nodes),
             r.stats.ax_termination.map_or(0, |s| s.path_combinations),
         );

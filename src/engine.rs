@@ -69,6 +69,9 @@ pub struct RunOptions {
     /// The oracle's counters read off the paths in the termination search
     /// (off only to check it: `docs/oracle.md`, "Spinning on a counter").
     pub static_counters: bool,
+    /// The oracle's one order per class of commuting additions to a counter
+    /// (off only to check it: `docs/oracle.md`, "Commuting additions").
+    pub commute_counters: bool,
     /// What printing a value of an outcome will cost, so that the limits
     /// keep time and memory for the report (`limits::OutputCost`).
     pub output_cost: OutputCost,
@@ -103,6 +106,7 @@ impl Default for RunOptions {
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
+            commute_counters: true,
             output_cost: OutputCost::default(),
             jobs: 1,
             exact: false,
@@ -605,6 +609,7 @@ fn run_ax(
         forced_coherence: opts.forced_coherence,
         static_barriers: opts.static_barriers,
         static_counters: opts.static_counters,
+        commute_counters: opts.commute_counters,
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,
         ..AxOptions::default()

@@ -63,6 +63,11 @@ pub struct AxOptions {
     /// leave (`docs/oracle.md`, "Spinning on a counter"); `false` only to
     /// check that shortcut.
     pub static_counters: bool,
+    /// Bind counters' RMW chains position by position and search one order
+    /// of the additions that commute for each set of what reads observe
+    /// (`docs/oracle.md`, "Commuting additions"; outcome search only, with
+    /// `static_counters`); `false` only to check that reduction.
+    pub commute_counters: bool,
 }
 
 impl Default for AxOptions {
@@ -76,6 +81,7 @@ impl Default for AxOptions {
             static_barriers: true,
             fairness: Default::default(),
             static_counters: true,
+            commute_counters: true,
         }
     }
 }
@@ -206,6 +212,9 @@ fn search_all(
                     .forced_coherence(opts.forced_coherence);
                 if let Some(c) = &counters {
                     s = s.chains_first(c.flags());
+                    if opts.commute_counters {
+                        s = s.commute_chains(c.flags());
+                    }
                 }
                 s.barriers = opts.barriers;
                 s.static_barriers = opts.static_barriers;
@@ -270,4 +279,5 @@ fn add_stats(a: &mut AxStats, b: &AxStats) {
     a.pruned_atomicity += b.pruned_atomicity;
     a.pruned_sc_per_location += b.pruned_sc_per_location;
     a.pruned_not_latest += b.pruned_not_latest;
+    a.pruned_commuted += b.pruned_commuted;
 }

@@ -62,6 +62,10 @@ pub struct AxStats {
     /// Rejected (termination search only): a spinning or waiting read does
     /// not read the coherence-latest write.
     pub pruned_not_latest: u64,
+    /// Rejected: an order of a counter's commuting additions that no read
+    /// tells from the canonical order of the same additions
+    /// ([`Search::commute_chains`]; `docs/oracle.md`, "Commuting additions").
+    pub pruned_commuted: u64,
 }
 
 /// What the search of one skeleton found.
@@ -203,6 +207,32 @@ pub struct Search<'a, 'p, S: Bits> {
     /// spinning load, and (while a coherence is searched, `co_start`) those
     /// that causally precede the load's copy in the next iteration.
     fair_forbid: Vec<S>,
+    /// With [`Search::commute_chains`]: how many reads at the front of
+    /// `order` are read halves of counters' RMW chains, which reads-from
+    /// binds position by position from the initial write (0: none).
+    chain_len: usize,
+    /// Per location: the last write of its chain bound so far (the initial
+    /// write before any).
+    chain_tail: Vec<usize>,
+    /// Per location: the read halves of its chain's RMWs.
+    chain_reads: Vec<S>,
+    /// Read halves of the RMWs that commute with each other: nothing reads
+    /// their value, nothing synchronises on their read, and no other
+    /// thread's event is base-causality-before them.
+    commuting: S,
+    /// Per location: its reads that are not RMW read halves.
+    plain_reads: Vec<S>,
+    /// Per write half of an RMW of a chain: its read half.
+    read_half: Vec<Option<usize>>,
+    /// Per location: every read half of its chain commutes and no read but
+    /// an RMW's can read a write short of the chain's last (each is pinned
+    /// by its branch outcomes to the final value, which no shorter chain
+    /// holds): no descent can be told apart, so the one canonical chain is
+    /// the ascending one.
+    ascending_only: Vec<bool>,
+    /// Per location: how many descents of commuting additions the chain
+    /// bound so far has (each needs a read of its own to tell it apart).
+    descents: Vec<usize>,
     out: &'a mut Outcomes,
 }
 
@@ -450,6 +480,14 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             races: Default::default(),
             fair_forbid: static_forbid(g, Fairness::default()),
             fairness: Fairness::default(),
+            chain_len: 0,
+            chain_tail: (0..g.writes_of.len()).collect(),
+            chain_reads: vec![S::EMPTY; g.writes_of.len()],
+            commuting: S::EMPTY,
+            plain_reads: vec![S::EMPTY; g.writes_of.len()],
+            read_half: Vec::new(),
+            ascending_only: Vec::new(),
+            descents: vec![0; g.writes_of.len()],
             out,
         }
     }
@@ -571,6 +609,202 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         self
     }
 
+    /// With the chains bound first ([`Search::chains_first`]): bind each
+    /// counter's RMW chain position by position from its initial write, and
+    /// leave out every chain in which two *commuting* additions stand in
+    /// descending order while no read but the later one's reads the
+    /// earlier one's write (`docs/oracle.md`, "Commuting additions"). Swapping
+    /// two such neighbours gives a consistent execution with the same final
+    /// state, races and undefined steps, so every outcome keeps a canonical
+    /// witness. Only for the outcome search (a search of stuck paths keeps
+    /// every chain, so that its first hang is the same).
+    pub fn commute_chains(mut self, counter: &[bool]) -> Self {
+        let g = self.g;
+        if g.truncated || g_has_stuck(g) {
+            return self;
+        }
+        let nlocs = g.writes_of.len();
+        let front: Vec<usize> = self
+            .order
+            .iter()
+            .copied()
+            .take_while(|&r| g.rmw.row(r) != S::EMPTY && counter[g.events[r].loc])
+            .collect();
+        // A location's chain is bound by position only when every write of
+        // it is the write half of one of these RMWs: then Atomicity (every
+        // pair morally strong) makes the writes one chain from the initial
+        // write, and the positions enumerate every candidate that can be
+        // consistent.
+        let mut chain_reads = vec![S::EMPTY; nlocs];
+        let mut chain_writes = vec![S::EMPTY; nlocs];
+        for &r in &front {
+            let l = g.events[r].loc;
+            chain_reads[l] |= bit(r);
+            chain_writes[l] |= g.rmw.row(r);
+        }
+        let whole: Vec<bool> = (0..nlocs)
+            .map(|l| chain_reads[l] != S::EMPTY && g.writes_of[l] & !g.inits == chain_writes[l])
+            .collect();
+        let (mut chained, rest): (Vec<usize>, Vec<usize>) =
+            front.iter().partition(|&&r| whole[g.events[r].loc]);
+        chained.sort_by_key(|&r| g.events[r].loc); // stable: program order within
+        self.chain_len = chained.len();
+        let back = self.order[front.len()..].to_vec();
+        self.order = chained;
+        self.order.extend(rest);
+        self.order.extend(back);
+        for l in 0..nlocs {
+            if !whole[l] {
+                chain_reads[l] = S::EMPTY;
+            }
+        }
+        self.chain_reads = chain_reads;
+        let rmw_reads = g.rmw.pairs().fold(S::EMPTY, |m, (r, _)| m | bit(r));
+        self.read_half = vec![None; g.len()];
+        for (r, w) in g.rmw.pairs() {
+            self.read_half[w] = Some(r);
+        }
+        for &r in &g.reads {
+            let l = g.events[r].loc;
+            if !rmw_reads.has(r) {
+                self.plain_reads[l] |= bit(r);
+            }
+        }
+        let ap_tails = g.ap.pairs().fold(S::EMPTY, |m, (_, t)| m | bit(t));
+        let await_targets = g.await_edges.pairs().fold(S::EMPTY, |m, (_, t)| m | bit(t));
+        let cond = g.cond_reads.iter().fold(S::EMPTY, |m, (c, _)| m | bit(*c));
+        for l in 0..nlocs {
+            for r in members(self.chain_reads[l]) {
+                if commutes(g, r, ap_tails | await_targets | cond) {
+                    self.commuting |= bit(r);
+                }
+            }
+        }
+        self.ascending_only = (0..nlocs)
+            .map(|l| {
+                self.chain_reads[l] != S::EMPTY
+                    && self.chain_reads[l] & !self.commuting == S::EMPTY
+                    && final_only(g, l, self.chain_reads[l], self.plain_reads[l])
+            })
+            .collect();
+        self
+    }
+
+    /// Whether write `w` of location `l` may still be read by a read that
+    /// is not an RMW's: one reads it already, or one is unbound and its
+    /// thread's branch outcomes do not fail when it reads `w`.
+    fn may_be_read(&mut self, w: usize, l: usize) -> bool {
+        for q in members(self.plain_reads[l]) {
+            match self.rf[q] {
+                Some(src) if src == w => return true,
+                Some(_) => continue,
+                None => {}
+            }
+            let t = self.g.events[q].thread.unwrap();
+            self.rf[q] = Some(w);
+            let ok = self.g.constraints.iter().all(|(u, c)| {
+                *u != t
+                    || match (
+                        self.g.eval(&self.rf, *u, &c.a),
+                        self.g.eval(&self.rf, *u, &c.b),
+                    ) {
+                        (Some(a), Some(b)) => c.cmp.holds(a, b) == c.holds,
+                        _ => true,
+                    }
+            });
+            self.rf[q] = None;
+            if ok {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether binding `rb` (a chain's read half) to the write `tail` puts
+    /// two commuting additions next to each other in descending order
+    /// (whether a read tells them apart is the caller's question).
+    fn descending(&self, tail: usize, rb: usize) -> bool {
+        if !self.commuting.has(rb) {
+            return false;
+        }
+        let Some(ra) = self.read_half[tail] else {
+            return false; // the initial write
+        };
+        self.commuting.has(ra) && rb < ra
+    }
+
+    /// Every descent of commuting additions in the chains is told apart by
+    /// a read (all reads bound).
+    fn chains_canonical(&self) -> bool {
+        for l in 0..self.chain_reads.len() {
+            for rb in members(self.chain_reads[l] & self.commuting) {
+                let Some(tail) = self.rf[rb] else { continue };
+                if self.descending(tail, rb)
+                    && !members(self.plain_reads[l]).any(|q| self.rf[q] == Some(tail))
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Reads-from for the chain position `k` (`k < chain_len`): which of the
+    /// location's unbound RMWs reads the chain's last write.
+    fn chain_step(&mut self, k: usize) {
+        let g = self.g;
+        let loc = g.events[self.order[k]].loc;
+        let tail = self.chain_tail[loc];
+        let unbound: Vec<usize> = members(self.chain_reads[loc])
+            .filter(|&r| self.rf[r].is_none())
+            .collect();
+        let least = unbound.first().copied();
+        for &rb in &unbound {
+            if self.ascending_only[loc] && Some(rb) != least {
+                self.stats.pruned_commuted += 1;
+                continue;
+            }
+            // Every descent needs its own read of the write before it, and
+            // when every addition commutes, an unbound one below `rb` means
+            // one more descent later.
+            let down = self.descending(tail, rb);
+            let later = self.chain_reads[loc] & !self.commuting == S::EMPTY
+                && unbound.iter().any(|&r| r < rb);
+            let need = self.descents[loc] + usize::from(down) + usize::from(later);
+            if need > members(self.plain_reads[loc]).count() {
+                self.stats.pruned_commuted += 1;
+                continue;
+            }
+            if down && !self.may_be_read(tail, loc) {
+                self.stats.pruned_commuted += 1;
+                continue;
+            }
+            let wb = members(g.rmw.row(rb)).next().unwrap();
+            self.rf[rb] = Some(tail);
+            self.rf_rel.add(tail, rb);
+            self.chain_tail[loc] = wb;
+            self.descents[loc] += usize::from(down);
+            if self.pre_planned {
+                let alive = self.alive_after(rb);
+                if !alive.is_empty() {
+                    let before = std::mem::replace(&mut self.alive, alive);
+                    self.rf_step(k + 1);
+                    self.alive = before;
+                }
+            } else if self.partial_ok(rb, k + 1 == self.order.len()) {
+                self.rf_step(k + 1);
+            }
+            self.chain_tail[loc] = tail;
+            self.descents[loc] -= usize::from(down);
+            self.rf_rel
+                .set_row(tail, self.rf_rel.row(tail) & !S::bit(rb));
+            self.rf[rb] = None;
+            if self.stop() {
+                return;
+            }
+        }
+    }
+
     /// Count a node and poll the budget.
     fn tick(&mut self) {
         self.stats.nodes += 1;
@@ -661,7 +895,14 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         if self.stop() {
             return;
         }
+        if k < self.chain_len {
+            return self.chain_step(k);
+        }
         let Some(&r) = self.order.get(k) else {
+            if self.commuting != S::EMPTY && !self.chains_canonical() {
+                self.stats.pruned_commuted += 1;
+                return;
+            }
             self.stats.rf_candidates += 1;
             return self.barrier_step();
         };
@@ -1786,6 +2027,103 @@ fn fair_load<S: Bits>(g: &Graph<'_, S>, r: usize) -> bool {
             g.program.threads[t].code[e.pc],
             crate::ir::Instr::Load { .. }
         )
+    })
+}
+
+/// Whether the RMW whose read half is `r` (a counter's addition of a
+/// constant) commutes with the other such additions: its read is no acquire
+/// and starts no acquire pattern, its value reaches nothing but its own
+/// write (no register, branch, address or final state reads it), and no
+/// event of its thread up to it can be the target of a synchronisation from
+/// another thread (`sync_targets`: acquire patterns' tails, awaits,
+/// mbarrier waits; and no fence or barrier), so nothing of another thread
+/// is base-causality-before it (`docs/oracle.md`, "Commuting additions").
+fn commutes<S: Bits>(g: &Graph<'_, S>, r: usize, sync_targets: S) -> bool {
+    use super::graph::Kind;
+    let e = &g.events[r];
+    let Some(t) = e.thread else { return false };
+    let Some(w) = members(g.rmw.row(r)).next() else {
+        return false;
+    };
+    if e.sem.is_acquire() || g.ap.row(r) != S::EMPTY || g.dep.row(r) & !S::bit(w) != S::EMPTY {
+        return false;
+    }
+    let base = g.offset[t];
+    let end = g.offset.get(t + 1).copied().unwrap_or(g.len());
+    let local = r - base;
+    let mentions = |x: &super::unfold::Expr| x.reads().has(local);
+    if g.constraints
+        .iter()
+        .any(|(u, c)| *u == t && (mentions(&c.a) || mentions(&c.b)))
+        || g.final_regs[t].iter().any(mentions)
+        || (base..end).any(|x| x != w && g.value[x].as_ref().is_some_and(mentions))
+        || g.barriers.iter().any(|b| {
+            g.events[b.arrive].thread == Some(t)
+                && (b.id.iter().any(mentions) || b.count.as_ref().is_some_and(mentions))
+        })
+        || g.cond_reads
+            .iter()
+            .any(|(c, x)| g.events[*c].thread == Some(t) && mentions(x))
+    {
+        return false;
+    }
+    (base..=r).all(|x| {
+        !sync_targets.has(x)
+            && !matches!(
+                g.events[x].kind,
+                Kind::Fence(_) | Kind::BarArrive | Kind::BarWait | Kind::Await
+            )
+    })
+}
+
+/// Whether every read of location `l` that is not an RMW's (`plain`) can
+/// only read the last write of its chain (`chain`: the read halves of the
+/// additions): its thread's branch outcomes pin it to the chain's final
+/// value (`r == v` taken or `r != v` not taken), and every addition adds a
+/// constant of one sign with no overflow, so every shorter chain holds a
+/// value short of it.
+fn final_only<S: Bits>(g: &Graph<'_, S>, l: usize, chain: S, plain: S) -> bool {
+    use super::unfold::Expr;
+    use crate::ir::{BranchCmp, RmwOp};
+    let mut total = g.program.locations[l].init;
+    let (mut pos, mut neg) = (false, false);
+    for r in members(chain) {
+        let w = members(g.rmw.row(r)).next().unwrap();
+        let Some(Expr::Rmw(RmwOp::Add, _, args)) = &g.value[w] else {
+            return false;
+        };
+        let [Expr::Const(c)] = args.as_slice() else {
+            return false;
+        };
+        if *c == 0 {
+            return false;
+        }
+        pos |= *c > 0;
+        neg |= *c < 0;
+        match total.checked_add(*c) {
+            Some(t) => total = t,
+            None => return false,
+        }
+    }
+    if pos && neg {
+        return false; // both signs: a shorter chain may hold the total
+    }
+    members(plain).all(|q| {
+        let t = g.events[q].thread.unwrap();
+        let local = q - g.offset[t];
+        g.constraints.iter().any(|(u, c)| {
+            let pins = matches!(
+                (c.cmp, c.holds),
+                (BranchCmp::Eq, true) | (BranchCmp::Ne, false)
+            );
+            *u == t
+                && pins
+                && matches!(
+                    (&c.a, &c.b),
+                    (Expr::Read(i), Expr::Const(v)) | (Expr::Const(v), Expr::Read(i))
+                        if *i == local && *v == total
+                )
+        })
     })
 }
 

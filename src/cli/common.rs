@@ -99,6 +99,11 @@ pub struct EngineArgs {
     /// (to check that shortcut).
     #[arg(long)]
     pub no_static_counters: bool,
+    /// Make the oracle search every order of a counter's additions instead
+    /// of one order per set of what its reads observe (to check that
+    /// reduction).
+    #[arg(long)]
+    pub no_commute_counters: bool,
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
@@ -157,6 +162,7 @@ impl EngineArgs {
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,
+            commute_counters: !self.no_commute_counters,
             // The costlier format; a command that prints less says so.
             output_cost: crate::limits::OutputCost::default(),
             // Several tests: one worker per test; one test: the workers share it.
