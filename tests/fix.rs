@@ -171,17 +171,37 @@ const STRONGEST: &str = "every access at its strongest semantics and widest scop
 #[test]
 fn no_fix_for_an_outcome_the_program_logic_allows_says_so() {
     // The reader may pass its (unshared) barrier and read before the writer runs.
+    // No fence or annotation forbids it, but a cluster barrier does: the
+    // reason says so (as `explain` names the CTA barrier the threads do not
+    // share), never "not a memory-ordering bug" (issue 28).
     let t = load("litmus/barrier/MP+bar.litmus");
     let (line, why) = why_of(&t, 3);
     assert_eq!(
         line,
-        format!(
-            "  Why: allowed under sequential consistency: not a memory-ordering bug — the outcome stays allowed even in the strongest program — {STRONGEST}: 4 changes (checked by both engines): the program's logic allows it."
-        )
+        "  Why: no fence or annotation fixes it; a barrier does: run without --no-repairs."
     );
-    assert_eq!(why["kind"], "not_memory_ordering");
-    assert_eq!(why["strongest_changes"], 4);
-    assert_eq!(why["fix_changes"], serde_json::Value::Null);
+    assert_eq!(why["kind"], "needs_repair");
+    assert_eq!(why["fix_changes"], 1);
+    assert!(
+        why["fix"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("insert `barrier.cluster.arrive"),
+        "{why}"
+    );
+    // `explain` names the barrier as the missing ordering.
+    let want = t.program.condition.target();
+    match ptxmc::explain::missing_orderings(&t, &want, &Default::default()) {
+        ptxmc::explain::MissingAnswer::Allowed { missing } => {
+            assert!(!missing.sequentially_consistent);
+            let words = format!("{missing:?}");
+            assert!(
+                words.contains("a CTA barrier synchronises only threads of one CTA"),
+                "{words}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

@@ -103,6 +103,22 @@ const CASES: &[(&str, &str)] = &[
         "kernels/cluster_dsmem_nosync.ptx",
         r#"  1. [cost 12] insert `barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned` in every thread P0–P1 before `ld.weak.shared::cluster.u32 r6, _ZZ8exchangePiE4word[0]@cta1`  (verified by both engines)"#,
     ),
+    (
+        "kernels/syncthreads_missing.ptx",
+        r#"  1. [cost 8] insert `bar.cta.sync 0` in every thread P0–P63 before `ld.weak.shared.u32 r12, _ZZ8exchangePiE1s[1]`  (verified by both engines)"#,
+    ),
+    (
+        "litmus/tcgen05/Pipeline-tma-mma-ld-no-fence-epilogue.litmus",
+        r#"  1. [cost 2] insert `tcgen05.fence::after_thread_sync` in P2 before `tcgen05.ld.sync.aligned.32x32b.x1.b32 r3, [t]`  (verified by both engines)"#,
+    ),
+    (
+        "litmus/tcgen05/Pipeline-tma-mma-ld-no-fence-mma.litmus",
+        r#"  1. [cost 2] insert `tcgen05.fence::after_thread_sync` in P1 before `tcgen05.mma.cta_group::1.kind::f16 [t], [s], [w], 0, 0`  (verified by both engines)"#,
+    ),
+    (
+        "litmus/wgmma/MP+fence.proxy.async-no-wgmma.fence.litmus",
+        r#"  1. [cost 2] insert `wgmma.fence.sync.aligned` in P0 before `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0`  (verified by both engines)"#,
+    ),
 ];
 
 #[test]

@@ -91,15 +91,59 @@ fn a_hang_that_does_not_show_the_outcome_is_not_called_its_source() {
 
 /// Outcomes the strongest program still allows; `explain` finds a
 /// sequentially consistent witness for each (an interleaving gives it).
+/// With `--no-repairs` the reason is "not a memory-ordering bug" only when
+/// no barrier repair within the bound forbids the outcome either.
 const NOT_MEMORY_ORDERING: &[&str] = &[
-    "litmus/races/DR-WW-weak.litmus",
-    "litmus/races/IS-gpu-vs-cta.litmus",
-    "litmus/races/DR-three-writers-reader.litmus",
     "litmus/races/RF-single-thread-weak.litmus",
     "litmus/async/CpAsync-no-wait.litmus",
     "litmus/vector/Vector-stores-tear.litmus",
+];
+
+/// Sequentially consistent outcomes that no fence or annotation forbids but
+/// an inserted barrier does (it orders the racing accesses): `--no-repairs`
+/// says so, and `explain` agrees that no fence or annotation can.
+const NEEDS_BARRIER: &[&str] = &[
+    "litmus/races/DR-WW-weak.litmus",
+    "litmus/races/IS-gpu-vs-cta.litmus",
+    "litmus/races/DR-three-writers-reader.litmus",
     "litmus/warp/MP+syncwarp-writer-exits.litmus",
 ];
+
+#[test]
+fn an_outcome_a_barrier_forbids_is_not_called_a_logic_bug() {
+    for file in NEEDS_BARRIER {
+        let (code, v) = fix(file, &["--no-repairs"]);
+        assert_eq!(code, 0, "{file}");
+        assert_eq!(v["why"]["kind"], "needs_repair", "{file}: {}", v["why"]);
+        assert_eq!(
+            v["why"]["text"],
+            "no fence or annotation fixes it; a barrier does: run without --no-repairs",
+            "{file}"
+        );
+        // The barrier fix it names is the one the search with repairs lists.
+        let fix_words = v["why"]["fix"][0].as_str().unwrap().to_string();
+        let (code, with) = fix(file, &[]);
+        assert_eq!(code, 0, "{file}");
+        let listed: Vec<&str> = with["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["changes"].as_array().unwrap())
+            .map(|c| c["text"].as_str().unwrap())
+            .collect();
+        assert!(listed.contains(&fix_words.as_str()), "{file}: {fix_words}");
+        let t = ptxmc::litmus::parse_file(&root().join(file))
+            .unwrap()
+            .remove(0);
+        let want = t.program.condition.target();
+        match ptxmc::explain::missing_orderings(&t, &want, &Default::default()) {
+            ptxmc::explain::MissingAnswer::Allowed { missing } => {
+                assert!(missing.sequentially_consistent, "{file}: {missing:?}");
+            }
+            other => panic!("{file}: {other:?}"),
+        }
+    }
+}
 
 #[test]
 fn an_outcome_allowed_under_sequential_consistency_is_not_a_memory_ordering_bug() {

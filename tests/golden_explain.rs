@@ -193,9 +193,79 @@ fn notes_name_scope_mismatches_idle_proxy_fences_and_unneeded_fences() {
     assert_eq!(
         ptxmc::explain::lints::notes(&t.program, true),
         vec![
-            "P0 `fence.sc.gpu` is not needed for this test's condition: the outcome stays forbidden without it (see `ptxmc fix --weaken`)"
+            "P0 `fence.sc.gpu` is not needed: without it the outcome stays forbidden and nothing else the program does changes (termination, definedness, races, final values; see `ptxmc fix --weaken`)"
         ]
     );
+}
+
+/// The "not needed" note and `fix --weaken` make the same check (issue
+/// 28): on the seqlock and on a variant whose condition observes only the
+/// accepted read of the second sequence value, a fence is "not needed"
+/// exactly when a listed weakening removes it, and named with what its
+/// removal changes exactly when `--weaken` flags its removal.
+#[test]
+fn unneeded_fence_notes_agree_with_weaken_on_a_seqlock() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("litmus/weaken/Seqlock.litmus");
+    let src = std::fs::read_to_string(&path).unwrap();
+    let cond = src.rfind("exists").unwrap();
+    let variant = format!(
+        "{}exists (P1:r0 == 2 /\\ P1:r3 == 2 /\\ (P1:r1 != 1 \\/ P1:r2 != 1))\n",
+        &src[..cond]
+    )
+    .replace("PTX Seqlock", "PTX Seqlock-even");
+    let mut removable_somewhere = 0;
+    for (name, text) in [
+        ("Seqlock.litmus", src.clone()),
+        ("Seqlock-even.litmus", variant),
+    ] {
+        let t = litmus::parse_source(name, &text).unwrap().remove(0);
+        let p = &t.program;
+        let notes = ptxmc::explain::lints::notes(p, true);
+        let r = ptxmc::fix::weaken(p, &p.condition.prop, &Default::default());
+        assert!(!r.incomplete, "{name}");
+        for (ti, th) in p.threads.iter().enumerate() {
+            for (pc, i) in th.code.iter().enumerate() {
+                if !matches!(i, ptxmc::ir::Instr::Fence { .. }) {
+                    continue;
+                }
+                let who = format!("{} `{}`", th.name, ptxmc::litmus::print::instr(p, th, i));
+                let note = notes.iter().find(|n| n.starts_with(&who));
+                let removed = format!("remove {} `", th.name);
+                let weaken_removes = r.fixes.iter().any(|f| {
+                    f.changes.iter().any(|c| {
+                        c.text.starts_with(&removed)
+                            && c.text.contains(&ptxmc::litmus::print::instr(p, th, i))
+                    })
+                });
+                let flagged = r.flagged.iter().find(|f| {
+                    f.change.text.starts_with(&removed)
+                        && f.change
+                            .text
+                            .contains(&ptxmc::litmus::print::instr(p, th, i))
+                });
+                let changes = ptxmc::fix::weaken::fence_removal_changes(
+                    p,
+                    &p.condition.prop,
+                    ti,
+                    pc,
+                    &Default::default(),
+                )
+                .unwrap();
+                let unneeded = note.is_some_and(|n| n.contains(" is not needed: "));
+                assert_eq!(unneeded, weaken_removes, "{name}: {who}: {note:?}");
+                assert_eq!(unneeded, changes.is_empty(), "{name}: {who}");
+                removable_somewhere += usize::from(unneeded);
+                if let Some(f) = flagged {
+                    let n = note.unwrap_or_else(|| panic!("{name}: {who} flagged, no note"));
+                    assert!(n.ends_with(&format!(
+                        "without it {} (see `ptxmc fix --weaken`)",
+                        f.changes_what.join("; ")
+                    )));
+                }
+            }
+        }
+    }
+    assert!(removable_somewhere > 0);
 }
 
 #[test]

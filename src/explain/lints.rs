@@ -150,9 +150,14 @@ fn idle_proxy_fences(p: &Program) -> Vec<String> {
     out
 }
 
-/// Fences the test's forbidden outcome does not need: without the fence the
-/// oracle still forbids it. Only for tests with a few fences and an
-/// `exists`/`~exists` condition whose outcome is forbidden.
+/// Fences the test does not need: without the fence the outcome stays
+/// forbidden and nothing else the program does changes — the safety check
+/// of `ptxmc fix --weaken` (`fix::weaken::fence_removal_changes`:
+/// termination, definedness, races, final values), so the note and
+/// `--weaken` agree. A fence the condition alone does not need but whose
+/// removal changes something else is named with what it changes. Only for
+/// tests with a few fences and an `exists`/`~exists` condition whose
+/// outcome is forbidden.
 fn redundant_fences(p: &Program) -> Vec<String> {
     if p.condition.quantifier == Quantifier::Forall {
         return Vec::new();
@@ -176,26 +181,23 @@ fn redundant_fences(p: &Program) -> Vec<String> {
     if crate::fix::allows(p, want, 2, Default::default()) != Some(false) {
         return Vec::new();
     }
+    let opts = crate::fix::FixOptions::default();
     let mut out = Vec::new();
     for (t, pc) in fences {
-        let mut q = p.clone();
-        q.threads[t].code.remove(pc);
-        for i in q.threads[t].code.iter_mut() {
-            if let Instr::Branch { target, .. } = i {
-                if *target > pc {
-                    *target -= 1;
-                }
-            }
-        }
-        for l in q.threads[t].labels.iter_mut() {
-            if l.at > pc {
-                l.at -= 1;
-            }
-        }
-        if crate::fix::allows(&q, want, 2, Default::default()) == Some(false) {
+        let Ok(changes) = crate::fix::weaken::fence_removal_changes(p, want, t, pc, &opts) else {
+            continue;
+        };
+        let outcome = changes.iter().any(|c| c.starts_with("the outcome "));
+        if changes.is_empty() {
             out.push(format!(
-                "{} is not needed for this test's condition: the outcome stays forbidden without it (see `ptxmc fix --weaken`)",
+                "{} is not needed: without it the outcome stays forbidden and nothing else the program does changes (termination, definedness, races, final values; see `ptxmc fix --weaken`)",
                 text(p, t, pc)
+            ));
+        } else if !outcome {
+            out.push(format!(
+                "{} is not needed for this test's condition, but it is needed: without it {} (see `ptxmc fix --weaken`)",
+                text(p, t, pc),
+                changes.join("; ")
             ));
         }
     }

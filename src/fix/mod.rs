@@ -342,7 +342,11 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
             // undefined step to remove, they are tried only when nothing
             // else fixes the outcome.
             let groups = opts.problem.is_some();
-            let r = search_within(p, want, opts, &budget, groups);
+            let mut r = search_within(p, want, opts, &budget, groups);
+            if !opts.repairs {
+                repairs_instead(p, want, opts, &budget, &mut r);
+                return r;
+            }
             let retry = !groups && opts.repairs && r.fixes.is_empty() && r.allowed && !r.incomplete;
             if retry && repairs::group_barrier_sites(p) > 0 {
                 let mut again = search_within(p, want, opts, &budget, true);
@@ -356,6 +360,50 @@ fn search(p: &Program, want: &Prop, opts: &FixOptions) -> FixReport {
             r
         },
     )
+}
+
+/// A search without repairs (`--no-repairs`) that says "not a
+/// memory-ordering bug" would contradict `explain` where a barrier forbids
+/// the outcome (a barrier the threads do not share, `MP+bar`): the repairs
+/// are searched too (same bound, the time left), and when a barrier fix is
+/// found and verified the reason says so instead ([`why::needs_barrier`]).
+/// The fixes listed stay fences and annotations only.
+fn repairs_instead(
+    p: &Program,
+    want: &Prop,
+    opts: &FixOptions,
+    budget: &Budget,
+    r: &mut FixReport,
+) {
+    if r.why.as_ref().map(|w| w.kind) != Some(NoFixKind::NotMemoryOrdering) {
+        return;
+    }
+    let with = FixOptions {
+        repairs: true,
+        timeout: opts
+            .timeout
+            .map(|t| t.saturating_sub(budget.start().elapsed())),
+        ..*opts
+    };
+    let found = search_within(p, want, &with, budget, true);
+    r.checked += found.checked;
+    if found.incomplete {
+        // Not known whether a repair forbids it: the reason cannot claim
+        // that nothing does.
+        r.incomplete = true;
+        r.why = None;
+        return;
+    }
+    // A barrier is what `explain` names (a barrier as written that does
+    // not order the pair); a missing wait stays the program's logic.
+    let barrier = found
+        .fixes
+        .iter()
+        .find(|f| f.verified && f.changes.iter().any(|c| why::is_barrier_change(&c.text)));
+    if let Some(f) = barrier {
+        let changes: Vec<String> = f.changes.iter().map(|c| c.text.clone()).collect();
+        r.why = Some(why::needs_barrier(&changes));
+    }
 }
 
 fn search_within(

@@ -3,6 +3,7 @@
 //! fences and mbarrier operations, fence removals; each with its cost
 //! (`docs/fix.md`) and its place in the site's strength order.
 
+use crate::ir::tensor_core::{TcFence, TcOp};
 use crate::ir::{
     AsyncKind, FenceSem, Instr, MbarOp, Program, Proxy, ProxyFenceKind, Scope, Sem, SpaceQual,
 };
@@ -423,6 +424,7 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
                 });
             }
         }
+        tensor_fence_sites(p, t, &eff, &mut out);
         // Stronger semantics and wider scopes on what is there.
         for (pc, i) in th.code.iter().enumerate() {
             let vs = stronger(p, t, pc, i, &scopes);
@@ -438,6 +440,105 @@ pub fn strengthening_sites(p: &Program) -> Vec<Site> {
         }
     }
     out
+}
+
+/// What a tensor-core fence costs: an ordering point of the issuing
+/// thread for the tensor core's queue, with no `MEMBAR` (`docs/fix.md`).
+const TENSOR_FENCE_COST: u32 = 2;
+
+/// The tensor-core fences a fix may insert in thread `t` (`eff`: its
+/// instructions that touch memory or synchronise), each a site of one
+/// variant (`docs/tensor-core.md`, PTX ISA §9.7.16.6 and §9.7.15):
+///
+/// * `tcgen05.fence::after_thread_sync` after a thread synchronisation and
+///   before an asynchronous tcgen05 operation (`mma`, `cp`, `ld`, `st`):
+///   without it the operation is not ordered after the synchronisation;
+/// * `tcgen05.fence::before_thread_sync` before a thread synchronisation
+///   that follows an asynchronous tcgen05 operation;
+/// * `wgmma.fence` before a `wgmma.mma_async` that follows an earlier
+///   access of the thread.
+///
+/// Each only adds ordering (an operation's agent awaits one more point), so
+/// the search's monotonicity holds. A position right after the same fence
+/// is left out (a second one orders nothing more).
+fn tensor_fence_sites(p: &Program, t: usize, eff: &[usize], out: &mut Vec<Site>) {
+    let th = &p.threads[t];
+    let code = &th.code;
+    let tc = |pc: usize| match &code[pc] {
+        Instr::Tensor { op } => Some(op),
+        _ => None,
+    };
+    let tcgen_async = |pc: usize| {
+        matches!(
+            tc(pc),
+            Some(TcOp::Mma { .. } | TcOp::Cp { .. } | TcOp::Ld { .. } | TcOp::St { .. })
+        )
+    };
+    let wgmma = |pc: usize| matches!(tc(pc), Some(TcOp::Wgmma { .. }));
+    if !(0..code.len()).any(|pc| tcgen_async(pc) || wgmma(pc)) {
+        return;
+    }
+    // A thread synchronisation a tcgen05 fence pairs with: a barrier, an
+    // mbarrier operation, or an access with release or acquire semantics.
+    let syncs = |pc: usize| match &code[pc] {
+        Instr::Barrier { .. } | Instr::ClusterBarrier { .. } => true,
+        Instr::Mbar { .. } | Instr::MbarWait { .. } => true,
+        i => i
+            .access()
+            .is_some_and(|a| matches!(a.sem, Sem::Acquire | Sem::Release | Sem::AcqRel)),
+    };
+    let fence_before = |pos: usize, kind: TcFence| {
+        eff.iter()
+            .rev()
+            .find(|&&k| k < pos)
+            .is_some_and(|&k| matches!(tc(k), Some(TcOp::Fence { kind: k2 }) if *k2 == kind))
+    };
+    let name = th.name.clone();
+    let mut push = |pos: usize, kind: TcFence| {
+        let same = |k: usize| matches!(tc(k), Some(TcOp::Fence { kind: k2 }) if *k2 == kind);
+        if fence_before(pos, kind) || (pos < code.len() && same(pos)) {
+            return;
+        }
+        let instr = Instr::Tensor {
+            op: TcOp::Fence { kind },
+        };
+        let before = quoted(p, t, pos);
+        out.push(Site {
+            thread_name: name.clone(),
+            variants: vec![Variant {
+                text: format!(
+                    "insert `{}` in {name} before {before}",
+                    text_of(p, t, &instr)
+                ),
+                cost: TENSOR_FENCE_COST,
+                action: Action::Insert {
+                    thread: t,
+                    pos,
+                    instr,
+                },
+                key: (0, 0),
+                incomparable: None,
+            }],
+            weakening: false,
+            repair: false,
+            group_barrier: false,
+        });
+    };
+    for (k, &pos) in eff.iter().enumerate().skip(1) {
+        let earlier = &eff[..k];
+        let later = &eff[k..];
+        if earlier.iter().any(|&e| syncs(e)) && later.iter().any(|&l| tcgen_async(l)) {
+            push(pos, TcFence::AfterThreadSync);
+        }
+        if syncs(pos) && earlier.iter().any(|&e| tcgen_async(e)) {
+            push(pos, TcFence::BeforeThreadSync);
+        }
+        // `wgmma.fence` orders later MMAs after the thread's earlier
+        // instructions other than tensor-core ones.
+        if later.iter().any(|&l| wgmma(l)) && earlier.iter().any(|&e| tc(e).is_none()) {
+            push(pos, TcFence::Wgmma);
+        }
+    }
 }
 
 /// Which (semantics rank, scope rank) pairs qualify, given the current ones.
@@ -768,18 +869,24 @@ fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
     for e in q.elects.iter_mut().filter(|e| e.thread == t && e.pc >= pos) {
         e.pc += 1;
     }
+    // A kernel's threads name the PTX instruction of every pc: keep the
+    // list aligned with the code. A lane whose specialised code is empty
+    // (it skips every branch) has no list yet, and still needs one: its
+    // inserted barrier must be the same instruction as its warp's others.
+    let kernel = q.threads.iter().any(|th| !th.sites.is_empty());
     let th = &mut q.threads[t];
     th.code.insert(pos, instr);
-    // A kernel's threads name the PTX instruction of every pc: keep the
-    // list aligned with the code.
-    if !th.sites.is_empty() {
+    if kernel && th.sites.len() + 1 == th.code.len() {
         th.sites.insert(pos.min(th.sites.len()), INSERTED_SITE);
     }
     for i in th.code.iter_mut() {
-        if let Instr::Branch { target, .. } = i {
-            if *target >= pos {
-                *target += 1;
-            }
+        match i {
+            Instr::Branch { target, .. } if *target >= pos => *target += 1,
+            // A tensor-core result names its operation by pc.
+            Instr::Tensor {
+                op: TcOp::Result { from, .. },
+            } if *from >= pos => *from += 1,
+            _ => {}
         }
     }
     for l in th.labels.iter_mut() {
@@ -799,10 +906,12 @@ fn remove(q: &mut Program, t: usize, pc: usize) {
         th.sites.remove(pc);
     }
     for i in th.code.iter_mut() {
-        if let Instr::Branch { target, .. } = i {
-            if *target > pc {
-                *target -= 1;
-            }
+        match i {
+            Instr::Branch { target, .. } if *target > pc => *target -= 1,
+            Instr::Tensor {
+                op: TcOp::Result { from, .. },
+            } if *from > pc => *from -= 1,
+            _ => {}
         }
     }
     for l in th.labels.iter_mut() {

@@ -273,6 +273,57 @@ pub fn weaken(
     report
 }
 
+/// What removing fence `pc` of thread `t` of `p` changes, by the check
+/// `--weaken` makes of every weakening ([`differences`]): the outcome
+/// `want` becomes allowed, an execution hangs, undefined behaviour, a new
+/// race, a final value gained or lost; empty when the removal is safe.
+/// `Err` says why it could not be judged (a limit, the loop bound, no such
+/// removal). `explain::lints` says "not needed" only when this is empty, so
+/// that its note and `fix --weaken` never disagree.
+pub fn fence_removal_changes(
+    p: &Program,
+    want: &Prop,
+    t: usize,
+    pc: usize,
+    opts: &FixOptions,
+) -> Result<Vec<String>, String> {
+    let at = Positions::new();
+    let sites = sites::weakening_sites(p, &at);
+    let mut c: Config = vec![None; sites.len()];
+    let found =
+        sites.iter().enumerate().find_map(|(s, site)| {
+            site.variants.iter().position(|v| {
+            matches!(v.action, Action::Remove { thread, pc: k } if thread == t && k == pc)
+        })
+        .map(|k| (s, k))
+        });
+    let Some((s, k)) = found else {
+        return Err("no removal of that instruction is a weakening".into());
+    };
+    c[s] = Some(k);
+    let end = opts.timeout.map(|d| Instant::now() + d);
+    let why = |e: NoProfile| match e {
+        NoProfile::Time => "the time limit stopped the check".to_string(),
+        NoProfile::Other(w) => w,
+    };
+    let identity = pc_map(p, &sites, &vec![None; sites.len()]);
+    let orig = profile(p, want, &identity, opts, EngineChoice::Ax, end).map_err(why)?;
+    if orig.allowed != Some(false) {
+        return Err("the outcome is not forbidden as written".into());
+    }
+    let q = sites::apply(p, &sites, &choice_of(&c));
+    let now = profile(
+        &q,
+        want,
+        &pc_map(p, &sites, &c),
+        opts,
+        EngineChoice::Ax,
+        end,
+    )
+    .map_err(why)?;
+    Ok(differences(p, &at, &Columns::of(p), &orig, &now))
+}
+
 /// One change of a site, as the report names it.
 fn change(sites: &[Site], s: usize, k: usize) -> Change {
     Change {

@@ -40,6 +40,10 @@ pub enum NoFixKind {
     /// No execution that ends gives the outcome: only a stuck program shows
     /// it (`stuck.rs`).
     FromHang,
+    /// A search without repairs (`--no-repairs`): no fence or annotation
+    /// forbids the outcome, but a barrier (inserted, or changed) within the
+    /// bound does, verified by both engines.
+    NeedsRepair,
 }
 
 /// Why a completed search found no fix within its bound.
@@ -94,8 +98,50 @@ pub fn from_hang(outcome: &str, hang: &str) -> NoFix {
     }
 }
 
+/// The reason of a `--no-repairs` search whose strongest program allows
+/// the outcome while a barrier repair forbids it (`explain` then names the
+/// barrier that does not order the pair): `fix` is the cheapest such fix,
+/// its changes as the fix list words them.
+pub fn needs_barrier(fix: &[String]) -> NoFix {
+    NoFix {
+        kind: NoFixKind::NeedsRepair,
+        text: "no fence or annotation fixes it; a barrier does: run without --no-repairs".into(),
+        strongest_changes: 0,
+        fix_changes: Some(fix.len()),
+        fix: fix.to_vec(),
+    }
+}
+
+/// Whether a change (as the fix list words it) inserts or changes a barrier.
+pub fn is_barrier_change(text: &str) -> bool {
+    text.contains("`bar.") || text.contains("`barrier.")
+}
+
 /// What the strongest program is, in words.
 const STRONGEST: &str = "every access at its strongest semantics and widest scope (loads acquire, stores release, RMWs acq_rel), every fence fence.sc and fence.sc between every two instructions";
+
+/// [`STRONGEST`], with the tensor-core fences when the search has such
+/// sites (`sites.rs`: they are part of the strongest program too).
+fn strongest_words(sites: &[Site]) -> String {
+    let tensor = sites.iter().any(|s| {
+        s.variants.iter().any(|v| {
+            matches!(
+                &v.action,
+                sites::Action::Insert {
+                    instr: crate::ir::Instr::Tensor { .. },
+                    ..
+                }
+            )
+        })
+    });
+    if tensor {
+        format!(
+            "{STRONGEST}, and the tensor-core fences (tcgen05.fence::after_thread_sync, ::before_thread_sync, wgmma.fence) at every place they apply"
+        )
+    } else {
+        STRONGEST.to_string()
+    }
+}
 
 /// Why no fix of at most `bound` changes forbids `want` in `p`, given the
 /// search's strengthening `sites`; the oracle runs share `budget`, the
@@ -118,6 +164,7 @@ pub fn why_no_fix(
         .collect();
     let n = all.len();
     let changes = format!("{n} change{}", plural(n));
+    let words = strongest_words(sites);
     let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
     let strongest = sites::apply(p, sites, &all);
     let verdict = match both(&strongest, want, loop_bound, barriers, left()) {
@@ -125,7 +172,7 @@ pub fn why_no_fix(
             return NoFix {
                 kind: NoFixKind::Unknown,
                 text: format!(
-                    "unknown: the check on the strongest program — {STRONGEST}: {changes} — {why}, so whether any fix exists is not known"
+                    "unknown: the check on the strongest program — {words}: {changes} — {why}, so whether any fix exists is not known"
                 ),
                 strongest_changes: n,
                 fix_changes: None,
@@ -138,7 +185,7 @@ pub fn why_no_fix(
         return NoFix {
             kind: NoFixKind::NotMemoryOrdering,
             text: format!(
-                "allowed under sequential consistency: not a memory-ordering bug — the outcome stays allowed even in the strongest program — {STRONGEST}: {changes} (checked by both engines): the program's logic allows it"
+                "allowed under sequential consistency: not a memory-ordering bug — the outcome stays allowed even in the strongest program — {words}: {changes} (checked by both engines): the program's logic allows it"
             ),
             strongest_changes: n,
             fix_changes: None,
@@ -199,7 +246,7 @@ pub fn why_no_fix(
     NoFix {
         kind: NoFixKind::NeedsMoreChanges,
         text: format!(
-            "the strongest program — {STRONGEST}: {changes} — forbids it (checked by both engines): a fix needs more than {bound} change{}{suffice}; try --bound {more}",
+            "the strongest program — {words}: {changes} — forbids it (checked by both engines): a fix needs more than {bound} change{}{suffice}; try --bound {more}",
             plural(bound)
         ),
         strongest_changes: n,
