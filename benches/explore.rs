@@ -253,32 +253,38 @@ fn wide(c: &mut Criterion) {
 /// `engine::run` (`--engine op`): the CTA barrier
 /// (`families::cta_barrier`), the grid barrier with `red` arrivals
 /// (`families::grid_barrier`) and the counter (`families::counter`), at
-/// sizes that finish in a bench. Throughput counts distinct machine states; each size's
+/// sizes that finish in a bench; the grid barrier also without P3
+/// (`-no-p3`, `docs/exploration.md`, "P3"). Throughput counts distinct machine states; each size's
 /// count is printed once (`docs/exploration.md`, "Threads at one barrier").
 fn issue27(c: &mut Criterion) {
     let mut g = c.benchmark_group("machine-issue27");
-    let opts = ptxmc::engine::RunOptions {
+    let opts = |spin_persistent: bool| ptxmc::engine::RunOptions {
         engine: ptxmc::engine::EngineChoice::Op,
         jobs: 1,
+        spin_persistent,
         ..Default::default()
     };
-    let cases: Vec<(String, String)> = [8, 32, 64]
+    let grid = |n: usize, p3: bool| {
+        let name = format!("grid-red-{n}{}", if p3 { "" } else { "-no-p3" });
+        (name, families::grid_barrier(n, families::Arrival::Red), p3)
+    };
+    let cases: Vec<(String, String, bool)> = [8, 32, 64]
         .into_iter()
-        .map(|n| (format!("barrier-{n}"), families::cta_barrier(n)))
-        .chain([3, 4].into_iter().map(|n| {
-            (
-                format!("grid-red-{n}"),
-                families::grid_barrier(n, families::Arrival::Red),
-            )
-        }))
+        .map(|n| (format!("barrier-{n}"), families::cta_barrier(n), true))
+        .chain(
+            [3, 4]
+                .into_iter()
+                .flat_map(|n| [grid(n, true), grid(n, false)]),
+        )
         .chain(
             [4, 6]
                 .into_iter()
-                .map(|n| (format!("counter-{n}"), families::counter(n))),
+                .map(|n| (format!("counter-{n}"), families::counter(n), true)),
         )
         .collect();
-    for (name, text) in cases {
+    for (name, text, p3) in cases {
         let p = parse(&text);
+        let opts = opts(p3);
         let count = |p: &Program| {
             let r = ptxmc::engine::run(p, &opts);
             assert!(r.incomplete.is_none(), "{name}: {:?}", r.incomplete);

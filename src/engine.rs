@@ -60,6 +60,10 @@ pub struct RunOptions {
     /// P2, persistent thread choices in the operational machine (with `por`;
     /// off only to check it: `docs/exploration.md`, "P2").
     pub persistent: bool,
+    /// P3, P2 extended to a thread at a spin loop's load that no hang
+    /// witness can leave spinning (with `persistent`; off only to check it:
+    /// `docs/exploration.md`, "P3").
+    pub spin_persistent: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -103,6 +107,7 @@ impl Default for RunOptions {
             por: true,
             lazy_coherence: true,
             persistent: true,
+            spin_persistent: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -690,6 +695,7 @@ fn run_op_at<S: Bits>(
         m.coherence = Coherence::Eager;
     }
     m.persistent = opts.persistent;
+    m.spin_persistent = opts.spin_persistent;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
     let eo = ExploreOptions {

@@ -83,6 +83,10 @@ pub struct EngineArgs {
     /// Turn off P2, exploring one persistent thread's choices alone (to check it).
     #[arg(long)]
     pub no_persistent: bool,
+    /// Turn off P3, which lets P2 take a spinning thread's binds alone when
+    /// no hang can leave it spinning (to check it).
+    #[arg(long)]
+    pub no_spin_persistent: bool,
     /// Make the oracle search every coherence orientation instead of adding
     /// the edges an axiom forces and reading total locations' final values
     /// off the least coherence (to check that shortcut).
@@ -159,6 +163,7 @@ impl EngineArgs {
             por: !self.no_por,
             lazy_coherence: !self.eager_coherence,
             persistent: !self.no_persistent,
+            spin_persistent: !self.no_spin_persistent,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,

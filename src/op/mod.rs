@@ -80,6 +80,10 @@ pub struct Machine<'p, S: Bits = u128> {
     /// only the choices of one thread whose binds no other thread's step can
     /// affect (`docs/exploration.md`). Only with `por`.
     pub persistent: bool,
+    /// P3: P2 may also take the binds of a thread at a spin loop's load when
+    /// no hang witness can leave it spinning there (`docs/exploration.md`,
+    /// "P3"). Only with `persistent`.
+    pub spin_persistent: bool,
     /// `back_index[t][pc]`: index of a back edge that counts its takes
     /// (bounded loops, spin loops that keep iterations) in `ThreadState::back_taken`.
     back_index: Vec<Vec<Option<usize>>>,
@@ -280,6 +284,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             por: true,
             coherence,
             persistent: true,
+            spin_persistent: true,
             back_index,
             reach,
             writes_reach,

@@ -357,12 +357,13 @@ impl<S: Bits> Machine<'_, S> {
     fn binds_persistent(&self, st: &State<S>, t: usize, windows: &Windows<'_, '_, S>) -> bool {
         let code = &self.program.threads[t].code;
         let ts = &st.threads[t];
-        if ts.finished(code.len())
-            || ts.arrived
-            || !matches!(code[ts.pc], Instr::Load { .. })
-            || self.layout.loops[t].loop_at(ts.pc).is_some()
-        {
+        if ts.finished(code.len()) || ts.arrived || !matches!(code[ts.pc], Instr::Load { .. }) {
             return false;
+        }
+        if let Some(lp) = self.layout.loops[t].loop_at(ts.pc) {
+            if !(self.spin_persistent && self.spin_cannot_hang(st, t, lp, windows)) {
+                return false;
+            }
         }
         let w = windows.get(t);
         let mut locs: S = S::EMPTY;
@@ -380,6 +381,89 @@ impl<S: Bits> Machine<'_, S> {
             }
         }
         !locs.is_empty() && members(locs).all(|loc| self.writes_settled(st, windows, loc))
+    }
+
+    /// P3: whether thread `t`, at a load of spin loop `lp`, is stuck in no
+    /// hang witness reachable from `st`, so that P2 may take its binds alone
+    /// (`docs/exploration.md`, "P3"): `lp` is a spin loop (not a retry
+    /// loop), every location its body reads has every write any run may
+    /// issue issued already ([`Machine::writes_all_issued`]), and an
+    /// iteration reading the versions fairness lets a spin read forever
+    /// does not go back ([`Machine::spinning_reads`]). No version of those
+    /// locations appears later, coherence and views only grow, so the
+    /// versions such an iteration may read only shrink: the iteration goes
+    /// back in no later state either.
+    fn spin_cannot_hang(
+        &self,
+        st: &State<S>,
+        t: usize,
+        lp: &crate::model::loops::SpinLoop,
+        windows: &Windows<'_, '_, S>,
+    ) -> bool {
+        if lp.retry.is_some() {
+            return false;
+        }
+        // As a hang witness's thread stands at a spin (`hang.rs`,
+        // `standing`): nothing of this iteration retired before `pc` or
+        // bound, and every instruction of the body with slots has one left
+        // for its next execution (the replay from the head needs them).
+        let ts = &st.threads[t];
+        let l = &self.layout;
+        let fresh = |q: usize| {
+            l.base[t][q].is_none()
+                || l.slot(t, q, ts.execs[q] as usize)
+                    .is_some_and(|s| !st.bound.has(s))
+        };
+        if (lp.head..ts.pc).any(|q| l.base[t][q].is_some()) || !(lp.head..=lp.back).all(fresh) {
+            return false;
+        }
+        let code = &self.program.threads[t].code;
+        let mut locs = S::EMPTY;
+        for i in &code[lp.head..=lp.back] {
+            match i {
+                Instr::Load { access, .. } => locs |= bit(self.program.addresses[access.addr].loc),
+                i if crate::model::loops::reads_memory(i) => return false,
+                _ => {}
+            }
+        }
+        members(locs).all(|loc| self.writes_all_issued(st, windows, loc))
+            && self.spinning_reads(st, t, lp).is_none()
+    }
+
+    /// Whether every write of `loc` that some run may still issue is issued
+    /// already: no unissued write of it in any thread's window, and none
+    /// reachable past a window's end.
+    fn writes_all_issued(&self, st: &State<S>, windows: &Windows<'_, '_, S>, loc: usize) -> bool {
+        let l = &self.layout;
+        (0..st.threads.len()).all(|u| {
+            let code = &self.program.threads[u].code;
+            if st.threads[u].finished(code.len()) {
+                return true;
+            }
+            let w = windows.get(u);
+            let pending = w.entries.iter().any(|e| {
+                e.slot.is_some_and(|slot| {
+                    let si = &l.slots[slot];
+                    si.writes() && si.loc == loc && !st.versions.has(slot)
+                })
+            });
+            !pending && !self.writes_beyond(u, w, loc)
+        })
+    }
+
+    /// Whether some instruction past the end of thread `u`'s window `w` may
+    /// write `loc` (conservatively true when the window gives no place to
+    /// look from).
+    fn writes_beyond(&self, u: usize, w: &Window, loc: usize) -> bool {
+        let from = match w.end {
+            End::Finished | End::Spins | End::Bound => return false,
+            End::Unresolved(pc) => pc,
+            End::Horizon => match w.entries.last() {
+                Some(e) => e.pc,
+                None => return true,
+            },
+        };
+        self.writes_reach[u][from].has(loc)
     }
 
     /// Whether every write of `loc` that some run may still issue is issued
@@ -406,15 +490,7 @@ impl<S: Bits> Machine<'_, S> {
                 }
             }
             // Beyond the window: nothing after its end may write `loc`.
-            let from = match w.end {
-                End::Finished | End::Spins | End::Bound => return true,
-                End::Unresolved(pc) => pc,
-                End::Horizon => match w.entries.last() {
-                    Some(e) => e.pc,
-                    None => return false,
-                },
-            };
-            !self.writes_reach[u][from].has(loc)
+            !self.writes_beyond(u, w, loc)
         })
     }
 
