@@ -675,7 +675,8 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         shown: Vec::new(),
         expectation: None,
         elects,
-    };
+        granularity: Default::default(),
+        };
     crate::ir::elect::apply_first(&mut program);
     order_dependent_counted_barriers(&program, &spans).map_err(ptx)?;
     Ok(Lowered {
