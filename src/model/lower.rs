@@ -803,7 +803,13 @@ impl Lowering<'_> {
                     there,
                 ),
             ];
-            let id = self.push_agent(t, first, exec, code, agents.iter().map(|a| a.agent).collect());
+            let id = self.push_agent(
+                t,
+                first,
+                exec,
+                code,
+                agents.iter().map(|a| a.agent).collect(),
+            );
             let issuer = &self.src.threads[t].name;
             self.out.threads[id].name = if exec == 0 {
                 format!("{issuer}.complete@{first}")
