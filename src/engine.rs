@@ -310,25 +310,30 @@ const AX_STACK: usize = 256 << 20;
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     let budget = Budget::new(opts.limits).with_output_cost(opts.output_cost);
     let groups = crate::ir::elect::groups(p);
-    if crate::ir::elect::count(&groups) <= 1 {
+    let grains = crate::ir::copies::choices(p);
+    if crate::ir::elect::count(&groups) <= 1 && grains.len() <= 1 {
         return run_within(p, opts, &budget);
     }
     // `elect.sync`: the leader is a fixed but unknown function of the
-    // warp and mask (`ir::elect`); the outcomes are the union over every
-    // choice, each run on the same budget.
+    // warp and mask (`ir::elect`); a copy's bytes complete in chunks the
+    // GPU picks (`ir::copies`): the outcomes are the union over every
+    // choice of leaders and each granularity, each run on the same budget.
     let start = budget.start();
     let mut merged: Option<RunResult> = None;
-    for choice in crate::ir::elect::choices(&groups) {
-        let mut variant = p.clone();
-        crate::ir::elect::apply(&mut variant, &groups, &choice);
-        let r = run_within(&variant, opts, &budget);
-        let stop = r.incomplete.is_some();
-        merged = Some(match merged {
-            None => r,
-            Some(acc) => merge(acc, r),
-        });
-        if stop {
-            break;
+    'choices: for choice in crate::ir::elect::choices(&groups) {
+        for &grain in grains {
+            let mut variant = p.clone();
+            crate::ir::elect::apply(&mut variant, &groups, &choice);
+            variant.granularity = grain;
+            let r = run_within(&variant, opts, &budget);
+            let stop = r.incomplete.is_some();
+            merged = Some(match merged {
+                None => r,
+                Some(acc) => merge(acc, r),
+            });
+            if stop {
+                break 'choices;
+            }
         }
     }
     let mut r = merged.expect("at least one choice");
@@ -344,9 +349,9 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     r
 }
 
-/// Two leader choices' results as one (`run`): outcomes united, the first
-/// hang and least undefined step kept, a disagreement or a stop in either
-/// kept. Counters are the first choice's.
+/// Two variants' results (leader choices, copy granularities) as one
+/// (`run`): outcomes united, the first hang and least undefined step kept, a
+/// disagreement or a stop in either kept. Counters are the first variant's.
 fn merge(a: RunResult, b: RunResult) -> RunResult {
     let disagreement = match (a.disagreement, b.disagreement) {
         (Some(mut x), Some(y)) => {

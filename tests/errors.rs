@@ -1850,3 +1850,34 @@ fn ptx_line_comments_in_cells_are_accepted() {
         parse(" st.weak x, 1 | ld.weak r0, x ;")
     );
 }
+
+/// `.joined` (ptxmc's own modifier, `ir::copies`) continues a copy: one
+/// with no copy before it is refused where it stands.
+#[test]
+fn a_joined_copy_needs_a_copy_before_it() {
+    check(
+        "joined_first.litmus",
+        r#"PTX joined_first
+{
+s[0] @ shared cta 0 = 0;
+s[1] @ shared cta 0 = 0;
+g[0]=1;
+g[1]=2;
+bar @ mbarrier cta 0 = 1;
+}
+ P0@cta 0,cluster 0,gpu 0 ;
+ mbarrier.arrive.expect_tx.shared::cta _, [bar], 8 ;
+ cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.joined [s[1]], [g[1]], 4, [bar] ;
+exists (s[1] == 2)
+"#,
+        "error: expected a `.joined` copy after a copy of the same kind and completion (no label or branch in between), found no copy before it
+   --> joined_first.litmus:11:2
+   |
+11 |  cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.joined [s[1]], [g[1]], 4, [bar] ;
+   |  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+   |
+   = `.joined` is ptxmc's, not PTX's: the printer writes it on the second and later element copies of one tensor or multicast copy, whose bytes the GPU may complete in any chunks (docs/async.md 8)
+
+",
+    );
+}

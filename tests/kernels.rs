@@ -792,7 +792,7 @@ fn every_kernel_run_on_the_gpu_is_allowed_by_the_model() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 65);
+    assert_eq!(compared, 66);
     // The kernels the front end does not lower yet ran on the GPU too.
     assert_eq!(refused, ["kernels/not-yet/named_barrier_wrong_count.ptx",]);
     // Nothing outside the model. `mp_block_scope` (a `.cta`-scoped

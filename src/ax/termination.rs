@@ -245,5 +245,8 @@ fn describe<S: Bits>(
             on,
         });
     }
-    Hang { stuck }
+    Hang {
+        stuck,
+        copies: p.granularity,
+    }
 }

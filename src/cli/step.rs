@@ -105,6 +105,32 @@ fn session_at<S: crate::rel::Bits>(
     t: &LitmusTest,
     options: step::Options,
 ) -> Result<Exit, crate::op::TooManySlots> {
+    // Said once, up front, as `run` says it: a session on a program that can
+    // hang ends with `run`'s exit status for hangs.
+    let (note, ub) = super::common::termination(
+        t,
+        args.test.loop_bound,
+        args.max_states,
+        Some(args.timeout),
+        args.test.barriers,
+        args.test.fairness,
+    );
+    // A hang that needs each copy's bytes completing at once
+    // (`ir::copies`): the session runs that variant, so `g hang` finds it.
+    let whole = match &note {
+        crate::explain::TerminationNote::Hangs { copies, .. } => {
+            *copies == crate::ir::copies::Granularity::Whole
+        }
+        _ => false,
+    };
+    let mut variant;
+    let t = if whole {
+        variant = t.clone();
+        variant.program.granularity = crate::ir::copies::Granularity::Whole;
+        &variant
+    } else {
+        t
+    };
     let variants = match crate::ir::elect::Variants::of(&t.program) {
         Ok(v) => v,
         Err(e) => {
@@ -128,16 +154,13 @@ fn session_at<S: crate::rel::Bits>(
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let mut out = std::io::stdout().lock();
     let _ = write!(out, "{}", show(&session));
-    // Said once, up front, as `run` says it: a session on a program that can
-    // hang ends with `run`'s exit status for hangs.
-    let (note, ub) = super::common::termination(
-        t,
-        args.test.loop_bound,
-        args.max_states,
-        Some(args.timeout),
-        args.test.barriers,
-        args.test.fairness,
-    );
+    if whole {
+        let _ = writeln!(
+            out,
+            "(This session runs the program with {}, the way it can hang: docs/async.md 8.)",
+            crate::ir::copies::Granularity::Whole.words()
+        );
+    }
     let _ = write!(
         out,
         "{}{}",

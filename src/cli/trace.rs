@@ -67,14 +67,42 @@ pub struct TraceArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TraceFormat,
+    /// Run the program with each tensor or multicast copy's bytes completing
+    /// on its mbarrier element by element, or all at once (docs/async.md 8,
+    /// "Completion granularity"). Default: element by element, and `--hang`
+    /// looks at both, in that order; a hang of the second says so in its
+    /// replay line.
+    #[arg(long, value_enum, value_name = "HOW")]
+    pub copy_completion: Option<CopyCompletion>,
+}
+
+/// How a copy's bytes complete (`ir::copies::Granularity`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CopyCompletion {
+    /// Each element copy completes its own bytes.
+    Element,
+    /// A copy's bytes complete in one complete-tx.
+    Whole,
+}
+
+impl From<CopyCompletion> for crate::ir::copies::Granularity {
+    fn from(c: CopyCompletion) -> Self {
+        match c {
+            CopyCompletion::Element => crate::ir::copies::Granularity::Element,
+            CopyCompletion::Whole => crate::ir::copies::Granularity::Whole,
+        }
+    }
 }
 
 /// Run `ptxmc trace`.
 pub fn run(args: &TraceArgs) -> Exit {
-    let t = match args.test.load() {
+    let mut t = match args.test.load() {
         Ok(t) => t,
         Err(e) => return e,
     };
+    if let Some(c) = args.copy_completion {
+        t.program.granularity = c.into();
+    }
     let t = &t;
     let limits = limits(args.max_states, args.timeout, args.max_memory);
     if let Some(n) = args.race {
@@ -87,12 +115,15 @@ pub fn run(args: &TraceArgs) -> Exit {
         every_step: args.every_step,
         limits,
     };
+    if args.hang {
+        return hang_in_variants(args, t, options, &limits);
+    }
     // One stepping core: `trace` replays and searches through a session,
     // whose machine is as wide as the program's slots need.
-    let done = match run_at::<u128>(args, t, options, &limits) {
+    let done = match run_at::<u128>(args, t, options) {
         Err(too) => crate::with_width!(
             too.needed,
-            S => run_at::<S>(args, t, options, &limits),
+            S => run_at::<S>(args, t, options),
             Err(too)
         ),
         done => done,
@@ -109,9 +140,7 @@ fn run_at<S: crate::rel::Bits>(
     args: &TraceArgs,
     t: &crate::litmus::LitmusTest,
     options: step::Options,
-    limits: &Limits,
 ) -> Result<Exit, crate::op::TooManySlots> {
-    let limits = *limits;
     let variants = match crate::ir::elect::Variants::of(&t.program) {
         Ok(v) => v,
         Err(e) => {
@@ -120,9 +149,6 @@ fn run_at<S: crate::rel::Bits>(
         }
     };
     let mut session = Session::<S>::build(&variants, options)?;
-    if args.hang {
-        return Ok(hang(args, &mut session, t, &limits));
-    }
     if args.undefined {
         return Ok(undefined(args, &mut session, t));
     }
@@ -282,14 +308,78 @@ fn run_at<S: crate::rel::Bits>(
     Ok(hang_exit(Exit::Success))
 }
 
-/// `ptxmc trace --hang`.
+/// `ptxmc trace --hang` on the program's variants in order (`ir::copies`:
+/// copies completing element by element, then all at once, unless
+/// `--copy-completion` picks one): the first variant that hangs is shown,
+/// as `engine::run` keeps the first variant's hang.
+fn hang_in_variants(
+    args: &TraceArgs,
+    t: &crate::litmus::LitmusTest,
+    options: step::Options,
+    limits: &Limits,
+) -> Exit {
+    let grains: Vec<crate::ir::copies::Granularity> = match args.copy_completion {
+        Some(c) => vec![c.into()],
+        None => crate::ir::copies::choices(&t.program).to_vec(),
+    };
+    let mut bound_hit = false;
+    for (k, &grain) in grains.iter().enumerate() {
+        let mut v = t.clone();
+        v.program.granularity = grain;
+        let last = k + 1 == grains.len();
+        let done = match hang_at::<u128>(args, &v, options, limits, last, bound_hit) {
+            Err(too) => crate::with_width!(
+                too.needed,
+                S => hang_at::<S>(args, &v, options, limits, last, bound_hit),
+                Err(too)
+            ),
+            done => done,
+        };
+        match done {
+            Ok(Ok(exit)) => return exit,
+            Ok(Err(hit)) => bound_hit |= hit,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Exit::Incomplete;
+            }
+        }
+    }
+    unreachable!("the last variant always answers")
+}
+
+/// [`hang`] on one variant at width `S`: `Ok(Err(bound_hit))` when it has
+/// no hang and is not the `last` variant (nothing printed).
+fn hang_at<S: crate::rel::Bits>(
+    args: &TraceArgs,
+    t: &crate::litmus::LitmusTest,
+    options: step::Options,
+    limits: &Limits,
+    last: bool,
+    bound_hit: bool,
+) -> Result<Result<Exit, bool>, crate::op::TooManySlots> {
+    let variants = match crate::ir::elect::Variants::of(&t.program) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Ok(Exit::Incomplete));
+        }
+    };
+    let mut session = Session::<S>::build(&variants, options)?;
+    Ok(hang(args, &mut session, t, limits, last, bound_hit))
+}
+
+/// `ptxmc trace --hang` on one variant; `Err(bound_hit)` when it has no
+/// hang and is not the `last` (then nothing is printed).
 fn hang<S: crate::rel::Bits>(
     args: &TraceArgs,
     session: &mut Session<'_, S>,
     t: &crate::litmus::LitmusTest,
     limits: &Limits,
-) -> Exit {
+    last: bool,
+    earlier_bound_hit: bool,
+) -> Result<Exit, bool> {
     let p = &t.program;
+    let whole = p.granularity == crate::ir::copies::Granularity::Whole;
     let none = |why: String, exit: Exit| -> Exit {
         match args.format {
             TraceFormat::Text => println!("{why}"),
@@ -308,29 +398,30 @@ fn hang<S: crate::rel::Bits>(
     };
     let lasso = match session.shortest_hang(&Budget::new(*limits)) {
         Ok(l) => l,
-        Err(TraceError::NoHang { bound_hit: false }) => {
-            return none(
+        Err(TraceError::NoHang { bound_hit }) if !last => return Err(bound_hit),
+        Err(TraceError::NoHang { bound_hit: false }) if !earlier_bound_hit => {
+            return Ok(none(
                 format!(
                     "No run of the machine hangs: every execution of {} terminates.",
                     p.name
                 ),
                 Exit::CheckFailed,
-            );
+            ));
         }
-        Err(TraceError::NoHang { bound_hit: true }) => {
-            return none(
+        Err(TraceError::NoHang { .. }) => {
+            return Ok(none(
                 format!(
                     "No hang found, but a loop reached the loop bound ({}): longer executions were not looked at.",
                     args.test.loop_bound
                 ),
                 Exit::CheckFailed,
-            );
+            ));
         }
         Err(TraceError::Incomplete(why)) => {
-            return none(
+            return Ok(none(
                 format!("Incomplete: no hang found before {why}."),
                 Exit::Incomplete,
-            );
+            ));
         }
         Err(e) => unreachable!("{e:?}"),
     };
@@ -339,13 +430,21 @@ fn hang<S: crate::rel::Bits>(
     }
     let stem = session.trace();
     match args.format {
-        TraceFormat::Text => print!(
-            "{}",
-            crate::report::trace::hang_text(p, &stem, &lasso, &args.test.file)
-        ),
-        TraceFormat::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
+        TraceFormat::Text => {
+            let mut text = crate::report::trace::hang_text(p, &stem, &lasso, &args.test.file);
+            if whole {
+                // The replay must run the same variant.
+                text.truncate(text.trim_end().len());
+                text.push_str(" --copy-completion whole\n");
+                text.push_str(&format!(
+                    "This run has {} (the GPU may complete a copy's bytes in any chunks: docs/async.md 8).\n",
+                    p.granularity.words()
+                ));
+            }
+            print!("{text}")
+        }
+        TraceFormat::Json => {
+            let mut v = serde_json::json!({
                 "name": p.name,
                 "file": t.display_path(),
                 "hang": {
@@ -356,11 +455,15 @@ fn hang<S: crate::rel::Bits>(
                 "steps": stem.steps,
                 "choices": lasso.choices,
                 "cycle": lasso.cycle,
-            }))
-            .unwrap_or_default()
-        ),
+            });
+            if whole {
+                // Replaying `choices` needs `--copy-completion whole`.
+                v["copy_completion"] = "whole".into();
+            }
+            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default())
+        }
     }
-    Exit::Hang
+    Ok(Exit::Hang)
 }
 
 /// `ptxmc trace --undefined`.

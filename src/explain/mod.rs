@@ -150,6 +150,9 @@ pub enum TerminationNote {
         why: String,
         /// The stuck threads.
         stuck: Vec<crate::model::hang::Stuck>,
+        /// How copies complete in the variant that hangs (`ir::copies`).
+        #[serde(skip_serializing_if = "crate::ir::copies::Granularity::is_element")]
+        copies: crate::ir::copies::Granularity,
     },
     /// Not decided (a loop bound, a limit, or the engines disagree).
     NotChecked {
@@ -205,6 +208,7 @@ impl TerminationNote {
                 kind: h.kind().as_str(),
                 why: crate::report::hang::sentence(p, h),
                 stuck: h.stuck.clone(),
+                copies: h.copies,
             },
             crate::engine::Termination::Terminates { .. } => TerminationNote::Terminates,
             t @ crate::engine::Termination::NotChecked(_) => TerminationNote::NotChecked {

@@ -182,7 +182,10 @@ fn allows_within(
 ) -> Result<Option<bool>, Exceeded> {
     // `elect.sync`: the outcomes are those of every choice of leader,
     // which `engine::run` enumerates (`ir::elect`).
-    if crate::ir::elect::count(&crate::ir::elect::groups(p)) > 1 {
+    // Likewise the granularities of copy completion (`ir::copies`).
+    if crate::ir::elect::count(&crate::ir::elect::groups(p)) > 1
+        || crate::ir::copies::choices(p).len() > 1
+    {
         return Ok(elect_allows(p, want, loop_bound, barriers, budget));
     }
     let r = ax::run_within(

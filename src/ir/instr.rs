@@ -863,6 +863,13 @@ pub enum Instr {
         size: Value,
         /// Completion mechanism.
         completion: Completion,
+        /// This element copy is part of the same copy as the thread's
+        /// previous `AsyncCopy` (a tensor, multicast or multi-element bulk
+        /// copy written as its element copies, `litmus::tensor`): the
+        /// element copies of one source copy that complete on one mbarrier
+        /// are one *copy group*, whose bytes the GPU may complete in any
+        /// chunks ([`crate::ir::copies`]). Printed `.joined`.
+        joined: bool,
     },
     /// `cp.async.bulk.commit_group` (`bulk`) or `cp.async.commit_group`.
     CommitGroup {

@@ -26,6 +26,7 @@
 //!    deep, so the recursive functions that walk them cannot overflow a stack.
 
 mod cond;
+pub mod copies;
 pub mod elect;
 pub mod eval;
 mod instr;
@@ -84,6 +85,11 @@ pub struct Program {
     /// hold their results ([`elect`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub elects: Vec<ElectSite>,
+    /// How copy groups complete their bytes in this program ([`copies`]):
+    /// per element as parsed; the engines also run the whole-copy variant
+    /// (`engine::run`). Not printed: the test is both variants.
+    #[serde(default, skip_serializing_if = "copies::Granularity::is_element")]
+    pub granularity: copies::Granularity,
 }
 
 /// One `elect.sync d, p, membermask` (`docs/warps.md`): the

@@ -232,6 +232,9 @@ impl Program {
                 }
             }
         }
+        if let Some((t, pc, why)) = super::copies::misjoined(self) {
+            return Err(IrError(format!("{}:{pc}: {why}", self.threads[t].name)));
+        }
         for s in &self.elects {
             let code = &self
                 .threads

@@ -223,6 +223,7 @@ pub fn decode_cp(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr, Diagnost
                 src_space: Some(SpaceQual::Global),
                 size,
                 completion: Completion::AsyncGroup,
+                joined: false,
             })
         }
         _ => Err(Diagnostic::expected(
@@ -252,8 +253,12 @@ fn bulk_copy(
 ) -> Result<Instr, Diagnostic> {
     let mut spaces = Vec::new();
     let mut completion = None;
+    let mut joined = false;
     for (q, s) in &raw.parts[from..] {
         match q.as_str() {
+            // ptxmc's own modifier, last: part of the thread's previous copy
+            // (`ir::copies`; the builder checks that there is one).
+            "joined" if !joined && completion.is_some() => joined = true,
             q2 if space_of(q2).is_some() && spaces.len() < 2 => {
                 spaces.push((space_of(q2).unwrap(), *s))
             }
@@ -375,6 +380,7 @@ fn bulk_copy(
         src_space: Some(src_space),
         size,
         completion,
+        joined,
     })
 }
 
@@ -725,5 +731,6 @@ pub fn decode_st_red_async(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Instr
         src_space: None,
         size: 4,
         completion: Completion::Mbarrier(bar),
+        joined: false,
     })
 }

@@ -334,6 +334,45 @@ impl Builder {
             self.threads[thread].code.push(i);
             self.spans.instrs[thread].push(raw.span);
         }
+        // `.joined` (`ir::copies`) continues the thread's previous copy.
+        let th = &self.threads[thread];
+        let n = th.code.len();
+        if let Some(Instr::AsyncCopy {
+            kind,
+            completion,
+            joined: true,
+            ..
+        }) = th.code.last()
+        {
+            // Back to the previous copy, through no label or branch.
+            let prev = (0..n - 1)
+                .rev()
+                .take_while(|&pc| {
+                    !th.labels.iter().any(|l| l.at == pc + 1)
+                        && !matches!(th.code[pc], Instr::Branch { .. })
+                })
+                .find_map(|pc| match &th.code[pc] {
+                    c @ Instr::AsyncCopy { .. } => Some(c),
+                    _ => None,
+                });
+            let fits = matches!(prev, Some(Instr::AsyncCopy { kind: k, completion: c, .. })
+                if k == kind && c == completion);
+            if !fits {
+                return Err(Diagnostic::expected(
+                    raw.span,
+                    "a `.joined` copy after a copy of the same kind and completion (no label or branch in between)",
+                    match prev {
+                        Some(_) => "a copy of another kind or completion before it",
+                        None => "no copy before it",
+                    },
+                )
+                .with_note(
+                    "`.joined` is ptxmc's, not PTX's: the printer writes it on the second and later \
+                     element copies of one tensor or multicast copy, whose bytes the GPU may complete \
+                     in any chunks (docs/async.md 8)",
+                ));
+            }
+        }
         Ok(d.label)
     }
 
@@ -396,6 +435,7 @@ impl Builder {
             shown: Vec::new(),
             expectation,
             elects: self.elects,
+            granularity: Default::default(),
         };
         crate::ir::elect::apply_first(&mut program);
         (program, self.spans)

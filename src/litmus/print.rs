@@ -332,8 +332,11 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             src_space,
             size,
             completion,
+            joined,
         } => {
             let name = |a: usize| format!("[{}]", p.addresses[a].name);
+            // ptxmc's `.joined` (`ir::copies`): only bulk copies carry it.
+            let joined = if *joined { ".joined" } else { "" };
             let src_text = match src {
                 AsyncSrc::Addr(a) => name(*a),
                 AsyncSrc::Value(v) => operand(t, v),
@@ -349,14 +352,14 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             let spaces = format!("{}{}", space(Some(*dst_space)), space(*src_space));
             match kind {
                 AsyncKind::Bulk => format!(
-                    "cp.async.bulk{spaces}{} {}, {src_text}, {size}{}",
+                    "cp.async.bulk{spaces}{}{joined} {}, {src_text}, {size}{}",
                     done.0,
                     name(*dst),
                     done.1
                 ),
                 AsyncKind::ReduceBulk(op) => {
                     format!(
-                        "cp.reduce.async.bulk{spaces}{}.{}.u32 {}, {src_text}, {size}{}",
+                        "cp.reduce.async.bulk{spaces}{}.{}.u32{joined} {}, {src_text}, {size}{}",
                         done.0,
                         op.as_str(),
                         name(*dst),

@@ -18,8 +18,9 @@
 //! CTAs' buffers and mbarriers, in the order of the mask's bits:
 //! `{s, t}, [g], 4, {bar0, bar1}, 3`.
 //!
-//! Printed back, a test shows the element copies (they parse to the same
-//! IR). The tensor map itself is a declaration, not a memory location:
+//! Printed back, a test shows the element copies, the second and later of
+//! each destination marked `.joined` (they parse to the same IR: the copy
+//! groups of `ir::copies`, whose bytes the GPU may complete in any chunks). The tensor map itself is a declaration, not a memory location:
 //! `tensormap.replace` is refused by name (`docs/async.md` §8).
 
 use super::diag::{Diagnostic, Span};
@@ -287,7 +288,9 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
             precondition: None,
             span: raw.span,
         };
-        instrs.push(super::async_instr::decode_cp(&one, r)?);
+        let mut i = super::async_instr::decode_cp(&one, r)?;
+        join_previous(instrs.last(), &mut i);
+        instrs.push(i);
     }
     let mut it = instrs.into_iter();
     let instr = it.next().expect("a copy has at least one element");
@@ -297,6 +300,22 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
         rest: it.collect(),
         elect: None,
     })
+}
+
+/// Mark `next`, an element copy of the same source copy as `prev`, as
+/// `joined` to it when both complete the same way (the same mbarrier: one
+/// copy group per destination CTA, `ir::copies`).
+pub fn join_previous(prev: Option<&crate::ir::Instr>, next: &mut crate::ir::Instr) {
+    use crate::ir::Instr::AsyncCopy;
+    if let (
+        Some(AsyncCopy { completion: c, .. }),
+        AsyncCopy {
+            completion, joined, ..
+        },
+    ) = (prev, next)
+    {
+        *joined = c == completion;
+    }
 }
 
 /// Refuse the modifiers of a tensor or multicast copy that ptxmc does not

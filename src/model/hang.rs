@@ -126,6 +126,10 @@ impl HangKind {
 pub struct Hang {
     /// The stuck threads (finished threads are not listed).
     pub stuck: Vec<Stuck>,
+    /// How copies completed their bytes in the program variant that hangs
+    /// (`ir::copies`; set by `engine::run`, which runs the variants).
+    #[serde(skip_serializing_if = "crate::ir::copies::Granularity::is_element")]
+    pub copies: crate::ir::copies::Granularity,
 }
 
 impl Hang {

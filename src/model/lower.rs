@@ -271,12 +271,24 @@ pub fn lower(p: &Program, bound: u32) -> Program {
     if !needs_lowering(p) {
         return p.clone();
     }
+    // Whole-copy completion (`ir::copies`): the element copies of each
+    // group complete no bytes; one completer per group does.
+    let groups = match p.granularity {
+        crate::ir::copies::Granularity::Element => Vec::new(),
+        crate::ir::copies::Granularity::Whole => crate::ir::copies::groups(p),
+    };
     let mut l = Lowering {
         out: p.clone(),
         src: p,
         cluster_bars: HashMap::new(),
         tracked: HashMap::new(),
         tc_agents: HashMap::new(),
+        grouped: groups
+            .iter()
+            .flat_map(|g| g.pcs.iter().map(move |&pc| (g.thread, pc)))
+            .collect(),
+        groups,
+        elements: HashMap::new(),
     };
     for t in 0..p.threads.len() {
         l.thread(t);
@@ -311,6 +323,13 @@ struct Lowering<'p> {
     tracked: HashMap<(ThreadId, usize), Vec<Pending>>,
     /// The agent of each tensor-core operation, by (thread, instruction).
     tc_agents: HashMap<(ThreadId, usize), tcgen::TcAgent>,
+    /// Under whole-copy completion, the copy groups (`ir::copies`)...
+    groups: Vec<crate::ir::copies::Group>,
+    /// ... their element copies, by (thread, instruction) ...
+    grouped: std::collections::HashSet<(ThreadId, usize)>,
+    /// ... and the agent of each execution of an element copy, by
+    /// (thread, instruction, execution).
+    elements: HashMap<(ThreadId, usize, usize), Pending>,
 }
 
 fn access(addr: usize, proxy: Proxy, sem: Sem, scope: Option<Scope>) -> Access {
@@ -475,6 +494,7 @@ impl Lowering<'_> {
             };
         }
         self.out.threads[t].code = code;
+        self.completers(t, 0);
     }
 
     /// The agents of the later executions of thread `t`'s operations that
@@ -506,6 +526,10 @@ impl Lowering<'_> {
                     _ => {}
                 }
             }
+        }
+        let most = execs.iter().copied().max().unwrap_or(0);
+        for k in 1..most {
+            self.completers(t, k);
         }
     }
 
@@ -715,7 +739,16 @@ impl Lowering<'_> {
             ));
         }
         let done = code.len();
+        let whole = self.grouped.contains(&(t, pc));
         match completion {
+            // Whole-copy completion: the group's completer completes the
+            // bytes once every element copy of the group signals.
+            Completion::Mbarrier(_) if whole => code.push((
+                Instr::Signal {
+                    kind: SignalKind::Done,
+                },
+                there,
+            )),
             Completion::Mbarrier(bar) => code.push((
                 Instr::Rmw {
                     dst: None,
@@ -733,10 +766,77 @@ impl Lowering<'_> {
             )),
         }
         let agent = self.push_agent(t, pc, exec, code, Vec::new(), 1);
-        Pending {
+        let pending = Pending {
             agent,
             reads_done,
             done,
+        };
+        if whole {
+            self.elements.insert((t, pc, exec), pending);
+        }
+        pending
+    }
+
+    /// Under whole-copy completion, the completers of execution `exec` of
+    /// thread `t`'s copy groups whose element agents exist: once the issuer
+    /// has issued the group's last element copy and every element copy has
+    /// written, one `.release.cluster` complete-tx of the group's bytes that
+    /// publishes the element copies' writes (as `cp.async.mbarrier.arrive`'s
+    /// agent publishes its copies').
+    fn completers(&mut self, t: ThreadId, exec: usize) {
+        let here = self.src.threads[t].placement;
+        let groups: Vec<crate::ir::copies::Group> = self
+            .groups
+            .iter()
+            .filter(|g| g.thread == t)
+            .cloned()
+            .collect();
+        for g in groups {
+            let Some(agents) = g
+                .pcs
+                .iter()
+                .map(|&pc| self.elements.get(&(t, pc, exec)).copied())
+                .collect::<Option<Vec<Pending>>>()
+            else {
+                continue;
+            };
+            let (first, last) = (g.pcs[0], *g.pcs.last().unwrap());
+            let Instr::AsyncCopy { dst, .. } = &self.src.threads[t].code[first] else {
+                unreachable!("a copy group's pcs are copies")
+            };
+            let there = self.dest_placement(here, *dst);
+            let mut from: SmallVec<[AwaitPoint; 2]> = smallvec![AwaitPoint {
+                thread: t,
+                pc: last,
+                exec
+            }];
+            from.extend(agents.iter().map(|a| AwaitPoint::first(a.agent, a.done)));
+            let code = vec![
+                (Instr::Await { from }, there),
+                (
+                    Instr::Rmw {
+                        dst: None,
+                        op: RmwOp::MbarCompleteTx,
+                        args: smallvec![Operand::Imm(g.bytes)],
+                        access: access(g.bar, Proxy::Generic, Sem::Release, Some(Scope::Cluster)),
+                    },
+                    there,
+                ),
+            ];
+            let id = self.push_agent(
+                t,
+                first,
+                exec,
+                code,
+                agents.iter().map(|a| a.agent).collect(),
+                1,
+            );
+            let issuer = &self.src.threads[t].name;
+            self.out.threads[id].name = if exec == 0 {
+                format!("{issuer}.complete@{first}")
+            } else {
+                format!("{issuer}.complete@{first}[{exec}]")
+            };
         }
     }
 

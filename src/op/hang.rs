@@ -106,7 +106,10 @@ impl<S: Bits> Machine<'_, S> {
         if cut {
             Quiescence::Cut
         } else {
-            Quiescence::Hang(Hang { stuck })
+            Quiescence::Hang(Hang {
+                stuck,
+                copies: self.program.granularity,
+            })
         }
     }
 

@@ -732,6 +732,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         shown: Vec::new(),
         expectation: None,
         elects,
+        granularity: Default::default(),
     };
     crate::ir::elect::apply_first(&mut program);
     order_dependent_counted_barriers(&program, &spans).map_err(ptx)?;

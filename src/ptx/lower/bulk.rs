@@ -248,7 +248,11 @@ impl ThreadLower<'_> {
                     precondition: None,
                     span: i.span,
                 };
-                let decoded = self.decode(&raw)?;
+                let mut decoded = self.decode(&raw)?;
+                if k > 0 {
+                    // One copy group per destination (`ir::copies`).
+                    crate::litmus::tensor::join_previous(self.code.last(), &mut decoded);
+                }
                 self.emit(decoded, i)?;
             }
         }

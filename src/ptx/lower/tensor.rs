@@ -226,7 +226,11 @@ impl ThreadLower<'_> {
                     operands,
                     ..raw.clone()
                 };
-                let decoded = self.decode(&one)?;
+                let mut decoded = self.decode(&one)?;
+                if k > 0 {
+                    // One copy group per destination (`ir::copies`).
+                    crate::litmus::tensor::join_previous(self.code.last(), &mut decoded);
+                }
                 self.emit(decoded, i)?;
             }
         }
