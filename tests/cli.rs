@@ -627,7 +627,7 @@ fn check_termination_passes_the_liveness_library() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let (out, _) = without_races(&out);
-    assert_eq!(out, "94 passed, 0 failed\n");
+    assert_eq!(out, "95 passed, 0 failed\n");
 }
 
 #[test]
