@@ -25,7 +25,7 @@ fn root() -> PathBuf {
 /// within the playground's limits (the two-round TMA pipelines of
 /// `docs/async.md` §6, the tcgen05 two-accumulator pipelines and a multicast
 /// tensor copy: the list of `tests/step.rs`).
-const TOO_LARGE_FOR_GO_TO: [&str; 7] = [
+const TOO_LARGE_FOR_GO_TO: [&str; 8] = [
     "Pipeline-2stage-2round",
     "Pipeline-2stage-2round-no-proxy-fence",
     "Pipeline-2stage-2round-wrong-parity",
@@ -33,6 +33,8 @@ const TOO_LARGE_FOR_GO_TO: [&str; 7] = [
     "Pipeline-2acc-commit-wrong-barrier",
     "MulticastTensor+both-armed",
     "MulticastTensor-short-expect",
+    // Four element copies, a spinning reader and the whole-copy variant.
+    "TmaTensor2d+expect_tx-short-spin",
 ];
 
 fn library() -> Vec<String> {

@@ -27,7 +27,7 @@ fn library() -> Vec<PathBuf> {
 /// explorer's reductions, millions without): the walk, undo and redo still
 /// run on them, and "go to" may stop with an incomplete answer, never give
 /// a wrong one.
-const TOO_LARGE_FOR_GO_TO: [&str; 7] = [
+const TOO_LARGE_FOR_GO_TO: [&str; 8] = [
     "Pipeline-2stage-2round",
     "Pipeline-2stage-2round-no-proxy-fence",
     "Pipeline-2stage-2round-wrong-parity",
@@ -40,6 +40,8 @@ const TOO_LARGE_FOR_GO_TO: [&str; 7] = [
     // one passes the minute on a loaded machine (the machine's own run: 0.2 s).
     "MulticastTensor+both-armed",
     "MulticastTensor-short-expect",
+    // Four element copies, a spinning reader and the whole-copy variant.
+    "TmaTensor2d+expect_tx-short-spin",
 ];
 
 fn options(every_step: bool) -> Options {
