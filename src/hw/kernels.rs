@@ -121,9 +121,7 @@ impl KernelRun {
                         dtype,
                         dims: t.dims.clone(),
                         boxdims: t.boxdims.clone(),
-                        init: (0..b.len as usize)
-                            .map(|i| b.init.get(i).copied().unwrap_or(0))
-                            .collect(),
+                        init: contents(b),
                     })
                 }
                 Binding::Struct(st) => Err(format!(
@@ -134,9 +132,7 @@ impl KernelRun {
                     name: b.name.clone(),
                     bytes: b.elem.bytes() as u32,
                     signed: signed(b.elem.name),
-                    init: (0..b.len as usize)
-                        .map(|i| b.init.get(i).copied().unwrap_or(0))
-                        .collect(),
+                    init: contents(b),
                 }),
                 Binding::Scalar(s) => Ok(RunParam::Scalar {
                     name: s.name.clone(),
@@ -158,6 +154,13 @@ impl KernelRun {
             params,
         })
     }
+}
+
+/// A buffer's initial contents, one value per element (missing ones are 0).
+fn contents(b: &crate::ptx::launch::Buffer) -> Vec<i64> {
+    (0..b.len as usize)
+        .map(|i| b.init.get(i).copied().unwrap_or(0))
+        .collect()
 }
 
 /// The `cuTensorMapEncodeTiled` data type of a tensor map over elements of
