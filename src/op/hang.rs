@@ -219,8 +219,15 @@ impl<S: Bits> Machine<'_, S> {
                 let lp = *self.layout.loops[t].loop_at(pc)?;
                 let bound = slot.is_some_and(|s| st.bound.has(s));
                 let wrote = lp.retry.is_some_and(|cas| pc > cas);
+                // Fences do not count: the replay re-runs them on the view
+                // they left (`spin_fair`), which they already hold. Counting
+                // them lost every hang of a loop that starts with a fence:
+                // R1 retires the fence first and alone, so the thread is
+                // never seen at the head with the others stuck.
                 let began = self.fairness == Fairness::MorallyStrong
-                    && (lp.head..pc).any(|q| self.layout.base[t][q].is_some());
+                    && (lp.head..pc).any(|q| {
+                        self.layout.base[t][q].is_some() && !crate::model::loops::is_fence(&code[q])
+                    });
                 (!bound && !wrote && !began).then_some(Standing::SpinStart(t, lp))
             }
         }
@@ -403,7 +410,20 @@ impl<S: Bits> Machine<'_, S> {
                     self.advance(&mut s, t, &e, taken.then_some(*target));
                 }
                 i if crate::model::loops::is_fence(i) => {
-                    let slot = e.slot.expect("a fence has a slot");
+                    // A fence this iteration already retired (the witness
+                    // stands past it, `standing`) has no fresh slot: it runs
+                    // again as its last execution, on the view it left.
+                    let slot = match e.slot {
+                        Some(slot) if !s.retired.has(slot) => slot,
+                        _ => self
+                            .layout
+                            .slot(t, pc, self.layout.execs[t][pc] - 1)
+                            .expect("a fence has a slot"),
+                    };
+                    let e = super::window::Entry {
+                        slot: Some(slot),
+                        ..e
+                    };
                     let k = {
                         let w = super::window::Windows::new(self, &s);
                         match i {
