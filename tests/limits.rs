@@ -545,3 +545,36 @@ fn explain_enumerates_barrier_phases_within_its_limits() {
     );
     assert_eq!(code, 4, "fix returned in {took:?}\n{out}");
 }
+
+/// Found by the deep mutation campaign (mutant 967 of `MP+syncwarp`): the
+/// oracle planned a barrier phase that an undefined arrival poisons by every
+/// choice of each lane's arrival prefix — 3^32 choices for 32 lanes with two
+/// `bar.warp.sync` each — without looking at the clock, so `run --timeout
+/// 0.5` ran past 10 s. The planner now asks its budget at every choice.
+#[test]
+fn the_oracle_plans_poisoned_barrier_phases_within_its_limits() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/oracle-poisoned-warp-barrier-mutant.litmus"
+    );
+    for engine in ["ax", "both"] {
+        let (code, out, took) = ptxmc_within(
+            &[
+                "run",
+                "--engine",
+                engine,
+                "--timeout",
+                "0.5",
+                "--jobs",
+                "1",
+                path,
+            ],
+            guard_of(0.5),
+        );
+        assert_eq!(code, 4, "{engine}: returned in {took:?}\n{out}");
+        assert!(
+            out.contains("Incomplete: axiomatic engine: the time limit (0.5 s) was reached"),
+            "{engine}: {out}"
+        );
+    }
+}

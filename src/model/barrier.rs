@@ -462,7 +462,7 @@ impl Planner<'_, '_> {
             return;
         }
         // The phase that never completes: every remaining arrival joins it.
-        for ph in open_phase(arr, per_thread, cta, &self.next) {
+        for ph in open_phase(arr, per_thread, cta, &self.next, &mut *self.budget) {
             self.acc.push(ph);
             self.out.push(self.acc.clone());
             self.acc.pop();
@@ -607,6 +607,7 @@ fn open_phase(
     per_thread: &[(usize, Vec<usize>)],
     cta: &CtaThreads,
     next: &[usize],
+    budget: &mut dyn FnMut() -> bool,
 ) -> Vec<PlannedPhase> {
     let mut members = Vec::new();
     for ((_, l), &n) in per_thread.iter().zip(next) {
@@ -631,7 +632,7 @@ fn open_phase(
             .then_some(BarrierUb::CountsDisagree)
     });
     if ub.is_some() {
-        return poison_orders(arr, per_thread, next)
+        return poison_orders(arr, per_thread, next, budget)
             .into_iter()
             .map(|order| PlannedPhase {
                 members: members.clone(),
@@ -672,11 +673,14 @@ fn open_phase(
 /// arrived, so the phase is short of it); every other arrival comes after
 /// `m`. Each order as `before → after` pairs: `f` before the rest of `B`,
 /// `B` before `m`, `m` before the others. An `f` undefined in itself
-/// poisons the phase at once.
+/// poisons the phase at once. The prefix choices grow as the product of the
+/// threads' arrival counts (3^32 for a warp of 32 lanes with two arrivals
+/// each), so `budget` is asked at every one and stops the enumeration.
 fn poison_orders(
     arr: &[PlanArrival],
     per_thread: &[(usize, Vec<usize>)],
     next: &[usize],
+    budget: &mut dyn FnMut() -> bool,
 ) -> Vec<Vec<(usize, usize)>> {
     let rest: Vec<&[usize]> = per_thread
         .iter()
@@ -688,6 +692,9 @@ fn poison_orders(
     // Prefix lengths per thread, as an odometer.
     let mut take = vec![0usize; rest.len()];
     loop {
+        if budget() {
+            return out;
+        }
         let before: Vec<usize> = rest
             .iter()
             .zip(&take)
