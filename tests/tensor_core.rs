@@ -345,13 +345,20 @@ fn accumulator_accesses_before_the_wait_are_undefined_in_both_engines() {
     let store = format!(
         "{WGMMA_HEAD} st.global x, d ;\n wgmma.wait_group.sync.aligned 0 ;\nexists (x == 0)\n"
     );
-    let write =
-        format!("{WGMMA_HEAD} mov d, 3 ;\n wgmma.wait_group.sync.aligned 0 ;\nexists (P0:d == 3)\n");
+    let write = format!(
+        "{WGMMA_HEAD} mov d, 3 ;\n wgmma.wait_group.sync.aligned 0 ;\nexists (P0:d == 3)\n"
+    );
     for engine in [EngineChoice::Op, EngineChoice::Ax] {
         let s = undefined_line("s.litmus", &store, engine).unwrap();
-        assert!(s.starts_with("Undefined: P0 reads `d` (`st.weak.global x, d`) before"), "{s}");
+        assert!(
+            s.starts_with("Undefined: P0 reads `d` (`st.weak.global x, d`) before"),
+            "{s}"
+        );
         let w = undefined_line("w.litmus", &write, engine).unwrap();
-        assert!(w.starts_with("Undefined: P0 writes `d` (`mov d, 3`) before"), "{w}");
+        assert!(
+            w.starts_with("Undefined: P0 writes `d` (`mov d, 3`) before"),
+            "{w}"
+        );
     }
     // After the wait, and a pipelined MMA into the same accumulator: defined.
     let after = format!(
@@ -372,7 +379,8 @@ fn accumulator_accesses_before_the_wait_are_undefined_in_both_engines() {
 #[test]
 fn tcgen05_ld_registers_before_the_wait_are_refused() {
     let head = "PTX t\n{ t @ tmem cta 0 = 0; x = 0; }\n P0@cta 0,cluster 0,gpu 0 ;\n tcgen05.ld.sync.aligned.32x32b.x1.b32 r0, [t] ;\n";
-    let read = format!("{head} st.global x, r0 ;\n tcgen05.wait::ld.sync.aligned ;\nexists (x == 1)\n");
+    let read =
+        format!("{head} st.global x, r0 ;\n tcgen05.wait::ld.sync.aligned ;\nexists (x == 1)\n");
     assert_eq!(
         refused("ld.litmus", &read),
         "error: expected `tcgen05.wait::ld.sync.aligned` (instruction 3) before this access to `r0`, which `tcgen05.ld.sync.aligned.32x32b.x1.b32 r0, [t]` (instruction 1) loads, found a read of `r0` before the wait
@@ -385,14 +393,16 @@ fn tcgen05_ld_registers_before_the_wait_are_refused() {
 
 "
     );
-    let write = format!("{head} mov r0, 1 ;\n tcgen05.wait::ld.sync.aligned ;\nexists (P0:r0 == 1)\n");
+    let write =
+        format!("{head} mov r0, 1 ;\n tcgen05.wait::ld.sync.aligned ;\nexists (P0:r0 == 1)\n");
     let r = refused("ldw.litmus", &write);
     assert!(
         r.contains("found a write of `r0` before the wait\n  --> ldw.litmus:5:2\n"),
         "{r}"
     );
     // The wait first: accepted.
-    let fine = format!("{head} tcgen05.wait::ld.sync.aligned ;\n st.global x, r0 ;\nexists (x == 1)\n");
+    let fine =
+        format!("{head} tcgen05.wait::ld.sync.aligned ;\n st.global x, r0 ;\nexists (x == 1)\n");
     assert!(litmus::parse_source("ok.litmus", &fine).is_ok());
 }
 

@@ -476,7 +476,12 @@ impl ThreadLower<'_> {
                 op: TcOp::Wgmma { .. } | TcOp::Ld { .. }
             }
         );
-        let wgmma = matches!(&decoded, Instr::Tensor { op: TcOp::Wgmma { .. } });
+        let wgmma = matches!(
+            &decoded,
+            Instr::Tensor {
+                op: TcOp::Wgmma { .. }
+            }
+        );
         if let Some((x, regs)) = frag {
             for &r in &regs {
                 env[r as usize] = Val::Dyn(x);
@@ -555,11 +560,14 @@ impl ThreadLower<'_> {
             let Some(op) = self.tc.pending.iter().rev().find(|o| o.regs.contains(&r)) else {
                 continue;
             };
-            if chain && op.wgmma && i.operands.first().is_some_and(|d| {
-                let mut first = Vec::new();
-                named_regs(d, &mut first);
-                first.iter().any(|&(q, _)| q == r)
-            }) {
+            if chain
+                && op.wgmma
+                && i.operands.first().is_some_and(|d| {
+                    let mut first = Vec::new();
+                    named_regs(d, &mut first);
+                    first.iter().any(|&(q, _)| q == r)
+                })
+            {
                 continue;
             }
             let name = &self.f.regs[r as usize].name;
