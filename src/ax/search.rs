@@ -1934,6 +1934,17 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                 }
             }
         }
+        // Accesses to pending `wgmma` accumulators on the paths: a
+        // straight-line thread gets past `pc` unless its path stops for good
+        // at or before it.
+        let stuck = &self.g.stuck;
+        if let Some(u) = crate::model::ub::accumulator_ub(self.g.program, |t, pc| {
+            stuck[t].as_ref().is_none_or(|sp| sp.pc > pc)
+        }) {
+            if self.undefined.as_ref().is_none_or(|b| u < *b) {
+                self.undefined = Some(u);
+            }
+        }
         if g_has_stuck(self.g) && self.witness.is_none() {
             self.witness = Some(self.rf.clone());
             self.witness_instances = self.bar_instances.clone();

@@ -90,6 +90,13 @@ pub struct Program {
     /// (`engine::run`). Not printed: the test is both variants.
     #[serde(default, skip_serializing_if = "copies::Granularity::is_element")]
     pub granularity: copies::Granularity,
+    /// Set by `model::lower` (empty in a program as written): the
+    /// instructions that access a register an asynchronous tensor-core
+    /// operation has not delivered yet ([`tensor_core::early_accesses`] of
+    /// the program before lowering), which both engines report as undefined
+    /// when a thread gets past them (`docs/tensor-core.md` §3a).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tc_early: Vec<tensor_core::EarlyAccess>,
 }
 
 /// One `elect.sync d, p, membermask` (`docs/warps.md`): the

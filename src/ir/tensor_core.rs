@@ -224,6 +224,131 @@ pub fn results_of_wait(code: &[super::Instr], wait: &TcOp) -> Vec<TcOp> {
     out
 }
 
+/// The `wgmma.wait_group` after `m` that completes the `wgmma.mma_async`
+/// at `m` (the first whose committed groups, all but its `N` most recent,
+/// include it), or the `tcgen05.wait::ld` after the `tcgen05.ld` at `m`.
+/// Straight-line code, as [`results_of_wait`].
+pub fn completing_wait(code: &[super::Instr], m: usize) -> Option<usize> {
+    use super::Instr;
+    let op = |q: usize| match &code[q] {
+        Instr::Tensor { op } => Some(op),
+        _ => None,
+    };
+    match op(m)? {
+        TcOp::Ld { .. } => {
+            (m + 1..code.len()).find(|&q| matches!(op(q), Some(TcOp::Wait { ld: true })))
+        }
+        TcOp::Wgmma { .. } => (m + 1..code.len()).find(|&q| {
+            let Some(TcOp::WgmmaWait { pending }) = op(q) else {
+                return false;
+            };
+            let mut groups: Vec<Vec<usize>> = Vec::new();
+            let mut open = Vec::new();
+            for r in 0..q {
+                match op(r) {
+                    Some(TcOp::Wgmma { .. }) => open.push(r),
+                    Some(TcOp::WgmmaCommit) => groups.push(std::mem::take(&mut open)),
+                    _ => {}
+                }
+            }
+            let upto = groups.len().saturating_sub(*pending as usize);
+            groups[..upto].iter().flatten().any(|&r| r == m)
+        }),
+        _ => None,
+    }
+}
+
+/// An instruction of a thread that reads or writes a register while an
+/// asynchronous operation that writes it (a `wgmma.mma_async`'s accumulator,
+/// a `tcgen05.ld`'s destination) is pending: after the operation and before
+/// the wait that completes it (`docs/tensor-core.md` §3a). Found statically
+/// ([`early_accesses`]): a thread that issues tensor-core operations is
+/// straight-line code, so the access happens in exactly the executions in
+/// which the thread gets past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EarlyAccess {
+    /// The thread.
+    pub thread: super::ThreadId,
+    /// The asynchronous operation's pc.
+    pub op: usize,
+    /// The accessing instruction's pc.
+    pub at: usize,
+    /// The pc of the wait that completes the operation (later than `at`).
+    pub wait: usize,
+    /// The register.
+    pub reg: RegId,
+    /// The access writes the register (and does not read it).
+    pub write: bool,
+    /// The operation is a `wgmma.mma_async` (else a `tcgen05.ld`).
+    pub wgmma: bool,
+}
+
+/// Every [`EarlyAccess`] of the source threads of `p` (as written: tensor
+/// instructions not lowered yet), in (thread, pc) order; for an access while
+/// several operations into its register are pending, the most recent one.
+/// Not accesses: the results a wait delivers ([`TcOp::Result`]), and a later
+/// `wgmma.mma_async` into the same accumulator (the ISA orders accumulator
+/// accesses across `wgmma.mma_async`s of one shape by default, §9.7.15.7.1
+/// `wgmma.fence`).
+pub fn early_accesses(p: &super::Program) -> Vec<EarlyAccess> {
+    use super::Instr;
+    let mut out: Vec<EarlyAccess> = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        if th.agent.is_some() {
+            continue;
+        }
+        let code = &th.code;
+        for (m, i) in code.iter().enumerate() {
+            let (reg, wgmma) = match i {
+                Instr::Tensor {
+                    op: TcOp::Wgmma { dst, .. },
+                } => (*dst, true),
+                Instr::Tensor {
+                    op: TcOp::Ld { dst, .. },
+                } => (*dst, false),
+                _ => continue,
+            };
+            let Some(wait) = completing_wait(code, m) else {
+                continue;
+            };
+            for (at, j) in code.iter().enumerate().take(wait).skip(m + 1) {
+                let write = match j {
+                    Instr::Tensor {
+                        op: TcOp::Result { .. },
+                    } => continue,
+                    Instr::Tensor {
+                        op: TcOp::Wgmma { dst, .. },
+                    } if wgmma && *dst == reg => continue,
+                    Instr::Tensor {
+                        op: TcOp::Wgmma { dst, .. } | TcOp::Ld { dst, .. },
+                    } => *dst == reg,
+                    j => j.def() == Some(reg),
+                };
+                let read = j.uses().contains(&reg);
+                if !(read || write) {
+                    continue;
+                }
+                let e = EarlyAccess {
+                    thread: t,
+                    op: m,
+                    at,
+                    wait,
+                    reg,
+                    write: !read,
+                    wgmma,
+                };
+                match out.iter_mut().find(|o| o.thread == t && o.at == at) {
+                    Some(o) if o.op < m => *o = e,
+                    Some(_) => {}
+                    None => out.push(e),
+                }
+            }
+        }
+    }
+    out.sort_by_key(|e| (e.thread, e.at));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -436,6 +436,7 @@ impl Builder {
             expectation,
             elects: self.elects,
             granularity: Default::default(),
+            tc_early: Vec::new(),
         };
         crate::ir::elect::apply_first(&mut program);
         (program, self.spans)

@@ -844,9 +844,14 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
 /// CTA with the same name and different counts; or an mbarrier
 /// read-modify-write on a declared mbarrier (whether it goes beyond a count's
 /// range depends on the order of operations; the hidden barriers of
-/// `barrier.cluster`, whose arrivals alternate with waits, are left out).
-/// `false` means none can.
+/// `barrier.cluster`, whose arrivals alternate with waits, are left out);
+/// or an access to a pending `wgmma` accumulator (undefined when the thread
+/// gets past it, which a hang may prevent). `false` means none can.
 pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
+    // Accesses to pending `wgmma` accumulators (`model::ub::accumulator_ub`).
+    if p.tc_early.iter().any(|e| e.wgmma) {
+        return true;
+    }
     let mbarrier_rmw = p.threads.iter().flat_map(|t| &t.code).any(|i| {
         matches!(i, Instr::Rmw { op, access, .. }
             if op.is_mbarrier()

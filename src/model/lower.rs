@@ -296,6 +296,7 @@ pub fn lower(p: &Program, bound: u32) -> Program {
     for t in 0..p.threads.len() {
         l.later_executions(t, bound);
     }
+    l.out.tc_early = crate::ir::tensor_core::early_accesses(p);
     l.out
 }
 

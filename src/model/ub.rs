@@ -24,6 +24,41 @@ pub enum UbKind {
     /// An mbarrier operation takes a count of the mbarrier object out of
     /// its valid range (`ir::mbar`).
     Mbarrier(MbarUb),
+    /// A thread accesses an accumulator register of a `wgmma.mma_async`
+    /// before the `wgmma.wait_group` that completes it
+    /// ([`crate::ir::tensor_core::EarlyAccess`]).
+    Accumulator(AccumulatorUb),
+}
+
+/// An access to a pending `wgmma.mma_async` accumulator: which register,
+/// and whether the access writes it (else it reads it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct AccumulatorUb {
+    /// The register (of the accessing thread).
+    pub reg: crate::ir::RegId,
+    /// The access writes the register (and does not read it).
+    pub write: bool,
+}
+
+impl AccumulatorUb {
+    /// What happened.
+    pub fn what(self) -> &'static str {
+        if self.write {
+            "a thread writes an accumulator register of a `wgmma.mma_async` before the \
+             `wgmma.wait_group` that completes it"
+        } else {
+            "a thread reads an accumulator register of a `wgmma.mma_async` before the \
+             `wgmma.wait_group` that completes it"
+        }
+    }
+
+    /// The ISA's sentence.
+    pub fn isa(self) -> &'static str {
+        "PTX ISA 9.7.15.7.3, wgmma.wait_group: \"Accessing the accumulator register or the input \
+         register containing the fragments of matrix A of a wgmma.mma_async instruction without \
+         first performing a wgmma.wait_group instruction that waits on a wgmma-group including \
+         that wgmma.mma_async instruction is undefined behavior.\""
+    }
 }
 
 impl UbKind {
@@ -32,6 +67,7 @@ impl UbKind {
         match self {
             UbKind::Barrier(b) => b.what(),
             UbKind::Mbarrier(m) => m.what(),
+            UbKind::Accumulator(a) => a.what(),
         }
     }
 
@@ -40,6 +76,7 @@ impl UbKind {
         match self {
             UbKind::Barrier(b) => b.isa(),
             UbKind::Mbarrier(m) => m.isa(),
+            UbKind::Accumulator(a) => a.isa(),
         }
     }
 }
@@ -93,4 +130,33 @@ pub fn as_written(p: &Program, t: ThreadId, pc: usize) -> (ThreadId, usize) {
         Some(a) => (a.issuer, a.spawn_pc),
         None => (t, pc),
     }
+}
+
+/// The undefined step of an access to a pending `wgmma.mma_async`
+/// accumulator, `e` (of the lowered program's [`Program::tc_early`]), when
+/// its thread got past it: the operation, the access and the wait that
+/// completes the operation, in program order. Both engines name such a step
+/// through this one rule; `None` for a `tcgen05.ld`'s register (refused
+/// before any engine runs, `model::lower::tcgen`).
+pub fn accumulator_step(e: &crate::ir::tensor_core::EarlyAccess) -> Option<Undefined> {
+    e.wgmma.then(|| Undefined {
+        kind: UbKind::Accumulator(AccumulatorUb {
+            reg: e.reg,
+            write: e.write,
+        }),
+        at: vec![(e.thread, e.op), (e.thread, e.at), (e.thread, e.wait)],
+    })
+}
+
+/// The least undefined step among the accesses to pending accumulators of
+/// the lowered program `p` that a run gets past: `past(t, pc)` says whether
+/// thread `t` has executed instruction `pc` (threads that issue tensor-core
+/// operations are straight-line code, so an engine answers from where the
+/// thread is: finished, or its next or stuck instruction after `pc`).
+pub fn accumulator_ub(p: &Program, past: impl Fn(ThreadId, usize) -> bool) -> Option<Undefined> {
+    p.tc_early
+        .iter()
+        .filter(|e| past(e.thread, e.at))
+        .filter_map(accumulator_step)
+        .min()
 }

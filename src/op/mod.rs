@@ -789,8 +789,10 @@ impl<'p, S: Bits> Machine<'p, S> {
     /// (thread, instruction) order, so the report does not depend on the
     /// order of exploration. Barrier arrivals that are undefined themselves
     /// (`model::barrier::BarrierUb`), phases whose arrivals disagree on
-    /// the count (ISA reading), and retired mbarrier read-modify-writes
-    /// that made the barrier's state undefined (`model::ub::mbarrier_step`).
+    /// the count (ISA reading), retired mbarrier read-modify-writes
+    /// that made the barrier's state undefined (`model::ub::mbarrier_step`),
+    /// and retired accesses to pending `wgmma` accumulators
+    /// (`model::ub::accumulator_ub`).
     pub fn undefined(&self, st: &State<S>) -> Option<crate::model::ub::Undefined> {
         use crate::model::barrier::{self, PhaseMember, Reading};
         let member = |a: &state::Arrival| PhaseMember {
@@ -837,6 +839,16 @@ impl<'p, S: Bits> Machine<'p, S> {
                 if found.as_ref().is_none_or(|f| u < *f) {
                     found = Some(u);
                 }
+            }
+        }
+        // Accesses to pending `wgmma` accumulators the threads have retired
+        // (straight-line threads: past `pc` exactly when the next
+        // instruction to retire is later).
+        if let Some(u) =
+            crate::model::ub::accumulator_ub(&self.program, |t, pc| st.threads[t].pc > pc)
+        {
+            if found.as_ref().is_none_or(|f| u < *f) {
+                found = Some(u);
             }
         }
         found

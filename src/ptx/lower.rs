@@ -733,6 +733,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         expectation: None,
         elects,
         granularity: Default::default(),
+        tc_early: Vec::new(),
     };
     crate::ir::elect::apply_first(&mut program);
     order_dependent_counted_barriers(&program, &spans).map_err(ptx)?;
@@ -1462,6 +1463,7 @@ impl ThreadLower<'_> {
     ) -> Result<Next, Diagnostic> {
         let parts: Vec<&str> = i.mnemonic.split('.').collect();
         let op = parts[0];
+        self.check_pending(i)?;
         // The guard.
         let mut skip_patch = None;
         if let Some((neg, g, gspan)) = i.guard {

@@ -11,8 +11,9 @@ use crate::model::ub::Undefined;
 pub struct UbReport {
     /// The kind (`barrier`, `mbarrier`).
     pub kind: &'static str,
-    /// What happened.
-    pub what: &'static str,
+    /// What happened (for an accumulator access, with the thread, the
+    /// register and the instructions named).
+    pub what: String,
     /// The ISA's sentence that makes it undefined, with its section.
     pub isa: &'static str,
     /// The instructions involved.
@@ -35,10 +36,30 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
     let kind = match u.kind {
         crate::model::ub::UbKind::Barrier(_) => "barrier",
         crate::model::ub::UbKind::Mbarrier(_) => "mbarrier",
+        crate::model::ub::UbKind::Accumulator(_) => "accumulator",
+    };
+    let text = |th: usize, pc: usize| {
+        crate::litmus::print::instr(
+            &t.program,
+            &t.program.threads[th],
+            &t.program.threads[th].code[pc],
+        )
+    };
+    let what = match (u.kind, u.at.as_slice()) {
+        (crate::model::ub::UbKind::Accumulator(a), &[(th, op), (_, at), (_, wait)]) => format!(
+            "{} {} `{}` (`{}`) before `{}` completes `{}`, which writes it",
+            t.program.threads[th].name,
+            if a.write { "writes" } else { "reads" },
+            t.program.threads[th].regs[a.reg].name,
+            text(th, at),
+            text(th, wait),
+            text(th, op),
+        ),
+        _ => u.kind.what().to_string(),
     };
     UbReport {
         kind,
-        what: u.kind.what(),
+        what,
         isa: u.kind.isa(),
         at: u
             .at

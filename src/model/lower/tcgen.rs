@@ -157,6 +157,46 @@ pub(super) fn check(
             _ => {}
         }
     }
+    // A register of a `tcgen05.ld` touched before its `tcgen05.wait::ld`.
+    // Unlike `wgmma` (undefined, reported by the engines), the ISA defines a
+    // read through the register dependency (§9.7.16.6.4.5: it is "respected
+    // regardless of ... other forms of synchronization", with no memory
+    // ordering), which this lowering, delivering the register at the wait,
+    // does not model; for a write it does not say which value the register
+    // keeps. Refused rather than read wrong (docs/tensor-core.md §3a).
+    let mut one = crate::ir::tensor_core::early_accesses(p)
+        .into_iter()
+        .filter(|e| e.thread == t && !e.wgmma);
+    if let Some(e) = one.next() {
+        let reg = &th.regs[e.reg].name;
+        let (found, note) = if e.write {
+            (
+                format!("a write of `{reg}` before the wait"),
+                "the ISA does not say whether the register keeps this value or the load's",
+            )
+        } else {
+            (
+                format!("a read of `{reg}` before the wait"),
+                "the ISA orders such a read after the load through the register dependency (PTX ISA \
+                 9.7.16.6.4.5, \"Register dependencies, same thread\") but gives it no memory \
+                 ordering; ptxmc delivers the register at the wait and does not model that",
+            )
+        };
+        return Err(Diagnostic::expected(
+            span(e.at),
+            format!(
+                "`{}` (instruction {}) before this access to `{reg}`, which `{}` (instruction {}) \
+                 loads",
+                text(e.wait),
+                e.wait + 1,
+                text(e.op),
+                e.op + 1
+            ),
+            found,
+        )
+        .with_label("the `tcgen05.ld` is still pending here")
+        .with_note(format!("{note}: move `tcgen05.wait::ld` before the access")));
+    }
     Ok(())
 }
 

@@ -81,6 +81,36 @@ struct Tile {
 pub(super) struct Lane {
     /// The IR register of each fragment → the PTX registers of the fragment.
     frags: HashMap<usize, Vec<u32>>,
+    /// Operations with a register result that no wait has completed yet,
+    /// in issue order ([`ThreadLower::check_pending`]).
+    pending: Vec<PendingOp>,
+}
+
+/// A `wgmma.mma_async` or `tcgen05.ld` issued and not completed yet.
+struct PendingOp {
+    /// Its instruction in the lowered code.
+    pc: usize,
+    /// The PTX registers of its fragment.
+    regs: Vec<u32>,
+    /// Its mnemonic, as written.
+    mnemonic: String,
+    /// `wgmma.mma_async` (else `tcgen05.ld`).
+    wgmma: bool,
+}
+
+/// Every register an operand names (inside vectors, addresses, pairs).
+fn named_regs(o: &Opnd, out: &mut Vec<(u32, Span)>) {
+    match o {
+        Opnd::Reg(r, s) => out.push((*r, *s)),
+        Opnd::Addr { base: Some(b), .. } => named_regs(b, out),
+        Opnd::Vector(v, _) | Opnd::List(v, _) => v.iter().for_each(|e| named_regs(e, out)),
+        Opnd::Not(b, _) => named_regs(b, out),
+        Opnd::Pair(a, b, _) => {
+            named_regs(a, out);
+            named_regs(b, out)
+        }
+        _ => {}
+    }
 }
 
 fn round_up(v: i64, a: i64) -> i64 {
@@ -440,13 +470,41 @@ impl ThreadLower<'_> {
             } => Some(w.clone()),
             _ => None,
         };
+        let issued = matches!(
+            &decoded,
+            Instr::Tensor {
+                op: TcOp::Wgmma { .. } | TcOp::Ld { .. }
+            }
+        );
+        let wgmma = matches!(
+            &decoded,
+            Instr::Tensor {
+                op: TcOp::Wgmma { .. }
+            }
+        );
         if let Some((x, regs)) = frag {
             for &r in &regs {
                 env[r as usize] = Val::Dyn(x);
             }
+            if issued {
+                self.tc.pending.push(PendingOp {
+                    pc: self.code.len(),
+                    regs: regs.clone(),
+                    mnemonic: i.mnemonic.clone(),
+                    wgmma,
+                });
+            }
             self.tc.frags.insert(x, regs);
         }
         self.emit(decoded, i)?;
+        if wait.is_some() {
+            // What this wait completes is no longer pending.
+            let w = self.code.len() - 1;
+            let code = &self.code;
+            self.tc
+                .pending
+                .retain(|o| crate::ir::tensor_core::completing_wait(code, o.pc) != Some(w));
+        }
         if let Some(w) = wait {
             // The results the wait delivers, as the litmus parsers add them.
             let code = self.code[..self.code.len() - 1].to_vec();
@@ -474,6 +532,79 @@ impl ThreadLower<'_> {
                 }
                 self.emit(Instr::Tensor { op: r }, i)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Refuse an instruction that names a register of a fragment whose
+    /// `wgmma.mma_async` or `tcgen05.ld` is still pending (`docs/tensor-core.md`
+    /// §3a): for `wgmma` undefined behaviour (PTX ISA 9.7.15.7.3), for
+    /// `tcgen05.ld` a read ptxmc does not model. The front end keeps register
+    /// values of its own (a copy is not an instruction), so the check is made
+    /// here, on the PTX as written, and not left to the engines. A later
+    /// `wgmma.mma_async` into the same fragment is no access (the ISA orders
+    /// accumulator accesses across `wgmma.mma_async`s).
+    pub(super) fn check_pending(&self, i: &PInstr) -> Result<(), Diagnostic> {
+        if self.tc.pending.is_empty() {
+            return Ok(());
+        }
+        let mut named = Vec::new();
+        for o in &i.operands {
+            named_regs(o, &mut named);
+        }
+        if let Some((_, g, s)) = i.guard {
+            named.push((g, s));
+        }
+        let chain = i.mnemonic.starts_with("wgmma.mma_async");
+        for (r, at) in named {
+            let Some(op) = self.tc.pending.iter().rev().find(|o| o.regs.contains(&r)) else {
+                continue;
+            };
+            if chain
+                && op.wgmma
+                && i.operands.first().is_some_and(|d| {
+                    let mut first = Vec::new();
+                    named_regs(d, &mut first);
+                    first.iter().any(|&(q, _)| q == r)
+                })
+            {
+                continue;
+            }
+            let name = &self.f.regs[r as usize].name;
+            let at_op = &op.mnemonic;
+            return Err(if op.wgmma {
+                Diagnostic::expected(
+                    at,
+                    format!(
+                        "a `wgmma.wait_group` that completes the earlier `{at_op}` before this \
+                         access to `{name}`"
+                    ),
+                    format!("an access to `{name}`, a register of its accumulator"),
+                )
+                .with_label("the `wgmma.mma_async` is still pending here")
+                .with_note(
+                    "undefined behaviour: \"Accessing the accumulator register ... without first \
+                     performing a wgmma.wait_group instruction that waits on a wgmma-group \
+                     including that wgmma.mma_async instruction is undefined behavior\" (PTX ISA \
+                     9.7.15.7.3); `ptxmc kernel` refuses it (docs/tensor-core.md §3a)",
+                )
+            } else {
+                Diagnostic::expected(
+                    at,
+                    format!(
+                        "a `tcgen05.wait::ld` that completes the earlier `{at_op}` before this \
+                         access to `{name}`"
+                    ),
+                    format!("an access to `{name}`, a register the load writes"),
+                )
+                .with_label("the `tcgen05.ld` is still pending here")
+                .with_note(
+                    "the ISA orders a read after the load through the register dependency (PTX ISA \
+                     9.7.16.6.4.5) with no memory ordering, and says nothing of a write; ptxmc \
+                     delivers the register at the wait and does not model either \
+                     (docs/tensor-core.md §3a)",
+                )
+            });
         }
         Ok(())
     }
