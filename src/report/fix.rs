@@ -56,6 +56,27 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize, problem: &[St
         )
         .unwrap();
     }
+    if !r.flagged.is_empty() {
+        // Changes that forbid the outcome by starving a wait
+        // (`fix/starve.rs`): shown, so that the missing cheap fix is
+        // explained, never offered.
+        writeln!(
+            out,
+            "Not offered: each of these forbids {} only by making a wait that succeeds as written fail in every execution:",
+            r.outcome
+        )
+        .unwrap();
+        for f in &r.flagged {
+            writeln!(
+                out,
+                "  - [{unit} {}] {}: {}",
+                f.change.cost,
+                f.change.text,
+                f.changes_what.join("; ")
+            )
+            .unwrap();
+        }
+    }
     if r.fixes.is_empty() && (r.allowed || r.problem.is_some()) {
         let none = if r.problem == Some(fix::Problem::Hang) {
             "No fix removes the hang"
