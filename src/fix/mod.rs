@@ -511,7 +511,7 @@ fn search_within(
     // Candidates that forbid the outcome only by starving a wait, with the
     // waits they starve (`starve.rs`); the success of each wait of `p` as
     // written, computed at the first candidate that needs it.
-    let mut starves: Vec<(Vec<(usize, usize)>, Vec<String>)> = Vec::new();
+    let mut starves: Vec<Starving> = Vec::new();
     let mut before: Option<Option<Vec<bool>>> = None;
     let mut checked_waits = 0u64;
     let has_waits = !starve::waits(p).is_empty();
@@ -594,7 +594,14 @@ fn search_within(
         }
     }
     report.checked = checked + checked_waits;
-    starves.retain(|(v, _)| !found.iter().any(|f| dominates(&sites, v, f)));
+    // Shown is what explains a missing cheap fix: the starving candidates
+    // cheaper than every fix offered (a barrier placed so that a wait
+    // always runs before its arrival is one of many, and no news).
+    let cheapest = found.iter().map(|v| cost(&sites, v)).min();
+    starves.retain(|(v, _)| {
+        !found.iter().any(|f| dominates(&sites, v, f))
+            && cheapest.is_none_or(|c| cost(&sites, v) < c)
+    });
     starves.sort_by_key(|(v, _)| (cost(&sites, v), v.len()));
     report.flagged = starves
         .iter()
@@ -715,6 +722,10 @@ fn admitted(q: &Program) -> bool {
 
 /// The states one termination check of a repaired program may visit.
 const CLEAN_RUN_STATES: u64 = 2_000_000;
+
+/// A candidate that forbids the outcome only by starving a wait (its
+/// variant vector), with the waits it starves, quoted.
+type Starving = (Vec<(usize, usize)>, Vec<String>);
 
 /// Total cost of a vector.
 fn cost(sites: &[Site], v: &[(usize, usize)]) -> u32 {

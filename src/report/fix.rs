@@ -5,6 +5,9 @@ use std::fmt::Write;
 
 use crate::fix::{self, FixReport};
 
+/// The most starving candidates (`fix/starve.rs`) the text lists.
+const SHOWN_STARVING: usize = 5;
+
 /// The text report of a fix search (one line per fix).
 ///
 /// `problem` are the lines that say what else is wrong with the program as
@@ -66,13 +69,21 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize, problem: &[St
             r.outcome
         )
         .unwrap();
-        for f in &r.flagged {
+        for f in r.flagged.iter().take(SHOWN_STARVING) {
             writeln!(
                 out,
                 "  - [{unit} {}] {}: {}",
                 f.change.cost,
                 f.change.text,
                 f.changes_what.join("; ")
+            )
+            .unwrap();
+        }
+        if r.flagged.len() > SHOWN_STARVING {
+            writeln!(
+                out,
+                "  … and {} more (--format json lists them).",
+                r.flagged.len() - SHOWN_STARVING
             )
             .unwrap();
         }
