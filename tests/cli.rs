@@ -1003,6 +1003,30 @@ fn herd_text_says_termination_when_it_was_searched() {
     assert!(!out.contains("Hang"), "{out}");
 }
 
+/// The words of a TMA store that a kernel never reads back itself are its
+/// output (the host reads every global buffer after the launch), not a
+/// typo: `dst[1]`–`dst[3]` of the three TMA-store kernels were "written by
+/// P0 but read by no thread … did you mean `out[0]`?" (issue 28).
+#[test]
+fn a_kernels_buffers_are_read_by_the_host_not_typos() {
+    for k in [
+        "kernels/tma_store_nofence.ptx",
+        "kernels/tma_store_wait.ptx",
+        "kernels/tma_store_wait_one.ptx",
+    ] {
+        let (code, out, err) = ptxmc(&["kernel", k]);
+        assert_eq!((code, err.as_str()), (0, ""), "{k}: {out}");
+        assert!(out.contains("dst[1]=0; dst[2]=0; dst[3]=0;"), "{k}: {out}");
+    }
+    let (code, out, err) = ptxmc(&["fix", "kernels/tma_store_nofence.ptx", "--bound", "1"]);
+    assert!(!err.contains("warning"), "{err}");
+    assert!(
+        out.starts_with("Fix publish: forbid out[0] != 9\n"),
+        "{out}"
+    );
+    assert_eq!(code, 0, "{out}{err}");
+}
+
 #[test]
 fn a_likely_typo_in_a_location_name_is_warned_with_its_position() {
     let file = "tests/data/warnings/MP+flag-typo.litmus";

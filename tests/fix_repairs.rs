@@ -230,3 +230,40 @@ fn a_huge_wait_group_count_is_a_short_chain() {
     assert!(out.contains("Searched 13 sites"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A fix must not forbid the outcome by starving a wait (`fix/starve.rs`,
+/// issue 28): in `kernels/tcgen05_pipeline_nofence` removing the producer's
+/// `mbarrier.arrive` (cost 1) makes the MMA thread's try-once wait on
+/// `full` fail in every execution, so the stale read is never reached; the
+/// expert fix is the missing `tcgen05.fence::after_thread_sync` (cost 2).
+/// The removal is shown under "Not offered", with the wait it starves.
+/// `--bound 1` keeps the search complete within the test's time (3 changes
+/// take minutes on this kernel); it lists the same first fix: a fix of two
+/// changes or more costs at least 2 and, at equal cost, fewer changes come
+/// first.
+#[test]
+fn a_fix_never_starves_a_wait() {
+    let o = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args([
+            "fix",
+            "kernels/tcgen05_pipeline_nofence.ptx",
+            "--bound",
+            "1",
+            "--timeout",
+            "300",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let first = out
+        .lines()
+        .find(|l| l.starts_with("  1. "))
+        .unwrap_or("(no fix)");
+    assert_eq!(first, FIRST_TCGEN05, "{out}");
+    assert!(out.contains(NOT_OFFERED_TCGEN05), "{out}");
+    assert!(!out.contains("  1. [cost 1] remove"), "{out}");
+}
+
+const FIRST_TCGEN05: &str = r#"  1. [cost 2] insert `tcgen05.fence::after_thread_sync` in P0 before `st.weak.global.b32 ok[0], P`  (verified by both engines)"#;
+const NOT_OFFERED_TCGEN05: &str = r#"  - [cost 1] remove P1 `mbarrier.arrive.release.cta.shared.b64 rd9, [_ZZ16tcgen05_pipelinePiS_E4full[0]]`: P0 `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 P, [_ZZ16tcgen05_pipelinePiS_E4full[0]], 0` never succeeds (it does as written)"#;

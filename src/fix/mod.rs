@@ -16,6 +16,7 @@
 
 pub mod repairs;
 pub mod sites;
+pub mod starve;
 pub mod stuck;
 pub mod weaken;
 pub mod why;
@@ -132,10 +133,12 @@ pub struct FixReport {
     /// outcome: the fixes listed remove the problem and the outcome stays
     /// allowed.
     pub outcome_kept: bool,
-    /// Weakenings only: single-site weakenings that keep the outcome
+    /// Weakenings: single-site weakenings that keep the outcome
     /// forbidden but change something the condition does not observe (a
     /// final value, a race, termination, definedness), with what; never
-    /// offered as weakenings.
+    /// offered as weakenings. Fixes: the minimal changes that forbid the
+    /// outcome only by making a wait that succeeds as written fail in every
+    /// execution ([`starve`]), with the waits; never offered as fixes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub flagged: Vec<weaken::Flagged>,
     /// Weakenings only: the search's counters and why it stopped early.
@@ -505,6 +508,35 @@ fn search_within(
         forbidden
     };
     let mut found: Vec<Vec<(usize, usize)>> = Vec::new();
+    // Candidates that forbid the outcome only by starving a wait, with the
+    // waits they starve (`starve.rs`); the success of each wait of `p` as
+    // written, computed at the first candidate that needs it.
+    let mut starves: Vec<Starving> = Vec::new();
+    let mut before: Option<Option<Vec<bool>>> = None;
+    let mut checked_waits = 0u64;
+    let has_waits = !starve::waits(p).is_empty();
+    let starving = |q: &Program,
+                    before: &mut Option<Option<Vec<bool>>>,
+                    runs: &mut u64|
+     -> Option<Vec<String>> {
+        if !has_waits {
+            return None;
+        }
+        let was = before
+            .get_or_insert_with(|| {
+                *runs += 1;
+                starve::succeeding(p, opts.loop_bound, opts.barriers, budget)
+            })
+            .as_ref()?;
+        if !was.iter().any(|&b| b) {
+            return None;
+        }
+        *runs += 1;
+        // Not known (the time left stopped the oracle): not claimed.
+        let now = starve::succeeding(q, opts.loop_bound, opts.barriers, budget)?;
+        let what = starve::starved(p, was, &now);
+        (!what.is_empty()).then_some(what)
+    };
     for pass in 0..2 {
         if pass == 1 {
             if !found.is_empty() || problem.is_none() || !allowed || report.incomplete {
@@ -540,8 +572,20 @@ fn search_within(
                     if bad.iter().any(|b| dominates(&sites, b, &v)) {
                         continue;
                     }
-                    if good(&sites::apply(p, &sites, &v), &subset) {
-                        found.push(v);
+                    let q = sites::apply(p, &sites, &v);
+                    if good(&q, &subset) {
+                        // A fix must keep every wait's success path
+                        // (`starve.rs`). Not a monotone property, so a
+                        // starving vector prunes nothing: vectors weaker
+                        // than it may be fixes that keep it.
+                        match starving(&q, &mut before, &mut checked_waits) {
+                            None => found.push(v),
+                            Some(what) => {
+                                if !starves.iter().any(|(s, _)| dominates(&sites, &v, s)) {
+                                    starves.push((v, what));
+                                }
+                            }
+                        }
                     } else {
                         bad.push(v);
                     }
@@ -549,7 +593,34 @@ fn search_within(
             }
         }
     }
-    report.checked = checked;
+    report.checked = checked + checked_waits;
+    // Shown is what explains a missing cheap fix: the starving candidates
+    // cheaper than every fix offered (a barrier placed so that a wait
+    // always runs before its arrival is one of many, and no news).
+    let cheapest = found.iter().map(|v| cost(&sites, v)).min();
+    starves.retain(|(v, _)| {
+        !found.iter().any(|f| dominates(&sites, v, f))
+            && cheapest.is_none_or(|c| cost(&sites, v) < c)
+    });
+    starves.sort_by_key(|(v, _)| (cost(&sites, v), v.len()));
+    report.flagged = starves
+        .iter()
+        .map(|(v, what)| weaken::Flagged {
+            change: Change {
+                thread: sites[v[0].0].thread_name.clone(),
+                text: v
+                    .iter()
+                    .map(|&(s, k)| sites[s].variants[k].text.clone())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                cost: cost(&sites, v),
+            },
+            changes_what: what
+                .iter()
+                .map(|w| format!("{w} never succeeds (it does as written)"))
+                .collect(),
+        })
+        .collect();
     // A search stopped inside an oracle run did not finish either.
     report.incomplete |= budget.exceeded().is_some();
     let mut fixes: Vec<Fix> = found
@@ -651,6 +722,10 @@ fn admitted(q: &Program) -> bool {
 
 /// The states one termination check of a repaired program may visit.
 const CLEAN_RUN_STATES: u64 = 2_000_000;
+
+/// A candidate that forbids the outcome only by starving a wait (its
+/// variant vector), with the waits it starves, quoted.
+type Starving = (Vec<(usize, usize)>, Vec<String>);
 
 /// Total cost of a vector.
 fn cost(sites: &[Site], v: &[(usize, usize)]) -> u32 {

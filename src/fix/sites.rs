@@ -864,7 +864,10 @@ pub fn apply(p: &Program, sites: &[Site], choice: &[(usize, usize)]) -> Program 
 /// and never the same as one of the kernel's own.
 pub const INSERTED_SITE: usize = usize::MAX;
 
-fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
+/// Insert `instr` at `pos` of thread `t`, keeping every pc that names an
+/// instruction (branch targets, `elect.sync` sites, tensor-core results,
+/// kernel sites, labels) on the same instruction.
+pub(super) fn insert(q: &mut Program, t: usize, pos: usize, instr: Instr) {
     // `elect.sync` sites name their instructions by pc.
     for e in q.elects.iter_mut().filter(|e| e.thread == t && e.pc >= pos) {
         e.pc += 1;

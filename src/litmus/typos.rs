@@ -9,11 +9,22 @@
 //! name of the test is similar (one a prefix of the other, or at most two
 //! edits apart for names of three characters or more; names that differ only
 //! in their digits, `x1` and `x12`, are a numbered family, not a typo).
+//!
+//! Reads and writes are not only the threads'. The condition, `filter` and
+//! `locations` read final values; an asynchronous copy's writes (a TMA
+//! store's element copies, each a location) are writes of the thread that
+//! issued it. In a kernel the host is a reader and a writer too: it fills
+//! every global buffer before the launch (zeros or the values `--buffer`
+//! gives) and reads every one back after it (the final values `ptxmc
+//! kernel` prints), so a global location of a kernel is never "written but
+//! read by no thread" nor "read but written by no thread" — the three
+//! words of a 16-byte TMA store that the kernel never reads back itself
+//! (`kernels/tma_store_wait.cu`) are its output, not a typo.
 
-use crate::ir::{AsyncSrc, Instr, LocId, LocKind, Program, Term};
+use crate::ir::{AsyncSrc, Instr, LocId, LocKind, Program, Space, Term};
 
 use super::diag::{Diagnostic, Span};
-use super::{LitmusTest, SourceMap};
+use super::{Format, LitmusTest, SourceMap};
 
 /// A location whose name looks like a typo of another name of the test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,8 +172,20 @@ pub fn similar(a: &str, b: &str) -> bool {
         || (a.chars().count() >= 3 && b.chars().count() >= 3 && distance(a, b) <= 2)
 }
 
-/// The likely typos of `p`, in location order.
+/// The likely typos of `p` (a litmus test), in location order.
 pub fn typos(p: &Program) -> Vec<Typo> {
+    typos_with(p, false)
+}
+
+/// The likely typos of the test `t` ([`typos`]; for a kernel, the host's
+/// reads and writes of its global buffers count).
+pub fn typos_of(t: &LitmusTest) -> Vec<Typo> {
+    typos_with(&t.program, t.format == Format::Kernel)
+}
+
+/// [`typos`]; `host`: `p` is a kernel, whose global locations the host
+/// writes before the launch and reads after it.
+fn typos_with(p: &Program, host: bool) -> Vec<Typo> {
     let u = usage(p);
     let seen = observed(p);
     let names = |l: LocId| {
@@ -181,7 +204,7 @@ pub fn typos(p: &Program) -> Vec<Typo> {
     };
     let mut out = Vec::new();
     for (l, loc) in p.locations.iter().enumerate() {
-        if loc.kind != LocKind::Data {
+        if loc.kind != LocKind::Data || (host && loc.space == Space::Global) {
             continue;
         }
         let (reads, writes, first) = &u[l];
@@ -259,7 +282,7 @@ fn name_span(t: &LitmusTest, spans: &SourceMap, at: (usize, usize), name: &str) 
 
 /// The positioned warnings of a test's likely typos.
 pub fn warnings(t: &LitmusTest) -> Vec<Diagnostic> {
-    typos(&t.program)
+    typos_of(t)
         .into_iter()
         .map(|ty| {
             Diagnostic::warning(
@@ -280,7 +303,7 @@ pub fn warnings(t: &LitmusTest) -> Vec<Diagnostic> {
 pub fn verdict_notes(t: &LitmusTest) -> Vec<String> {
     let p = &t.program;
     let terms = p.condition.prop.terms();
-    typos(p)
+    typos_of(t)
         .into_iter()
         .filter(|ty| {
             terms.iter().any(|term| match *term {

@@ -5,6 +5,9 @@ use std::fmt::Write;
 
 use crate::fix::{self, FixReport};
 
+/// The most starving candidates (`fix/starve.rs`) the text lists.
+const SHOWN_STARVING: usize = 5;
+
 /// The text report of a fix search (one line per fix).
 ///
 /// `problem` are the lines that say what else is wrong with the program as
@@ -55,6 +58,35 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize, problem: &[St
             fix::verdict_word(f)
         )
         .unwrap();
+    }
+    if !r.flagged.is_empty() {
+        // Changes that forbid the outcome by starving a wait
+        // (`fix/starve.rs`): shown, so that the missing cheap fix is
+        // explained, never offered.
+        writeln!(
+            out,
+            "Not offered: each of these forbids {} only by making a wait that succeeds as written fail in every execution:",
+            r.outcome
+        )
+        .unwrap();
+        for f in r.flagged.iter().take(SHOWN_STARVING) {
+            writeln!(
+                out,
+                "  - [{unit} {}] {}: {}",
+                f.change.cost,
+                f.change.text,
+                f.changes_what.join("; ")
+            )
+            .unwrap();
+        }
+        if r.flagged.len() > SHOWN_STARVING {
+            writeln!(
+                out,
+                "  … and {} more (--format json lists them).",
+                r.flagged.len() - SHOWN_STARVING
+            )
+            .unwrap();
+        }
     }
     if r.fixes.is_empty() && (r.allowed || r.problem.is_some()) {
         let none = if r.problem == Some(fix::Problem::Hang) {
