@@ -147,6 +147,8 @@ impl<S: Bits> Symmetry<S> {
             }
             let mut threads = vec![a];
             let mut matchings = vec![];
+            // `b` names a thread (matching, placement) as well as indexing `taken`.
+            #[allow(clippy::needless_range_loop)]
             for b in a + 1..n {
                 if taken[b] || p.threads[b].placement.warp.is_some() {
                     continue;
