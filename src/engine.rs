@@ -64,6 +64,9 @@ pub struct RunOptions {
     /// witness can leave spinning (with `persistent`; off only to check it:
     /// `docs/exploration.md`, "P3").
     pub spin_persistent: bool,
+    /// Symmetry reduction over interchangeable threads in the operational
+    /// machine (off only to check it: `docs/exploration.md`, "Symmetry").
+    pub symmetry: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -108,6 +111,7 @@ impl Default for RunOptions {
             lazy_coherence: true,
             persistent: true,
             spin_persistent: true,
+            symmetry: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -701,6 +705,7 @@ fn run_op_at<S: Bits>(
     }
     m.persistent = opts.persistent;
     m.spin_persistent = opts.spin_persistent;
+    m.use_symmetry = opts.symmetry;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
     let eo = ExploreOptions {

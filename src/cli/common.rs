@@ -87,6 +87,10 @@ pub struct EngineArgs {
     /// no hang can leave it spinning (to check it).
     #[arg(long)]
     pub no_spin_persistent: bool,
+    /// Turn off the machine's symmetry reduction, which remembers one state
+    /// per permutation of interchangeable threads (to check it).
+    #[arg(long)]
+    pub no_symmetry: bool,
     /// Make the oracle search every coherence orientation instead of adding
     /// the edges an axiom forces and reading total locations' final values
     /// off the least coherence (to check that shortcut).
@@ -164,6 +168,7 @@ impl EngineArgs {
             lazy_coherence: !self.eager_coherence,
             persistent: !self.no_persistent,
             spin_persistent: !self.no_spin_persistent,
+            symmetry: !self.no_symmetry,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,

@@ -33,6 +33,7 @@ use crate::model::ub::Undefined;
 use crate::op::Machine;
 use crate::op::hang::Quiescence;
 use crate::op::state::State;
+use crate::op::symmetry::Symmetry;
 use crate::outcome::Outcomes;
 
 pub use crate::limits::{Limits, current_rss, peak_rss};
@@ -83,6 +84,10 @@ pub struct ExploreStats {
     /// Choice states whose choices were those of one persistent thread
     /// alone (P2: a thread whose binds no other thread's step can affect).
     pub persistent_states: u64,
+    /// Threads in groups of interchangeable threads whose states the
+    /// search remembered one per orbit (`docs/exploration.md`, "Symmetry";
+    /// 0 when there is none or with `--no-symmetry`).
+    pub symmetric_threads: u64,
     /// States with no successor that are not final (a check failed, or a deadlock).
     pub dead_ends: u64,
     /// Final states reached.
@@ -124,24 +129,35 @@ pub fn fingerprint<S: Bits>(st: &State<S>) -> u64 {
     st.fingerprint()
 }
 
-/// The seen-set: fingerprints, or full states in `--exact` mode.
-enum Seen<S: Bits> {
+/// The seen-set: fingerprints, or full states in `--exact` mode; under a
+/// symmetry, fingerprints or bytes of the canonical encoding
+/// ([`Symmetry::encode`]), one per orbit.
+enum Seen<'y, S: Bits> {
     Fingerprints(DashSet<u64, FxBuildHasher>),
     Exact(DashSet<Box<State<S>>, FxBuildHasher>),
+    Canonical(&'y Symmetry<S>, DashSet<u64, FxBuildHasher>),
+    CanonicalExact(&'y Symmetry<S>, DashSet<Box<[u8]>, FxBuildHasher>),
 }
 
-impl<S: Bits> Seen<S> {
+impl<S: Bits> Seen<'_, S> {
     /// Insert; true if the state was new.
     fn insert(&self, st: &State<S>) -> bool {
         match self {
             Seen::Fingerprints(s) => s.insert(fingerprint(st)),
             Seen::Exact(s) => !s.contains(st) && s.insert(Box::new(st.clone())),
+            Seen::Canonical(y, s) => s.insert(y.fingerprint(st)),
+            Seen::CanonicalExact(y, s) => {
+                let mut b = Vec::new();
+                y.encode(st, &mut b);
+                s.insert(b.into_boxed_slice())
+            }
         }
     }
     fn len(&self) -> usize {
         match self {
-            Seen::Fingerprints(s) => s.len(),
+            Seen::Fingerprints(s) | Seen::Canonical(_, s) => s.len(),
             Seen::Exact(s) => s.len(),
+            Seen::CanonicalExact(_, s) => s.len(),
         }
     }
 }
@@ -161,7 +177,7 @@ struct Counters {
 
 struct Ctx<'m, 'p, 'b, S: Bits> {
     machine: &'m Machine<'p, S>,
-    seen: Seen<S>,
+    seen: Seen<'m, S>,
     /// Distinct states inserted (the seen-set's length, without locking its shards).
     distinct: AtomicU64,
     counters: Counters,
@@ -338,7 +354,11 @@ pub fn explore_within<S: Bits>(
     opts: &ExploreOptions,
     budget: &Budget,
 ) -> Explored {
-    explore_from_within(m, m.initial(), opts, budget)
+    // Only from the initial state, which every permutation of a group maps
+    // to itself: the final states of a state that is not would not be
+    // closed under the group.
+    let sym = m.symmetry.as_ref().filter(|_| m.use_symmetry);
+    explore_from(m, m.initial(), opts, budget, sym)
 }
 
 /// [`explore_within`] from `from` instead of the initial state: every final
@@ -350,11 +370,25 @@ pub fn explore_from_within<S: Bits>(
     opts: &ExploreOptions,
     budget: &Budget,
 ) -> Explored {
+    explore_from(m, from, opts, budget, None)
+}
+
+/// [`explore_from_within`], remembering states one per orbit of `sym` and
+/// expanding the final states found to their orbits.
+fn explore_from<'m, S: Bits>(
+    m: &'m Machine<'_, S>,
+    from: State<S>,
+    opts: &ExploreOptions,
+    budget: &Budget,
+    sym: Option<&'m Symmetry<S>>,
+) -> Explored {
     let start = Instant::now();
-    let seen = if opts.exact {
-        Seen::Exact(DashSet::with_hasher(FxBuildHasher::default()))
-    } else {
-        Seen::Fingerprints(DashSet::with_hasher(FxBuildHasher::default()))
+    let hasher = FxBuildHasher::default;
+    let seen = match (sym, opts.exact) {
+        (None, true) => Seen::Exact(DashSet::with_hasher(hasher())),
+        (None, false) => Seen::Fingerprints(DashSet::with_hasher(hasher())),
+        (Some(y), true) => Seen::CanonicalExact(y, DashSet::with_hasher(hasher())),
+        (Some(y), false) => Seen::Canonical(y, DashSet::with_hasher(hasher())),
     };
     let ctx = Ctx {
         machine: m,
@@ -418,6 +452,7 @@ pub fn explore_from_within<S: Bits>(
         dedup_hits: c.dedup_hits.load(Ordering::Relaxed),
         por_pruned: c.por_pruned.load(Ordering::Relaxed),
         persistent_states: c.persistent_states.load(Ordering::Relaxed),
+        symmetric_threads: sym.map_or(0, |y| y.threads() as u64),
         dead_ends: c.dead_ends.load(Ordering::Relaxed),
         final_states: c.final_states.load(Ordering::Relaxed),
         elapsed_s: elapsed,
@@ -428,8 +463,14 @@ pub fn explore_from_within<S: Bits>(
         },
         peak_rss_bytes: peak_rss().unwrap_or(0),
     };
+    let mut outcomes = ctx.outcomes.into_inner().unwrap();
+    if let Some(y) = sym {
+        outcomes = y.expand(outcomes, |o| {
+            budget.reserve_output(Finder::Machine, o.len() as u64)
+        });
+    }
     Explored {
-        outcomes: ctx.outcomes.into_inner().unwrap(),
+        outcomes,
         bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
         incomplete: ctx.why.into_inner().unwrap(),
         hang: ctx.hang.into_inner().unwrap(),

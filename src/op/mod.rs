@@ -22,6 +22,7 @@ pub mod reason;
 pub mod refusals;
 pub mod state;
 mod steps;
+pub mod symmetry;
 pub mod trace;
 mod why;
 pub mod window;
@@ -84,6 +85,14 @@ pub struct Machine<'p, S: Bits = u128> {
     /// no hang witness can leave it spinning there (`docs/exploration.md`,
     /// "P3"). Only with `persistent`.
     pub spin_persistent: bool,
+    /// Symmetry reduction: the exploration from the initial state remembers
+    /// one state per orbit of [`Machine::symmetry`]'s groups and expands the
+    /// final states found to their orbits (`docs/exploration.md`,
+    /// "Symmetry"). Off only to check it.
+    pub use_symmetry: bool,
+    /// The program's groups of interchangeable threads, if any
+    /// ([`symmetry::Symmetry::detect`]).
+    pub symmetry: Option<symmetry::Symmetry<S>>,
     /// `back_index[t][pc]`: index of a back edge that counts its takes
     /// (bounded loops, spin loops that keep iterations) in `ThreadState::back_taken`.
     back_index: Vec<Vec<Option<usize>>>,
@@ -270,7 +279,10 @@ impl<'p, S: Bits> Machine<'p, S> {
             })
             .collect();
         let order_free = crate::model::barrier::order_free_counted(p);
+        let symmetry = symmetry::Symmetry::detect(p, &layout, &columns);
         Ok(Machine {
+            use_symmetry: true,
+            symmetry,
             barriers: Default::default(),
             fairness: Default::default(),
             cta_counted,
