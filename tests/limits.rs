@@ -188,7 +188,10 @@ fn the_memory_limit_holds_in_every_engine() {
                 &program,
                 &extra,
                 &["--max-memory", "1"],
-                "the memory limit (1 MiB) was reached",
+                // "was reached", or, when a loaded machine lets the engine
+                // find outcomes before it first looks, "was nearly reached:
+                // the memory left is kept to print the outcomes found".
+                "the memory limit (1 MiB) was ",
             );
         }
     }
