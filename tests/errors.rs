@@ -526,24 +526,27 @@ exists (x == 1)
     );
 }
 
+/// Lanes of a warp arrive at a counted barrier as one event of 32 threads
+/// (`model::barrier::warp_unit`); the dialect's three-operand form, whose
+/// `n` counts litmus threads, is refused for them.
 #[test]
-fn counted_barrier_of_lanes_is_refused() {
+fn three_operand_barrier_of_lanes_is_refused() {
     check_refused(
-        "lanes_bar64.litmus",
+        "lanes_bar3.litmus",
         r#"PTX t
 { x=0; }
  P0@cta 0,warp 0,gpu 0 | P1@cta 0,warp 0,gpu 0 ;
- st.weak x, 1 | bar.sync 1, 64 ;
- bar.arrive 1, 64 | ld.weak r0, x ;
+ st.weak x, 1 | bar.sync 1, 1, 2 ;
+ bar.sync 1, 1, 2 | ld.weak r0, x ;
 exists (P1:r0 == 0)
 "#,
-        r#"error: expected a counted barrier executed by a whole warp of 32 lanes, or by a thread alone in its warp, found a CTA barrier with a thread count executed by a lane of a warp of 2 lanes
-  --> lanes_bar64.litmus:5:2
+        r#"error: expected PTX's `bar.sync a, b` (a thread count), or the warp as one litmus thread (no `warp`), found the dialect's `bar.sync a, b, n` executed by a lane of a warp
+  --> lanes_bar3.litmus:5:2
   |
-5 |  bar.arrive 1, 64 | ld.weak r0, x ;
-  |  ^^^^^^^^^^^^^^^^ counted barriers of partial warps are not supported by ptxmc
+5 |  bar.sync 1, 1, 2 | ld.weak r0, x ;
+  |  ^^^^^^^^^^^^^^^^ counted barriers of the dialect's three-operand form are not supported for lanes
   |
-  = the ISA counts a warp's arrival as the warp's threads; ptxmc counts a lane of a full warp as one thread and a thread alone in its warp as 32, and a partial warp neither way
+  = `n` counts litmus threads; lanes of one warp are threads of one warp
 
 "#,
     );

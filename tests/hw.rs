@@ -1211,23 +1211,31 @@ fn recorded_cluster_launch_twins() {
 fn hw_kernels_writes_a_runner_folder_from_the_launches() {
     let dir = std::env::temp_dir().join(format!("ptxmc-hw-kernels-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
+    // A kernel the model refuses: a barrier count that is no multiple of 32.
+    let bad = std::env::temp_dir().join(format!("ptxmc-hw-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&bad).unwrap();
+    let ptx = std::fs::read_to_string("kernels/scale/named_barrier_producer.ptx")
+        .unwrap()
+        .replace("bar.sync 1, 64;", "bar.sync 1, 48;");
+    std::fs::write(bad.join("bar48.ptx"), ptx).unwrap();
+    std::fs::copy(
+        "kernels/scale/named_barrier_producer.cu",
+        bad.join("bar48.cu"),
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
-        .args([
-            "hw",
-            "kernels",
-            "kernels/cluster_dsmem.ptx",
-            "kernels/not-yet/named_barrier_wrong_count.ptx",
-            "--launches",
-            "500",
-            "-o",
-        ])
+        .args(["hw", "kernels", "kernels/cluster_dsmem.ptx"])
+        .arg(bad.join("bar48.ptx"))
+        .args(["--launches", "500", "-o"])
         .arg(&dir)
         .output()
         .unwrap();
+    let _ = std::fs::remove_dir_all(&bad);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--> kernels/not-yet/named_barrier_wrong_count.ptx:45:2"),
+        stderr.contains(&format!("--> {}:", bad.join("bar48.ptx").display()))
+            && stderr.contains("found 48"),
         "{stderr}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

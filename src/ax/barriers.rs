@@ -66,13 +66,7 @@ pub fn isa_choices<S: Bits>(
             crate::ir::Instr::Barrier { kind: k, .. } if k.is_warp() => {
                 barrier::resolve_warp_kind(*k, ids[0], barrier::WarpOf::of(p, t))
             }
-            _ => barrier::resolve(
-                Reading::Isa,
-                kind,
-                &ids,
-                count,
-                barrier::counts_one_thread(p, t),
-            ),
+            _ => barrier::resolve(Reading::Isa, kind, &ids, count),
         };
         let (gpu, cta) = g.cta(b.arrive);
         let key = (gpu, cta, r.id.to_vec());
@@ -123,13 +117,18 @@ pub fn isa_choices<S: Bits>(
             threads: &threads,
             finishes: &finishes,
         };
-        let plans = barrier::isa_plans(arr, per_thread, &cta_threads, stop);
+        let units = warp_units(g, arr, of, per_thread, &last_event)?;
+        let plans = barrier::isa_plans(&units.arr, &units.per_thread, &cta_threads, stop);
         if plans.is_empty() {
             return None;
         }
         let mut next = Vec::new();
         for plan in &plans {
-            let one = phases_as_choice(g, id, arr, of, plan, &threads, &last_event);
+            let plan = units.expand(plan);
+            let mut one = phases_as_choice(g, id, arr, of, &plan, &threads, &last_event);
+            for &(a, b) in &units.time {
+                one.time.add(a, b);
+            }
             for c in &choices {
                 if stop() {
                     return Some(next);
@@ -155,6 +154,196 @@ pub fn isa_choices<S: Bits>(
         choices = next;
     }
     Some(choices)
+}
+
+/// The arrivals at one resource as the planner counts them: the lanes of a
+/// warp arriving at a counted barrier together are one event
+/// (`model::barrier::warp_unit`), every other arrival an event of its own.
+struct Units {
+    /// One arrival per event (the first lane's, waiting if any lane waits,
+    /// stuck if any is, undefined if any lane is or the lanes disagree).
+    arr: Vec<PlanArrival>,
+    /// Per thread (per warp: its first lane) its events in order.
+    per_thread: Vec<(usize, Vec<usize>)>,
+    /// Per event, its arrivals (indices into the resource's arrivals).
+    lanes: Vec<Vec<usize>>,
+    /// What the events order in time, as event pairs: every lane's earlier
+    /// events, and the last event of every lane of the warp that exited
+    /// before the event, before each lane's arrival (the machine makes the
+    /// event once every lane not finished has reached the barrier).
+    time: Vec<(usize, usize)>,
+}
+
+impl Units {
+    /// A plan over events as a plan over the resource's arrivals.
+    fn expand(&self, plan: &[PlannedPhase]) -> Vec<PlannedPhase> {
+        plan.iter()
+            .map(|ph| {
+                let mut members: Vec<usize> = ph
+                    .members
+                    .iter()
+                    .flat_map(|&u| self.lanes[u].iter().copied())
+                    .collect();
+                members.sort_unstable();
+                let mut order = Vec::new();
+                for &(a, b) in &ph.order {
+                    for &x in &self.lanes[a] {
+                        for &y in &self.lanes[b] {
+                            order.push((x, y));
+                        }
+                    }
+                }
+                PlannedPhase {
+                    members,
+                    complete: ph.complete,
+                    exited: ph.exited.clone(),
+                    ub: ph.ub,
+                    order,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Group the arrivals `arr` at one resource into events ([`Units`]): the
+/// k-th warp arrival of each lane of a warp at it form one event. `None` if
+/// the candidate cannot be: a lane that waits past an event whose other
+/// lane is stuck there, or a lane that arrives while another lane of its
+/// warp is stuck elsewhere and never comes (the machine never makes that
+/// event).
+fn warp_units<S: Bits>(
+    g: &Graph<'_, S>,
+    arr: &[PlanArrival],
+    of: &[usize],
+    per_thread: &[(usize, Vec<usize>)],
+    last_event: &dyn Fn(usize) -> Option<usize>,
+) -> Option<Units> {
+    let p = g.program;
+    let is_unit = |a: usize| {
+        let ev = g.barriers[of[a]].arrive;
+        let t = g.events[ev].thread.unwrap();
+        barrier::warp_unit(p, t, &p.threads[t].code[g.events[ev].pc])
+    };
+    // `bar.arrive` (no wait event): stuck only while its warp never comes.
+    let arrive_only = |a: usize| {
+        g.barriers[of[a]].wait.is_none() && {
+            let ev = g.barriers[of[a]].arrive;
+            let t = g.events[ev].thread.unwrap();
+            matches!(
+                p.threads[t].code[g.events[ev].pc],
+                crate::ir::Instr::Barrier {
+                    kind: BarrierKind::Arrive,
+                    ..
+                }
+            )
+        }
+    };
+    if arr
+        .iter()
+        .enumerate()
+        .any(|(a, x)| x.stuck && arrive_only(a) && !is_unit(a))
+    {
+        return None;
+    }
+    let mut u = Units {
+        arr: Vec::new(),
+        per_thread: Vec::new(),
+        lanes: Vec::new(),
+        time: Vec::new(),
+    };
+    let push = |u: &mut Units, key: usize, lanes: Vec<usize>| {
+        let first = &arr[lanes[0]];
+        let agree = lanes
+            .iter()
+            .all(|&a| arr[a].needed == first.needed && arr[a].count == first.count);
+        let ub = lanes
+            .iter()
+            .find_map(|&a| arr[a].ub)
+            .or_else(|| (!agree).then_some(barrier::BarrierUb::CountsDisagree));
+        let e = u.arr.len();
+        u.arr.push(PlanArrival {
+            thread: key,
+            needed: first.needed,
+            count: first.count,
+            ub,
+            waits: lanes.iter().any(|&a| arr[a].waits),
+            stuck: lanes.iter().any(|&a| arr[a].stuck),
+        });
+        u.lanes.push(lanes);
+        match u.per_thread.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, l)) => l.push(e),
+            None => u.per_thread.push((key, vec![e])),
+        }
+    };
+    // Warps whose events are done, by their first lane.
+    let mut done: Vec<usize> = Vec::new();
+    for (t, list) in per_thread {
+        let warp = p.warp_lanes(*t);
+        let lead = warp[0];
+        let units: Vec<usize> = list.iter().copied().filter(|&a| is_unit(a)).collect();
+        for &a in list.iter().filter(|&&a| !is_unit(a)) {
+            push(&mut u, *t, vec![a]);
+        }
+        if units.is_empty() || done.contains(&lead) {
+            continue;
+        }
+        done.push(lead);
+        // Each lane's warp arrivals at this resource, in order.
+        let of_lane: Vec<(usize, Vec<usize>)> = warp
+            .iter()
+            .map(|&w| {
+                let l = per_thread
+                    .iter()
+                    .find(|(x, _)| *x == w)
+                    .map(|(_, l)| l.iter().copied().filter(|&a| is_unit(a)).collect())
+                    .unwrap_or_default();
+                (w, l)
+            })
+            .collect();
+        let most = of_lane.iter().map(|(_, l)| l.len()).max().unwrap_or(0);
+        for k in 0..most {
+            let lanes: Vec<usize> = of_lane
+                .iter()
+                .filter_map(|(_, l)| l.get(k).copied())
+                .collect();
+            // The lanes without a k-th arrival: exited, or stuck elsewhere.
+            let absent: Vec<usize> = of_lane
+                .iter()
+                .filter(|(_, l)| l.len() <= k)
+                .map(|(w, _)| *w)
+                .collect();
+            if absent.iter().any(|&w| g.stuck[w].is_some()) {
+                // The event never happens: every lane in it must be stuck
+                // there (it never arrives, so its phase never completes).
+                if lanes.iter().any(|&a| !arr[a].stuck) {
+                    return None;
+                }
+                continue;
+            }
+            if lanes.iter().any(|&a| arr[a].stuck && arrive_only(a))
+                || (lanes.iter().any(|&a| arr[a].stuck)
+                    && lanes.iter().any(|&a| !arr[a].stuck && arr[a].waits))
+            {
+                return None;
+            }
+            let ev = |a: usize| g.barriers[of[a]].arrive;
+            for &i in &lanes {
+                for &j in &lanes {
+                    let (tj, pj) = (arr[j].thread, ev(j));
+                    if i != j && pj > g.offset[tj] {
+                        u.time.push((pj - 1, ev(i)));
+                    }
+                }
+                for &w in &absent {
+                    if let Some(last) = last_event(w) {
+                        u.time.push((last, ev(i)));
+                    }
+                }
+            }
+            push(&mut u, lead, lanes);
+        }
+    }
+    Some(u)
 }
 
 /// The edges, instances and undefined step of one resource's plan.

@@ -193,8 +193,29 @@ fn describe<S: Bits>(
                     .hang_instances()
                     .expect("a witness names every barrier")
                     .into_iter()
-                    .find(|i| i.arrivals.iter().any(|&b| g.barriers[b].arrive == arrive))
-                    .expect("every arrival is in an instance");
+                    .find(|i| i.arrivals.iter().any(|&b| g.barriers[b].arrive == arrive));
+                // In no phase: a lane whose warp never comes to the barrier
+                // (`model::barrier::warp_unit`) waits for the lanes stuck
+                // elsewhere.
+                let Some(inst) = inst else {
+                    let missing =
+                        p.warp_lanes(t)
+                            .into_iter()
+                            .filter(|&w| {
+                                w != t
+                                    && combo[w].stuck.as_ref().is_some_and(|o| {
+                                        o.kind != StuckKind::Barrier || o.pc != sp.pc
+                                    })
+                            })
+                            .map(|w| (w, sp.pc))
+                            .collect();
+                    stuck.push(Stuck {
+                        thread: t,
+                        pc: sp.pc,
+                        on: Waits::Await { missing },
+                    });
+                    continue;
+                };
                 let mut arrived: Vec<usize> = inst
                     .arrivals
                     .iter()

@@ -561,11 +561,30 @@ pub fn unfold(
                         .chain(count.iter())
                         .fold(s.ctrl.clone(), |d, e| d.union(&e.reads()));
                     let waits = kind.waits();
+                    // A lane at PTX's counted `bar.arrive a, b` waits for
+                    // its warp's other lanes first (`model::barrier::warp_unit`),
+                    // so it too may be stuck there, after its arrival event,
+                    // when another lane never comes (`ax::barriers` keeps such
+                    // a path only then).
+                    let converges = !waits
+                        && t.agent.is_none()
+                        && t.placement.warp.is_some()
+                        && !kind.is_warp()
+                        && id.len() == 2
+                        && count.is_none();
                     s.events.push(PathEvent {
                         pc,
                         kind: PathEventKind::BarArrive { id, count, waits },
                         deps,
                     });
+                    if converges && stuck {
+                        out.push(s.stuck(StuckPoint {
+                            pc,
+                            kind: StuckKind::Barrier,
+                            latest: Grow::new(),
+                            iteration: usize::MAX,
+                        }));
+                    }
                     if waits {
                         if stuck {
                             out.push(s.stuck(StuckPoint {

@@ -8,9 +8,14 @@
 //!   once every thread placed in the CTA has arrived or exited — an exit
 //!   releases the threads a count-less barrier was holding up;
 //! * `bar.sync a, b` / `bar.arrive a, b`: `b` threads participate, a multiple
-//!   of the warp size; a litmus thread stands for one warp, so the phase
-//!   needs `b / 32` litmus-thread arrivals (the dialect's three-operand form
-//!   `bar.sync a, b, n` names the barrier `(a, b)` and needs `n`);
+//!   of the warp size, and the ISA counts them per warp (*"marks warps'
+//!   arrival at barrier"*), so the phase needs `b / 32` warp arrivals. A
+//!   litmus thread alone in its warp stands for one warp; the lanes of a warp
+//!   (`warp N`, a kernel's CUDA threads) first wait for each other (*"causes
+//!   executing thread to wait for all non-exited threads from its warp"*),
+//!   then arrive together as one event ([`warp_unit`]). The dialect's
+//!   three-operand form `bar.sync a, b, n` names the barrier `(a, b)` and
+//!   needs `n` arrivals;
 //! * arrivals are counted per barrier, whichever thread makes them: a
 //!   run-ahead `bar.arrive` counts again; the first `n` arrivals complete the
 //!   phase and later ones belong to the next; exits do not count. The order
@@ -183,16 +188,14 @@ pub struct Resolved {
 /// Resolve a barrier instruction's operand values (`ids` as written, then
 /// the count operand of the three-operand form) under `reading`.
 ///
-/// `lane` says the arriving litmus thread is one CUDA thread, a lane of a
-/// warp whose lanes are litmus threads ([`counts_one_thread`]): PTX's thread
-/// count `b` then needs `b` arrivals. Otherwise the thread stands for a whole
-/// warp and the count needs `b / 32`.
+/// PTX's thread count `b` needs `b / 32` warp arrivals: a thread alone in
+/// its warp arrives as its warp, the lanes of a warp together
+/// ([`warp_unit`]).
 pub fn resolve(
     reading: Reading,
     kind: BarrierKind,
     ids: &[Value],
     count: Option<Value>,
-    lane: bool,
 ) -> Resolved {
     match reading {
         Reading::Dat3m => Resolved {
@@ -227,7 +230,6 @@ pub fn resolve(
                     ub = ub.or(Some(BarrierUb::CountNotWarpMultiple));
                     Some(c)
                 }
-                Some(c) if warps && lane => Some(c),
                 Some(c) if warps => Some(c / WARP),
                 Some(c) => Some(c),
             };
@@ -241,14 +243,21 @@ pub fn resolve(
     }
 }
 
-/// Whether thread `t`'s arrival at a counted CTA barrier counts one CUDA
-/// thread: it is a lane of a warp of several litmus lanes (a kernel's warp of
-/// 32 CUDA threads). A thread alone in its warp stands for the whole warp,
-/// whose arrival the ISA counts as 32 threads (*"marks warps' arrival at
-/// barrier"*, §9.7.13.1). Partial warps with counted barriers are refused
-/// before the engines run ([`crate::model::Model::admit`]).
-pub fn counts_one_thread(p: &Program, t: usize) -> bool {
-    p.warp_lanes(t).len() > 1
+/// Whether thread `t`'s arrivals at the CTA barrier instruction `i` are
+/// made by its warp as one event (ISA reading): `i` is PTX's counted
+/// `bar{.cta}.sync/arrive a, b` (two operands) and `t` is a lane of a warp
+/// of several litmus lanes. PTX ISA §9.7.13.1: the instruction *"causes
+/// executing thread to wait for all non-exited threads from its warp and
+/// marks warps' arrival at barrier"*, so the lanes wait for each other
+/// (every lane not finished has reached a barrier instruction naming the
+/// same barrier), then arrive together; the warp's arrival counts 32
+/// threads, however many lanes the litmus test gives it. Lanes at
+/// count-less barriers arrive one by one (a count-less phase needs every
+/// thread of the CTA anyway).
+pub fn warp_unit(p: &Program, t: usize, i: &Instr) -> bool {
+    matches!(i, Instr::Barrier { kind, id, count: None, .. } if !kind.is_warp() && id.len() == 2)
+        && p.threads[t].agent.is_none()
+        && p.warp_lanes(t).len() > 1
 }
 
 /// Where a thread stands in its warp, for `bar.warp.sync`.
@@ -779,8 +788,9 @@ fn poison_orders(
 pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
     // (GPU, CTA, name) → (count, needed, threads), or None once disqualified.
     type Key = (u32, u32, Value);
-    /// The count, the arrivals it needs, and the threads arriving so far.
-    type Seen = Option<(Value, Value, Value)>;
+    /// The count, the arrivals it needs, and the warps arriving so far
+    /// (one event each, [`warp_unit`]).
+    type Seen = Option<(Value, Value, Vec<Value>)>;
     let mut seen: Vec<(Key, Seen)> = Vec::new();
     // CTAs with a barrier named by a register: any name may be it.
     let mut unknown: Vec<(u32, u32)> = Vec::new();
@@ -789,7 +799,7 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
             continue;
         }
         let cta = (th.placement.gpu, th.placement.cta);
-        let lane = counts_one_thread(p, t);
+        let warp = WarpOf::of(p, t).key;
         let mut mine: Vec<Value> = Vec::new();
         for (pc, i) in th.code.iter().enumerate() {
             let Instr::Barrier {
@@ -810,7 +820,7 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
             });
             let this = match (id.get(1), count) {
                 (Some(&Operand::Imm(c)), None) if !in_loop && !mine.contains(&a) => {
-                    let r = resolve(Reading::Isa, *kind, &[a, c], None, lane);
+                    let r = resolve(Reading::Isa, *kind, &[a, c], None);
                     r.needed.filter(|_| r.ub.is_none()).map(|n| (c, n))
                 }
                 _ => None,
@@ -818,11 +828,14 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
             mine.push(a);
             let key = (cta.0, cta.1, a);
             match seen.iter_mut().find(|(k, _)| *k == key) {
-                None => seen.push((key, this.map(|(c, n)| (c, n, 1)))),
+                None => seen.push((key, this.map(|(c, n)| (c, n, vec![warp])))),
                 Some((_, st)) => {
-                    *st = match (*st, this) {
-                        (Some((c, n, k)), Some((c2, n2))) if (c, n) == (c2, n2) => {
-                            Some((c, n, k + 1))
+                    *st = match (st.take(), this) {
+                        (Some((c, n, mut w)), Some((c2, n2))) if (c, n) == (c2, n2) => {
+                            if !w.contains(&warp) {
+                                w.push(warp);
+                            }
+                            Some((c, n, w))
                         }
                         _ => None,
                     }
@@ -832,8 +845,9 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
     }
     seen.into_iter()
         .filter_map(|(k, st)| {
-            let (_, needed, threads) = st?;
-            (threads <= needed && !unknown.contains(&(k.0, k.1))).then_some(k)
+            let (_, needed, warps) = st?;
+            let n = Value::try_from(warps.len()).unwrap_or(Value::MAX);
+            (n <= needed && !unknown.contains(&(k.0, k.1))).then_some(k)
         })
         .collect()
 }
@@ -898,7 +912,7 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
                 Some(None) => return true,
                 None => None,
             };
-            let r = resolve(Reading::Isa, *kind, &ids, c, counts_one_thread(p, t));
+            let r = resolve(Reading::Isa, *kind, &ids, c);
             if r.ub.is_some() {
                 return true;
             }

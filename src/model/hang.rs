@@ -88,6 +88,14 @@ pub enum Waits {
     },
 }
 
+impl Stuck {
+    /// Whether it waits at PTX's counted CTA barrier (`bar.sync a, b`),
+    /// whose lanes of a warp arrive as one event.
+    pub fn on_counted(&self) -> bool {
+        matches!(&self.on, Waits::Barrier { id, count: Some(_), .. } if id.len() == 1)
+    }
+}
+
 /// One stuck thread.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Stuck {

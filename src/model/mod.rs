@@ -144,81 +144,31 @@ impl Model {
 }
 
 /// PTX counts a CTA barrier's threads per warp (*"marks warps' arrival at
-/// barrier"*, PTX ISA §9.7.13.1): a litmus thread alone in its warp stands
-/// for the whole warp (32 threads), a lane of a full warp of 32 litmus lanes
-/// (a kernel's warp) for one thread (`model::barrier::counts_one_thread`).
-/// Refused, at the barrier: a counted barrier (PTX's `bar.sync a, b`)
-/// executed by a lane of a partial warp (2 to 31 litmus lanes, whose arrival
-/// the engines could count neither way), one in a CTA where other threads
-/// executing counted barriers count the other way, and the dialect's
-/// three-operand `bar.sync a, b, n` by lanes (it counts litmus threads).
+/// barrier"*, PTX ISA §9.7.13.1): the arrival of a warp's lanes at a counted
+/// barrier (PTX's `bar.sync a, b`) is one event that counts 32 threads,
+/// whatever number of lanes the litmus test gives the warp
+/// (`model::barrier::warp_unit`). Refused, at the barrier: the dialect's
+/// three-operand `bar.sync a, b, n` by lanes (`n` counts litmus threads, and
+/// lanes of one warp are threads of one warp).
 fn counted_barriers_of_lanes(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
-    // Per CTA: how the first counted arrival found counts, and where.
-    let mut unit: Vec<((u32, u32), bool, usize, usize)> = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
-        if th.agent.is_some() {
+        if th.agent.is_some() || p.warp_lanes(t).len() < 2 {
             continue;
         }
-        let lanes = p.warp_lanes(t).len();
         for (pc, i) in th.code.iter().enumerate() {
-            let Instr::Barrier {
-                kind, id, count, ..
-            } = i
-            else {
+            let Instr::Barrier { kind, count, .. } = i else {
                 continue;
             };
-            if *kind == crate::ir::BarrierKind::WarpSync {
+            if kind.is_warp() || count.is_none() {
                 continue;
             }
-            let refuse = |expected: &str, found: &str, note: String| {
-                Err(Diagnostic::expected(spans.instr(t, pc), expected, found)
-                    .with_label("counted barriers of partial warps are not supported by ptxmc")
-                    .with_note(note))
-            };
-            if count.is_some() && lanes > 1 {
-                return refuse(
-                    "PTX's `bar.sync a, b` (a thread count), or the warp as one litmus thread (no `warp`)",
-                    "the dialect's `bar.sync a, b, n` executed by a lane of a warp",
-                    "`n` counts litmus threads; lanes of one warp are threads of one warp".into(),
-                );
-            }
-            if id.len() != 2 {
-                continue;
-            }
-            if lanes > 1 && lanes != barrier::WARP as usize {
-                return refuse(
-                    "a counted barrier executed by a whole warp of 32 lanes, or by a thread alone in its warp",
-                    &format!("a CTA barrier with a thread count executed by a lane of a warp of {lanes} lanes"),
-                    "the ISA counts a warp's arrival as the warp's threads; ptxmc counts a lane of a full \
-                     warp as one thread and a thread alone in its warp as 32, and a partial warp neither way"
-                        .into(),
-                );
-            }
-            let one = lanes > 1;
-            let cta = (th.placement.gpu, th.placement.cta);
-            match unit.iter().find(|u| u.0 == cta) {
-                Some(&(_, u, t0, pc0)) if u != one => {
-                    return refuse(
-                        "counted barriers of one CTA executed either all by lanes of warps or all by threads alone in their warps",
-                        if one {
-                            "a lane of a warp"
-                        } else {
-                            "a thread alone in its warp"
-                        },
-                        format!(
-                            "{}'s counted barrier (instruction {pc0}) is executed by {}",
-                            p.threads[t0].name,
-                            if u {
-                                "a lane of a warp (one thread)"
-                            } else {
-                                "a thread alone in its warp (32 threads)"
-                            }
-                        ),
-                    );
-                }
-                Some(_) => {}
-                None => unit.push((cta, one, t, pc)),
-            }
+            return Err(Diagnostic::expected(
+                spans.instr(t, pc),
+                "PTX's `bar.sync a, b` (a thread count), or the warp as one litmus thread (no `warp`)",
+                "the dialect's `bar.sync a, b, n` executed by a lane of a warp",
+            )
+            .with_label("counted barriers of the dialect's three-operand form are not supported for lanes")
+            .with_note("`n` counts litmus threads; lanes of one warp are threads of one warp"));
         }
     }
     Ok(())

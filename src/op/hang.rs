@@ -8,6 +8,8 @@
 //! not a speculation), some thread has not finished, and every unfinished
 //! thread is stuck:
 //! * arrived at a `bar.sync` whose phase cannot complete;
+//! * a lane at a counted barrier that its warp reaches as one event, while
+//!   another lane of the warp stays away from it (`model::barrier::warp_unit`);
 //! * at an await whose awaited points have not retired;
 //! * at a blocking mbarrier wait that a coherence-latest state of the
 //!   barrier does not satisfy;
@@ -173,6 +175,22 @@ impl<S: Bits> Machine<'_, S> {
                     return None;
                 }
                 stuck(self.barrier_waits(st, t, slot))
+            }
+            // A lane whose warp arrives as one event waits for the lanes
+            // that have not reached the barrier (`model::barrier::warp_unit`).
+            Instr::Barrier { .. }
+                if !ts.arrived && crate::model::barrier::warp_unit(&self.program, t, &code[pc]) =>
+            {
+                let windows = super::window::Windows::new(self, st);
+                let e = windows.get(t).entries.first()?.clone();
+                match self.warp_gate(st, t, &e, &windows) {
+                    super::steps::WarpGate::Wait(missing) if !missing.is_empty() => {
+                        stuck(Waits::Await {
+                            missing: missing.into_iter().map(|u| (u, pc)).collect(),
+                        })
+                    }
+                    _ => None,
+                }
             }
             Instr::Await { from } => {
                 let missing: Vec<(usize, usize)> = from

@@ -160,6 +160,11 @@ pub struct Arrival {
     pub phase: usize,
     /// The arrival's slot (its snapshot is stored there).
     pub slot: usize,
+    /// The event it is part of: the slot of the arrival that made it. The
+    /// lanes of a warp arriving at a counted barrier make one event
+    /// (`model::barrier::warp_unit`), which a counted phase counts once;
+    /// any other arrival is an event of its own.
+    pub unit: usize,
 }
 
 /// Progress of one thread.

@@ -86,8 +86,10 @@ pub(super) enum Plan<S: Bits> {
     /// A bound load or RMW, a fence or a proxy fence: validate against the
     /// view (after propagation) and update it.
     Finish(View<S>),
-    /// Arrive at a barrier.
-    Arrive,
+    /// Arrive at a barrier, with the other lanes of the thread's warp that
+    /// arrive in the same event (`model::barrier::warp_unit`), each at its
+    /// entry.
+    Arrive(Vec<(usize, Entry)>),
     /// Pass a barrier whose phase is complete, with the merged view.
     Pass(View<S>),
 }
@@ -116,6 +118,18 @@ enum InPlace {
     Dead,
     /// A store's coherence orientations are a choice: not done.
     Branches,
+}
+
+/// How a lane's arrival stands against its warp ([`Machine::warp_gate`]).
+pub(super) enum WarpGate {
+    /// Not a warp's arrival: the thread arrives alone.
+    Alone,
+    /// It waits: for these lanes to reach the barrier (none: another lane
+    /// arrives for the warp).
+    Wait(Vec<usize>),
+    /// The thread arrives for its warp, with these other lanes (each at its
+    /// entry).
+    Go(Vec<(usize, Entry)>),
 }
 
 // Short-lived (one per thread and step), so the size of `Ready` does not matter.
@@ -301,7 +315,11 @@ impl<S: Bits> Machine<'_, S> {
                 Instr::Barrier { .. }
                     if !st.threads[t].arrived && self.arrival_is_choice(t, e0) =>
                 {
-                    out.push(self.arrive(st, t, e0));
+                    match self.warp_gate(st, t, e0, windows) {
+                        WarpGate::Wait(_) => {}
+                        WarpGate::Alone => out.push(self.arrive(st, t, e0, &[])),
+                        WarpGate::Go(with) => out.push(self.arrive(st, t, e0, &with)),
+                    }
                 }
                 Instr::Fence {
                     sem: FenceSem::Sc, ..
@@ -661,12 +679,18 @@ impl<S: Bits> Machine<'_, S> {
             Instr::Barrier { .. } => {
                 let slot = e.slot.unwrap();
                 if !ts.arrived {
+                    // A warp's lanes arrive together, once all have come.
+                    let with = match self.warp_gate(st, t, &e, windows) {
+                        WarpGate::Wait(_) => return Retire::Blocked,
+                        WarpGate::Alone => Vec::new(),
+                        WarpGate::Go(with) => with,
+                    };
                     if self.arrival_is_choice(t, &e) {
                         // With a thread count the first n arrivals complete the
                         // phase, so the order of arrivals is a choice.
                         return Retire::Choice;
                     }
-                    Plan::Arrive
+                    Plan::Arrive(with)
                 } else {
                     match self.barrier_merge(st, t, slot) {
                         None => return Retire::Blocked,
@@ -760,7 +784,7 @@ impl<S: Bits> Machine<'_, S> {
                     InPlace::Dead
                 }
             }
-            Plan::Arrive => InPlace::Done(self.arrive_in(s, t, e)),
+            Plan::Arrive(with) => InPlace::Done(self.arrive_in(s, t, e, &with)),
             Plan::Pass(k) => {
                 s.thread_mut(t).view = k;
                 s.thread_mut(t).arrived = false;
@@ -770,10 +794,66 @@ impl<S: Bits> Machine<'_, S> {
         }
     }
 
-    /// Thread `t` arrives at the barrier of entry `e` (on a copy of `st`).
-    fn arrive(&self, st: &State<S>, t: usize, e: &Entry) -> (Step, Box<State<S>>) {
+    /// Whether thread `t`'s arrival at the barrier of entry `e` waits for
+    /// its warp (`model::barrier::warp_unit`, ISA reading): the lanes of the
+    /// warp arrive together once every lane not finished stands, not
+    /// arrived, at a barrier instruction of the same kind naming the same
+    /// barrier (PTX ISA §9.7.13.1: the instruction *"causes executing thread
+    /// to wait for all non-exited threads from its warp and marks warps'
+    /// arrival at barrier"*). The lowest such lane arrives for all of them.
+    pub(super) fn warp_gate(
+        &self,
+        st: &State<S>,
+        t: usize,
+        e: &Entry,
+        windows: &Windows<'_, '_, S>,
+    ) -> WarpGate {
+        let p = &self.program;
+        if self.barriers != Reading::Isa || !barrier::warp_unit(p, t, &p.threads[t].code[e.pc]) {
+            return WarpGate::Alone;
+        }
+        // The barrier a lane's entry names, if it is a warp's arrival.
+        let name = |u: usize, eu: &Entry| match &p.threads[u].code[eu.pc] {
+            i @ Instr::Barrier { id, .. } if barrier::warp_unit(p, u, i) => {
+                operand(&eu.regs, &id[0])
+            }
+            _ => None,
+        };
+        let mine = name(t, e);
+        let (mut missing, mut with, mut leader) = (Vec::new(), Vec::new(), true);
+        for u in p.warp_lanes(t) {
+            let us = &st.threads[u];
+            if u == t || us.finished(p.threads[u].code.len()) {
+                continue;
+            }
+            let at = (!us.arrived)
+                .then(|| windows.get(u).entries.first())
+                .flatten()
+                .filter(|eu| eu.pc == us.pc && mine.is_some() && name(u, eu) == mine);
+            match at {
+                None => missing.push(u),
+                Some(_) if u < t => leader = false,
+                Some(eu) => with.push((u, eu.clone())),
+            }
+        }
+        if !missing.is_empty() || !leader {
+            WarpGate::Wait(missing)
+        } else {
+            WarpGate::Go(with)
+        }
+    }
+
+    /// Thread `t` arrives at the barrier of entry `e` (on a copy of `st`),
+    /// with the lanes `with` of its warp.
+    fn arrive(
+        &self,
+        st: &State<S>,
+        t: usize,
+        e: &Entry,
+        with: &[(usize, Entry)],
+    ) -> (Step, Box<State<S>>) {
         let mut s = Box::new(st.clone());
-        let kind = self.arrive_in(&mut s, t, e);
+        let kind = self.arrive_in(&mut s, t, e, with);
         (
             Step {
                 thread: t,
@@ -784,9 +864,36 @@ impl<S: Bits> Machine<'_, S> {
         )
     }
 
-    /// Thread `t` arrives at the barrier of entry `e`: its view is recorded as
-    /// the arrival's snapshot; `bar.arrive` then goes on, `bar.sync` waits.
-    fn arrive_in(&self, s: &mut State<S>, t: usize, e: &Entry) -> StepKind {
+    /// Thread `t` arrives at the barrier of entry `e`, and with it the lanes
+    /// `with` of its warp (one event, in the same phase): each one's view is
+    /// recorded as its arrival's snapshot; `bar.arrive` then goes on,
+    /// `bar.sync` waits. The step's kind is `t`'s.
+    fn arrive_in(
+        &self,
+        s: &mut State<S>,
+        t: usize,
+        e: &Entry,
+        with: &[(usize, Entry)],
+    ) -> StepKind {
+        let unit = e.slot.unwrap();
+        let (kind, phase) = self.arrive_one(s, t, e, unit, None);
+        for (u, eu) in with {
+            self.arrive_one(s, *u, eu, unit, Some(phase));
+        }
+        kind
+    }
+
+    /// Thread `t`'s part of an arrival event `unit`: in phase `phase` if
+    /// given (a lane arriving with its warp), else in the phase the barrier
+    /// stands at. Returns the step's kind and the phase.
+    fn arrive_one(
+        &self,
+        s: &mut State<S>,
+        t: usize,
+        e: &Entry,
+        unit: usize,
+        phase: Option<usize>,
+    ) -> (StepKind, usize) {
         let Instr::Barrier {
             kind, id, count, ..
         } = &self.program.threads[t].code[e.pc]
@@ -804,14 +911,15 @@ impl<S: Bits> Machine<'_, S> {
         } else {
             self.barriers
         };
-        let phase = match reading {
-            Reading::Dat3m => s
+        let phase = match (phase, reading) {
+            (Some(p), _) => p,
+            (None, Reading::Dat3m) => s
                 .arrivals
                 .iter()
                 .filter(|a| a.thread == t && a.cta == cta && a.id == r.id)
                 .count(),
             // The barrier's open phase, or the next one if it is complete.
-            Reading::Isa => match s
+            (None, Reading::Isa) => match s
                 .arrivals
                 .iter()
                 .filter(|a| a.cta == cta && a.id == r.id)
@@ -832,16 +940,17 @@ impl<S: Bits> Machine<'_, S> {
             thread: t,
             phase,
             slot,
+            unit,
         });
         s.snapshots[slot] = Some(Snapshot::new(s.threads[t].view.clone()));
         s.retired |= bit(slot);
         s.seq[slot] = e.seq;
         if *kind == BarrierKind::Arrive {
             self.advance(s, t, e, None);
-            return StepKind::Retire;
+            return (StepKind::Retire, phase);
         }
         s.thread_mut(t).arrived = true;
-        StepKind::Arrive
+        (StepKind::Arrive, phase)
     }
 
     /// Advance thread `t` past entry `e` (to `target` for a taken branch).
@@ -1035,13 +1144,7 @@ impl<S: Bits> Machine<'_, S> {
         if kind.is_warp() {
             return barrier::resolve_warp_kind(kind, ids[0], barrier::WarpOf::of(&self.program, t));
         }
-        barrier::resolve(
-            self.barriers,
-            kind,
-            ids,
-            count,
-            barrier::counts_one_thread(&self.program, t),
-        )
+        barrier::resolve(self.barriers, kind, ids, count)
     }
 
     /// ISA reading: whether phase `p` of barrier `id` of CTA `cta` is
@@ -1071,7 +1174,13 @@ impl<S: Bits> Machine<'_, S> {
             return false;
         }
         match first.needed {
-            Some(n) => usize::try_from(n).is_ok_and(|n| members.len() >= n),
+            // A counted phase counts events: a warp's lanes arrive as one.
+            Some(n) => usize::try_from(n).is_ok_and(|n| {
+                let mut units: SmallVec<[usize; 4]> = members.iter().map(|a| a.unit).collect();
+                units.sort_unstable();
+                units.dedup();
+                units.len() >= n
+            }),
             None => {
                 let (gpu, c) = self.layout.ctas[cta];
                 let lanes = barrier::participants(&self.program, gpu, c, id);

@@ -736,56 +736,12 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         tc_early: Vec::new(),
     };
     crate::ir::elect::apply_first(&mut program);
-    order_dependent_counted_barriers(&program, &spans).map_err(ptx)?;
     Ok(Lowered {
         program,
         spans,
         lines,
         entry: f.name.clone(),
     })
-}
-
-/// Refuse a counted barrier (`bar.sync a, b`) executed by lanes of warps
-/// whose arrivals are not order-free (`model::barrier::order_free_counted`:
-/// arrivals that disagree on the count, repeat, sit in a loop or outnumber
-/// the count). The engines explore each lane's arrival as an ordering choice
-/// there, which two warps of 32 lanes make 2^64 states: ptxmc would need a
-/// warp's arrival as one event (the ISA's *"marks warps' arrival"*).
-fn order_dependent_counted_barriers(p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
-    let free = crate::model::barrier::order_free_counted(p);
-    for (t, th) in p.threads.iter().enumerate() {
-        if !crate::model::barrier::counts_one_thread(p, t) {
-            continue;
-        }
-        for (pc, i) in th.code.iter().enumerate() {
-            let Instr::Barrier {
-                kind,
-                id,
-                count: None,
-                ..
-            } = i
-            else {
-                continue;
-            };
-            if *kind == crate::ir::BarrierKind::WarpSync || id.len() != 2 {
-                continue;
-            }
-            let name = match id[0] {
-                Operand::Imm(a) => Some(a),
-                Operand::Reg(_) => None,
-            };
-            let pl = th.placement;
-            if name.is_some_and(|a| free.contains(&(pl.gpu, pl.cta, a))) {
-                continue;
-            }
-            return Err(refuse(
-                spans.instr(t, pc),
-                "a counted barrier whose arrivals' order matters (counts that differ, an arrival repeated or in a loop, more arrivals than the count)",
-                "each lane's arrival would be an ordering choice of its own (2^64 orders for two warps); counting a warp's arrival as one event is not done yet",
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Parse the launch's condition against the lowered program: `buf[i]`
@@ -2837,7 +2793,8 @@ impl ThreadLower<'_> {
 
     /// A CTA barrier's thread count (`bar.sync a, b`, `bar.arrive a, b`):
     /// one litmus thread is one CUDA thread, a lane of a warp of 32, so the
-    /// count carries over as written (`model::barrier::counts_one_thread`).
+    /// count carries over as written; the warp's lanes arrive as one event
+    /// of 32 threads (`model::barrier::warp_unit`).
     /// It must be known when the kernel is lowered and a positive multiple
     /// of the warp size (PTX ISA §9.7.13.1: *"When specifying a thread
     /// count, the value must be a multiple of the warp size"*).

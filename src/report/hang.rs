@@ -130,7 +130,7 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
             }
             format!(
                 "{wait} at `{at}`, whose phase needs {needed} arrivals and gets {} ({})",
-                arrived.len(),
+                arrival_events(&n.lowered, arrived, s.on_counted()),
                 list(&names)
             )
         }
@@ -170,6 +170,33 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
             )
         }
     }
+}
+
+/// How many arrival events the threads `arrived` (one entry per arrival)
+/// made: at a counted barrier the lanes of a warp arrive as one event
+/// (`model::barrier::warp_unit`), so a warp counts as many events as its
+/// lane with the most arrivals has.
+fn arrival_events(p: &Program, arrived: &[ThreadId], counted: bool) -> usize {
+    if !counted {
+        return arrived.len();
+    }
+    let mut warps: Vec<Vec<ThreadId>> = Vec::new();
+    for &t in arrived {
+        let lanes = p.warp_lanes(t);
+        if !warps.contains(&lanes) {
+            warps.push(lanes);
+        }
+    }
+    warps
+        .iter()
+        .map(|lanes| {
+            lanes
+                .iter()
+                .map(|l| arrived.iter().filter(|&&a| a == *l).count())
+                .max()
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 /// The one-sentence reason of a hang. Threads stuck on the same thing

@@ -1,5 +1,8 @@
-// BUG: the consumer syncs on named barrier 1 with a count of 32: its own warp
-// completes the phase and it reads before the producer arrives.
+// BUG: the consumer syncs on named barrier 1 with a count of 32: a warp's
+// arrival counts 32 threads (PTX ISA 9.7.13.1, "marks warps' arrival at
+// barrier"), so the consumer warp completes the phase alone and reads before
+// the producer's store; when the producer warp arrives first, the phase has
+// counts 64 and 32 (undefined) and never completes.
 /* ptxmc-launch:
    --grid 1
    --block 64
