@@ -50,6 +50,7 @@ pub fn needs_lowering(p: &Program) -> bool {
                 | Instr::Mbar { .. }
                 | Instr::ClusterBarrier { .. }
                 | Instr::Tensor { .. }
+                | Instr::GridDep { .. }
         )
     })
 }
@@ -296,6 +297,7 @@ pub fn lower(p: &Program, bound: u32) -> Program {
     for t in 0..p.threads.len() {
         l.later_executions(t, bound);
     }
+    super::griddep::lower(&mut l.out);
     l.out
 }
 
