@@ -86,7 +86,11 @@ fn without_a_dependent_grid_the_instructions_order_nothing() {
          exists (P1:r0 == 0)\n",
     );
     let l = ptxmc::model::lower::lower(&t.program, 2);
-    assert_eq!(l.threads[0].code.len(), 2, "no end signal without a dependent");
+    assert_eq!(
+        l.threads[0].code.len(),
+        2,
+        "no end signal without a dependent"
+    );
     let r = engine::run(&t.program, &RunOptions::default());
     assert!(r.disagreement.is_none());
     // Both values: no grid orders anything here.
@@ -119,7 +123,10 @@ fn placements_that_are_not_modelled_are_refused_by_name() {
         "PTX G\n{ }\n P0@cta 0,cluster 0,gpu 0 | P1@cta 1,cluster 0,grid 1,gpu 0 ;\n \
          mov r0, 1 | mov r0, 1 ;\nexists (P0:r0 == 1)\n",
     );
-    assert!(e.contains("cluster 0 of GPU 0 already runs in grid 0"), "{e}");
+    assert!(
+        e.contains("cluster 0 of GPU 0 already runs in grid 0"),
+        "{e}"
+    );
     for (instr, want) in [
         ("griddepcontrol", "`.wait` or `.launch_dependents`"),
         ("griddepcontrol.sync", "`.wait` or `.launch_dependents`"),
@@ -154,7 +161,12 @@ fn a_dependent_write_the_primary_could_see_is_refused_by_name() {
     Model::Ptx75.admit(&t.program, &t.spans).unwrap();
     let r = engine::run(&t.program, &RunOptions::default());
     assert!(r.disagreement.is_none());
-    assert_eq!(r.outcomes.len(), 1, "the primary reads 0 only: {:?}", r.outcomes);
+    assert_eq!(
+        r.outcomes.len(),
+        1,
+        "the primary reads 0 only: {:?}",
+        r.outcomes
+    );
     // A write to a location the primary never touches: admitted.
     let t = parse(
         "PTX G\n{ x=0; y=0; }\n P0@cta 0,gpu 0 | P1@cta 1,grid 1,gpu 0 ;\n \

@@ -478,7 +478,7 @@ pub fn unfold(
                 | Instr::Mbar { .. }
                 | Instr::ClusterBarrier { .. }
                 | Instr::Tensor { .. }
-            | Instr::GridDep { .. } => {
+                | Instr::GridDep { .. } => {
                     unreachable!("the oracle runs lowered programs (model::lower)")
                 }
                 Instr::Store { src, access } => {

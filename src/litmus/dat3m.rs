@@ -173,7 +173,10 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
                 *e - 1
             }),
         };
-        for (key, what) in [((p.gpu, false, p.cta), "CTA"), ((p.gpu, true, cluster), "cluster")] {
+        for (key, what) in [
+            ((p.gpu, false, p.cta), "CTA"),
+            ((p.gpu, true, cluster), "cluster"),
+        ] {
             match grid_of.get(&key) {
                 Some((g, _)) if *g != p.grid => {
                     return Err(Diagnostic::expected(

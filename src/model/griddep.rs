@@ -38,9 +38,9 @@ use super::accounting::successors;
 
 /// Whether `p` uses `griddepcontrol` or places threads in a dependent grid.
 pub fn present(p: &Program) -> bool {
-    p.threads.iter().any(|t| {
-        t.placement.grid != 0 || t.code.iter().any(|i| matches!(i, Instr::GridDep { .. }))
-    })
+    p.threads
+        .iter()
+        .any(|t| t.placement.grid != 0 || t.code.iter().any(|i| matches!(i, Instr::GridDep { .. })))
 }
 
 /// The threads of grid `g` the test writes (no agents).
@@ -212,4 +212,3 @@ pub fn lower(out: &mut Program) {
 pub fn is_end(source: &Program, t: ThreadId, pc: usize) -> bool {
     source.threads.get(t).is_some_and(|th| pc >= th.code.len())
 }
-
