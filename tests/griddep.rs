@@ -25,7 +25,7 @@ fn not_admitted(src: &str, model: Model) -> String {
     let t = parse(src);
     match model.admit(&t.program, &t.spans) {
         Ok(()) => panic!("admitted:\n{src}"),
-        Err(e) => format!("{e}"),
+        Err(e) => format!("{e:?}"),
     }
 }
 
