@@ -130,6 +130,7 @@ fn project_liveness_verdicts_with_each_engine() {
         root().join("litmus/barriers"),
         root().join("litmus/ub"),
         root().join("litmus/warp"),
+        root().join("litmus/griddep"),
         // Tensor copies: a short `expect_tx` hangs when a box's bytes
         // complete at once (`docs/async.md` §8, "Completion granularity").
         root().join("litmus/tensor-tma"),

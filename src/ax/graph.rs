@@ -179,6 +179,7 @@ impl<'p, S: Bits> Graph<'p, S> {
                     cluster: u32::MAX,
                     cta: u32::MAX,
                     warp: None,
+                    grid: 0,
                 },
             });
             value.push(Some(Expr::Const(loc.init)));

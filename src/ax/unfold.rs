@@ -477,7 +477,8 @@ pub fn unfold(
                 | Instr::AsyncMbarArrive { .. }
                 | Instr::Mbar { .. }
                 | Instr::ClusterBarrier { .. }
-                | Instr::Tensor { .. } => {
+                | Instr::Tensor { .. }
+                | Instr::GridDep { .. } => {
                     unreachable!("the oracle runs lowered programs (model::lower)")
                 }
                 Instr::Store { src, access } => {

@@ -328,6 +328,7 @@ pub fn placements(places: &[Place]) -> Option<Vec<Placement>> {
             cluster: per_gpu(&clusters, cluster),
             cta: per_gpu(&ctas, cta),
             warp: None,
+            grid: 0,
         });
     }
     Some(out)
@@ -343,6 +344,7 @@ mod tests {
             cluster,
             cta,
             warp: None,
+            grid: 0,
         }
     }
 

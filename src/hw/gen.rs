@@ -482,7 +482,10 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
             | Instr::ClusterBarrier { .. } => {
                 s.push_str(&super::gen_shared::instr(p, pl, th, i, &ops));
             }
-            Instr::Signal { .. } | Instr::Await { .. } | Instr::Tensor { .. } => {
+            Instr::Signal { .. }
+            | Instr::Await { .. }
+            | Instr::Tensor { .. }
+            | Instr::GridDep { .. } => {
                 unreachable!("lowered forms and tensor-core operations are refused by the planner")
             }
         }

@@ -232,6 +232,17 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
     if gpus.len() > 1 {
         return Err(Reason::MultipleGpus(gpus.len()));
     }
+    // One grid: the harness launches one kernel.
+    for th in &p.threads {
+        let griddep = th.code.iter().any(|i| matches!(i, Instr::GridDep { .. }));
+        if th.placement.grid != 0 || griddep {
+            return Err(Reason::UnknownInstruction {
+                thread: th.name.clone(),
+                what: "a dependent grid or `griddepcontrol` (the harness launches one grid)"
+                    .to_string(),
+            });
+        }
+    }
     // Lanes of one warp.
     for (t, th) in p.threads.iter().enumerate() {
         let lanes = p.warp_lanes(t).len();

@@ -668,6 +668,14 @@ pub enum SignalKind {
     ReadsDone,
     /// In an agent: the whole operation is complete and visible.
     Done,
+    /// `griddepcontrol.launch_dependents`, or `griddepcontrol.wait` in a
+    /// thread whose grid has no prerequisite grid in the test: a control
+    /// instruction that orders no memory (`docs/griddep.md`).
+    GridControl,
+    /// Appended to each thread of a primary grid (grid 0) when the test has
+    /// a dependent grid: the thread has completed, every instruction of it
+    /// retired; a dependent's `griddepcontrol.wait` awaits these.
+    GridEnd,
 }
 
 /// `bar.cta.sync` waits for the barrier; `bar.cta.arrive` only signals it.
@@ -988,6 +996,14 @@ pub enum Instr {
         a: Operand,
         /// Right operand.
         b: Operand,
+    },
+    /// `griddepcontrol.wait` (`wait`) or `griddepcontrol.launch_dependents`
+    /// (programmatic dependent launch; PTX ISA, "Parallel Synchronization
+    /// and Communication Instructions: griddepcontrol"); lowered away before
+    /// any engine runs (`model::griddep`, `docs/griddep.md`).
+    GridDep {
+        /// `.wait` (else `.launch_dependents`).
+        wait: bool,
     },
     /// A tensor-core instruction (`wgmma.*`, `tcgen05.*`;
     /// [`super::tensor_core`]); lowered away before any engine runs.

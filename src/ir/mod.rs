@@ -235,6 +235,15 @@ pub struct Placement {
     /// `None`: the thread is alone in its warp (lane 0 of a warp of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp: Option<u32>,
+    /// Grid number (`grid G` in the dialect): 0, the primary grid (the
+    /// default), or 1, a grid launched as its programmatic dependent
+    /// (`docs/griddep.md`). A CTA's threads are in one grid.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grid: u32,
+}
+
+fn is_zero(g: &u32) -> bool {
+    *g == 0
 }
 
 impl Placement {

@@ -162,6 +162,8 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
         *e = (*e).max(c + 1);
     }
     let mut implicit: HashMap<(u32, u32), u32> = HashMap::new();
+    // A CTA, and a cluster, runs in one grid (`docs/griddep.md`).
+    let mut grid_of: HashMap<(u32, bool, u32), (u32, Span)> = HashMap::new();
     for (p, span) in &placements {
         let cluster = match explicit_cluster.get(&(p.gpu, p.cta)) {
             Some((c, _)) => *c,
@@ -171,6 +173,27 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
                 *e - 1
             }),
         };
+        for (key, what) in [
+            ((p.gpu, false, p.cta), "CTA"),
+            ((p.gpu, true, cluster), "cluster"),
+        ] {
+            match grid_of.get(&key) {
+                Some((g, _)) if *g != p.grid => {
+                    return Err(Diagnostic::expected(
+                        *span,
+                        format!(
+                            "grid {g} ({what} {} of GPU {} already runs in grid {g})",
+                            key.2, p.gpu
+                        ),
+                        format!("grid {}", p.grid),
+                    )
+                    .with_label("a CTA and its cluster belong to one grid"));
+                }
+                _ => {
+                    grid_of.insert(key, (p.grid, *span));
+                }
+            }
+        }
         b.add_thread(Placement { cluster, ..*p }, *span);
     }
     let nthreads = b.threads.len();
@@ -577,9 +600,12 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
         Tok::At,
         &format!("`@` and a placement after `{}`", name.text),
     )?;
-    let (mut cta, mut gpu, mut cluster, mut warp) = (None, None, None, None);
+    let (mut cta, mut gpu, mut cluster, mut warp, mut grid) = (None, None, None, None, None);
     loop {
-        let k = cur.expect(Tok::Word, "`cta N`, `cluster N`, `warp N` or `gpu N`")?;
+        let k = cur.expect(
+            Tok::Word,
+            "`cta N`, `cluster N`, `warp N`, `grid N` or `gpu N`",
+        )?;
         let v = cur.expect(Tok::Int, &format!("a number after `{}`", k.text))?;
         let n = placement_number(v.text, v.span)?;
         let slot = match k.text {
@@ -587,10 +613,11 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
             "gpu" => &mut gpu,
             "cluster" => &mut cluster,
             "warp" => &mut warp,
+            "grid" => &mut grid,
             _ => {
                 return Err(Diagnostic::expected(
                     k.span,
-                    "`cta`, `cluster`, `warp` or `gpu`",
+                    "`cta`, `cluster`, `warp`, `grid` or `gpu`",
                     k.quoted(),
                 ));
             }
@@ -632,6 +659,20 @@ fn parse_thread_header(cell: &str, off: usize, index: usize) -> Result<ThreadHea
         cluster: 0,
         cta,
         warp: warp.map(|(w, _)| w),
+        grid: match grid {
+            None => 0,
+            Some((g, _)) if g <= 1 => g,
+            Some((g, at)) => {
+                return Err(Diagnostic::unsupported(
+                    at,
+                    format!("grid {g}"),
+                    "grid 0 (the primary grid) or grid 1 (its programmatic dependent)",
+                )
+                .with_note(
+                    "ptxmc models one primary grid and one dependent grid (docs/griddep.md)",
+                ));
+            }
+        },
     };
     Ok(ThreadHeader {
         placement,

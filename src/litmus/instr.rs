@@ -202,9 +202,39 @@ fn unsupported_opcode(op: &str) -> Option<&'static str> {
         "prefetch" | "prefetchu" | "cvta" | "isspacep" => {
             "address-space and prefetch instructions are not modelled"
         }
-        "griddepcontrol" | "setmaxnreg" => "this control instruction is not modelled",
+        "setmaxnreg" => "this control instruction is not modelled",
         _ => return None,
     })
+}
+
+/// `griddepcontrol.wait` / `griddepcontrol.launch_dependents` (PTX ISA,
+/// "Parallel Synchronization and Communication Instructions:
+/// griddepcontrol"): no operands, exactly one action.
+fn decode_griddep(raw: &RawInstr) -> Result<Instr, Diagnostic> {
+    const ACTIONS: &str = "`.wait` or `.launch_dependents` after `griddepcontrol`";
+    let mn_end = raw.parts.last().map_or(raw.span, |p| p.1);
+    let wait = match raw.parts.get(1) {
+        Some((p, _)) if p == "wait" => true,
+        Some((p, _)) if p == "launch_dependents" => false,
+        Some((p, s)) => return Err(mod_error("griddepcontrol", p, *s, ACTIONS)),
+        None => {
+            return Err(Diagnostic::expected(
+                Span::new(mn_end.end, mn_end.end + 1),
+                ACTIONS,
+                "none",
+            ));
+        }
+    };
+    if let Some((p, s)) = raw.parts.get(2) {
+        return Err(mod_error(
+            "griddepcontrol",
+            p,
+            *s,
+            "nothing after the action of `griddepcontrol`",
+        ));
+    }
+    expect_operands(raw, &[0], "no operands")?;
+    Ok(Instr::GridDep { wait })
 }
 
 /// `elect.sync d, p, membermask` (PTX ISA, "Parallel Synchronization and
@@ -505,6 +535,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
         }
         "fence" | "membar" => decode_fence(raw, opcode, r).and_then(plain),
         "elect" => decode_elect(raw, r),
+        "griddepcontrol" => decode_griddep(raw).and_then(plain),
         "bar" if raw.parts.get(1).is_some_and(|(p, _)| p == "warp") => {
             // `bar.warp.sync membermask` (PTX ISA 9.7.13.2).
             match raw.parts.get(2) {

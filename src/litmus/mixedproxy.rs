@@ -340,6 +340,7 @@ fn parse_instance(
                 cluster,
                 cta,
                 warp: None,
+                grid: 0,
             },
             remap(origin, th.name.span),
         );

@@ -88,8 +88,12 @@ pub fn to_litmus(p: &Program) -> String {
         .map(|t| {
             let pl = t.placement;
             let warp = pl.warp.map(|w| format!(",warp {w}")).unwrap_or_default();
+            let grid = match pl.grid {
+                0 => String::new(),
+                g => format!(",grid {g}"),
+            };
             format!(
-                "{}@cta {},cluster {}{warp},gpu {}",
+                "{}@cta {},cluster {}{warp}{grid},gpu {}",
                 t.name, pl.cta, pl.cluster, pl.gpu
             )
         })
@@ -478,6 +482,10 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             if *aligned { ".aligned" } else { "" }
         ),
         Instr::Signal { kind } => format!("(signal: {kind:?})"),
+        Instr::GridDep { wait } => format!(
+            "griddepcontrol.{}",
+            if *wait { "wait" } else { "launch_dependents" }
+        ),
         Instr::Tensor { op } => super::tcgen::print(p, t, op),
         Instr::Await { from } => {
             let list: Vec<String> = from

@@ -11,7 +11,10 @@ pub fn instr_text(source: &Program, lowered: &Program, t: usize, pc: usize) -> S
     let th = &lowered.threads[t];
     let Some(a) = &th.agent else {
         let src = &source.threads[t];
-        return print::instr(source, src, &src.code[pc]);
+        return match src.code.get(pc) {
+            Some(i) => print::instr(source, src, i),
+            None => "(end of the thread: its part of the primary grid is complete)".into(),
+        };
     };
     let issuer = &source.threads[a.issuer];
     let name = |addr: usize| lowered.addresses[addr].name.clone();

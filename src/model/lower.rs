@@ -50,6 +50,7 @@ pub fn needs_lowering(p: &Program) -> bool {
                 | Instr::Mbar { .. }
                 | Instr::ClusterBarrier { .. }
                 | Instr::Tensor { .. }
+                | Instr::GridDep { .. }
         )
     })
 }
@@ -297,6 +298,7 @@ pub fn lower(p: &Program, bound: u32) -> Program {
         l.later_executions(t, bound);
     }
     l.out.tc_early = crate::ir::tensor_core::early_accesses(p);
+    super::griddep::lower(&mut l.out);
     l.out
 }
 

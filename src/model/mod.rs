@@ -6,6 +6,7 @@
 pub mod accounting;
 pub mod barrier;
 pub mod describe;
+pub mod griddep;
 pub mod hang;
 pub mod loops;
 pub mod lower;
@@ -49,6 +50,7 @@ impl Model {
     /// them is refused rather than silently read as generic accesses.
     pub fn admit(self, p: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
         counted_barriers_of_lanes(p, spans)?;
+        griddep::check(p, spans)?;
         if self == Model::Ptx75 {
             return lower::check(p, spans);
         }
@@ -59,6 +61,7 @@ impl Model {
                 let span = spans.instr(t, pc);
                 let bad = match i {
                     Instr::ProxyFence { kind } => Some(format!("`fence.proxy.{}`", kind.as_str())),
+                    Instr::GridDep { .. } => Some("`griddepcontrol` (PTX 7.8+)".to_string()),
                     Instr::Fence {
                         restrict: Some(_), ..
                     } => Some("a restricted fence".to_string()),

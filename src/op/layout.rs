@@ -239,6 +239,7 @@ impl<S: Bits> Layout<S> {
                     cluster: u32::MAX,
                     cta: u32::MAX,
                     warp: None,
+                    grid: 0,
                 },
                 wait: None,
                 role: None,

@@ -673,7 +673,8 @@ impl<S: Bits> Machine<'_, S> {
             | Instr::AsyncMbarArrive { .. }
             | Instr::Mbar { .. }
             | Instr::ClusterBarrier { .. }
-            | Instr::Tensor { .. } => {
+            | Instr::Tensor { .. }
+            | Instr::GridDep { .. } => {
                 unreachable!("the machine runs lowered programs (model::lower)")
             }
             Instr::Barrier { .. } => {

@@ -626,13 +626,38 @@ impl<S: Bits> Machine<'_, S> {
             SlotKind::Signal if th.agent.is_some() => {
                 "signals its issuer: what it has done so far is published to waiting threads".into()
             }
-            SlotKind::Signal => "issues the asynchronous operation (or commits a group): its view is published to the agent".into(),
+            SlotKind::Signal => match th.code.get(step.pc) {
+                Some(crate::ir::Instr::Signal {
+                    kind: crate::ir::SignalKind::GridControl,
+                }) => "retires: orders nothing (docs/griddep.md)".into(),
+                Some(crate::ir::Instr::Signal {
+                    kind: crate::ir::SignalKind::GridEnd,
+                }) => "completes: its view is published to the dependent grid's waits".into(),
+                _ => "issues the asynchronous operation (or commits a group): its view is published to the agent".into(),
+            },
             SlotKind::Await if th.agent.is_some() && step.pc == 0 => {
                 "starts: the operation is ordered after everything its issuer did before issuing it".into()
+            }
+            SlotKind::Await if self.awaits_grid_end(step.thread, step.pc) => {
+                "waits until every thread of the primary grid has completed, then takes on their views".into()
             }
             SlotKind::Await => "waits for the asynchronous operations it names, then takes on their views".into(),
             SlotKind::Init => format!("{} retires", th.name),
         }
+    }
+
+    /// Whether instruction `pc` of thread `t` is a dependent grid's
+    /// `griddepcontrol.wait`: an await of the primary's grid-end signals.
+    fn awaits_grid_end(&self, t: usize, pc: usize) -> bool {
+        let code = |u: usize| &self.program.threads[u].code;
+        matches!(code(t).get(pc), Some(crate::ir::Instr::Await { from }) if from.iter().all(|a| {
+            matches!(
+                code(a.thread).get(a.pc),
+                Some(crate::ir::Instr::Signal {
+                    kind: crate::ir::SignalKind::GridEnd
+                })
+            )
+        }))
     }
 
     /// An instruction as the test writes it; an agent's steps as what the

@@ -700,6 +700,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                                     cluster,
                                     cta,
                                     warp: Some(linear / 32),
+                                    grid: 0,
                                 },
                                 regs: tl.regs,
                                 code: tl.code,
@@ -2069,6 +2070,27 @@ impl ThreadLower<'_> {
                 }
             }
             "elect" => self.elect(i, parts, env)?,
+            // `griddepcontrol.wait` / `.launch_dependents` (PTX ISA,
+            // "griddepcontrol"): a launch runs one grid, which has no
+            // prerequisite grid in the check, so the engines read both as
+            // control instructions that order nothing (`docs/griddep.md`).
+            "griddepcontrol" => {
+                let wait = match parts.get(1..) {
+                    Some(["wait"]) => true,
+                    Some(["launch_dependents"]) => false,
+                    _ => {
+                        return Err(refuse(
+                            i.mn_span,
+                            format!("`{}`", i.mnemonic),
+                            "`griddepcontrol.wait` or `griddepcontrol.launch_dependents`",
+                        ));
+                    }
+                };
+                if let Some(o) = i.operands.first() {
+                    return Err(Diagnostic::expected(o.span(), "no operands", "an operand"));
+                }
+                self.emit(Instr::GridDep { wait }, i)?;
+            }
             // `prefetch{.space}.tensormap [a]` brings the tensor map into a
             // cache (PTX ISA, "prefetch, prefetchu"): no value changes and
             // nothing is ordered, so it lowers to nothing.

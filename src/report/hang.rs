@@ -30,7 +30,11 @@ impl Names {
         match &th.agent {
             None => {
                 let src = &source.threads[t];
-                print::instr(source, src, &src.code[pc])
+                match src.code.get(pc) {
+                    Some(i) => print::instr(source, src, i),
+                    // The grid-end signal `model::griddep` appends.
+                    None => "its end".to_string(),
+                }
             }
             Some(a) => {
                 let issuer = &source.threads[a.issuer];
@@ -144,6 +148,11 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
                 .iter()
                 .map(|&(u, pc)| match &n.lowered.threads[u].agent {
                     Some(_) => n.instr(u, pc, p),
+                    None if crate::model::griddep::is_end(p, u, pc) => format!(
+                        "{} (grid {}) to complete",
+                        n.thread(u),
+                        p.threads[u].placement.grid
+                    ),
                     None => format!("{} to reach `{}`", n.thread(u), n.instr(u, pc, p)),
                 })
                 .collect();
