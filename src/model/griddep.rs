@@ -76,8 +76,8 @@ fn after_wait(p: &Program, t: ThreadId) -> Vec<bool> {
         changed = false;
         let mut next = vec![true; n + 1];
         next[0] = false;
-        for pc in 0..n {
-            let out = into[pc] || matches!(th.code[pc], Instr::GridDep { wait: true });
+        for (pc, &passed) in into.iter().enumerate().take(n) {
+            let out = passed || matches!(th.code[pc], Instr::GridDep { wait: true });
             for s in successors(th, pc) {
                 next[s.min(n)] &= out;
             }
