@@ -471,7 +471,7 @@ fn every_command_agrees_with_run_on_every_hanging_library_test() {
             "step {path}: {out}"
         );
     }
-    assert_eq!(hanging, 39);
+    assert_eq!(hanging, 40);
 }
 
 #[test]
