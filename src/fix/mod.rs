@@ -211,6 +211,25 @@ fn allows_within(
     Ok((found || !r.bound_hit).then_some(found))
 }
 
+/// The oracle alone, outcomes only, in the time `budget` leaves: how `fix`
+/// asks a question of a changed program (elect leaders, starved waits).
+fn oracle_in_time_left(loop_bound: u32, barriers: Reading, budget: &Budget) -> RunOptions {
+    RunOptions {
+        engine: EngineChoice::Ax,
+        loop_bound,
+        barriers,
+        termination: false,
+        limits: Limits {
+            timeout: budget
+                .limits()
+                .timeout
+                .map(|t| t.saturating_sub(budget.start().elapsed())),
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    }
+}
+
 /// [`allows_within`] for a program with several choices of `elect.sync`
 /// leader: the oracle over each, through `engine::run`, in the time left.
 fn elect_allows(
@@ -220,23 +239,7 @@ fn elect_allows(
     barriers: Reading,
     budget: &Budget,
 ) -> Option<bool> {
-    let r = engine::run(
-        p,
-        &RunOptions {
-            engine: EngineChoice::Ax,
-            loop_bound,
-            barriers,
-            termination: false,
-            limits: Limits {
-                timeout: budget
-                    .limits()
-                    .timeout
-                    .map(|t| t.saturating_sub(budget.start().elapsed())),
-                ..Limits::default()
-            },
-            ..RunOptions::default()
-        },
-    );
+    let r = engine::run(p, &oracle_in_time_left(loop_bound, barriers, budget));
     if r.incomplete.is_some() {
         return None;
     }

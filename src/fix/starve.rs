@@ -20,9 +20,9 @@
 //! are those of the changed program.
 
 use super::sites::{self, quoted};
-use crate::engine::{self, EngineChoice, RunOptions};
+use crate::engine;
 use crate::ir::{ArithOp, Instr, Operand, Program, Register};
-use crate::limits::{Budget, Limits};
+use crate::limits::Budget;
 use crate::model::barrier::Reading;
 use crate::outcome::Columns;
 
@@ -91,20 +91,7 @@ pub(super) fn succeeding(
     }
     let r = engine::run(
         &q,
-        &RunOptions {
-            engine: EngineChoice::Ax,
-            loop_bound,
-            barriers,
-            termination: false,
-            limits: Limits {
-                timeout: budget
-                    .limits()
-                    .timeout
-                    .map(|t| t.saturating_sub(budget.start().elapsed())),
-                ..Limits::default()
-            },
-            ..RunOptions::default()
-        },
+        &super::oracle_in_time_left(loop_bound, barriers, budget),
     );
     if r.incomplete.is_some() {
         return None;
