@@ -204,6 +204,20 @@ impl<S: Bits> Clone for ThreadState<S> {
 }
 
 impl<S: Bits> ThreadState<S> {
+    /// Append the thread's own part of the state key (position, flags,
+    /// registers, execution counts), everything but its view: the one
+    /// layout both the plain key and the symmetric canonical key use.
+    pub fn encode_local(&self, b: &mut Vec<u8>) {
+        let head = [
+            self.pc as u64,
+            self.seq as u64 | (self.cut as u64) << 16 | (self.arrived as u64) << 17,
+        ];
+        b.extend_from_slice(bytemuck::bytes_of(&head));
+        b.extend_from_slice(bytemuck::cast_slice(&self.regs));
+        b.extend_from_slice(&self.execs);
+        b.extend_from_slice(&self.back_taken);
+    }
+
     /// Retired everything (or stopped at the bound).
     pub fn finished(&self, code_len: usize) -> bool {
         self.pc >= code_len || self.cut
@@ -302,14 +316,7 @@ impl<S: Bits> State<S> {
             b.extend_from_slice(&h.to_le_bytes());
         }
         for t in &self.threads {
-            let head = [
-                t.pc as u64,
-                t.seq as u64 | (t.cut as u64) << 16 | (t.arrived as u64) << 17,
-            ];
-            b.extend_from_slice(bytemuck::bytes_of(&head));
-            b.extend_from_slice(bytemuck::cast_slice(&t.regs));
-            b.extend_from_slice(&t.execs);
-            b.extend_from_slice(&t.back_taken);
+            t.encode_local(b);
             t.view.encode(b);
         }
         b.extend_from_slice(&(self.arrivals.len() as u64).to_le_bytes());

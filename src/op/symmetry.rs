@@ -681,14 +681,7 @@ impl<S: Bits> Symmetry<S> {
         }
         for &t in &thread_at {
             let ts = &st.threads[t];
-            let head = [
-                ts.pc as u64,
-                ts.seq as u64 | (ts.cut as u64) << 16 | (ts.arrived as u64) << 17,
-            ];
-            b.extend_from_slice(bytemuck::bytes_of(&head));
-            b.extend_from_slice(bytemuck::cast_slice(&ts.regs));
-            b.extend_from_slice(&ts.execs);
-            b.extend_from_slice(&ts.back_taken);
+            ts.encode_local(b);
             encode_view(&ts.view, &remap, b);
         }
         // No program with groups has barriers, so there are no arrivals.
