@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::ptx::launch::{Binding, Launch};
+use crate::ptx::launch::{Binding, FieldBinding, Launch};
 
 /// The kernel runner's source, copied into every output folder.
 pub const RUNNER: &str = include_str!("ptxmc_kernel_hw.cu");
@@ -50,6 +50,16 @@ pub enum RunParam {
         boxdims: Vec<u64>,
         /// Initial contents, one value per element (dimension 0 fastest).
         init: Vec<i64>,
+    },
+    /// A struct passed by value (`--struct`, CUTLASS's `Params`): the
+    /// runner packs each field at its offset — a pointer field's new
+    /// buffer (its elements are histogram columns, like a buffer
+    /// parameter's) or a value — into zeroed bytes.
+    Struct {
+        /// The struct's name.
+        name: String,
+        /// Its fields: the byte offset and the buffer or scalar there.
+        fields: Vec<(u64, RunParam)>,
     },
     /// A value parameter.
     Scalar {
@@ -101,6 +111,18 @@ impl KernelRun {
         ptx: &str,
     ) -> Result<KernelRun, String> {
         let signed = |name: &str| name.starts_with("int");
+        let buffer = |b: &crate::ptx::launch::Buffer| RunParam::Buffer {
+            name: b.name.clone(),
+            bytes: b.elem.bytes() as u32,
+            signed: signed(b.elem.name),
+            init: contents(b),
+        };
+        let scalar = |s: &crate::ptx::launch::Scalar| RunParam::Scalar {
+            name: s.name.clone(),
+            bytes: s.elem.bytes() as u32,
+            signed: signed(s.elem.name),
+            value: s.value,
+        };
         let params = launch
             .params
             .iter()
@@ -124,22 +146,22 @@ impl KernelRun {
                         init: contents(b),
                     })
                 }
-                Binding::Struct(st) => Err(format!(
-                    "the struct parameter `{}` (`--struct`): the kernel runner does not pack struct parameters yet",
-                    st.name
-                )),
-                Binding::Buffer(b) => Ok(RunParam::Buffer {
-                    name: b.name.clone(),
-                    bytes: b.elem.bytes() as u32,
-                    signed: signed(b.elem.name),
-                    init: contents(b),
+                Binding::Struct(st) => Ok(RunParam::Struct {
+                    name: st.name.clone(),
+                    fields: st
+                        .fields
+                        .iter()
+                        .map(|f| {
+                            let p = match &f.binding {
+                                FieldBinding::Buffer(b) => buffer(b),
+                                FieldBinding::Scalar(s) => scalar(s),
+                            };
+                            (f.offset, p)
+                        })
+                        .collect(),
                 }),
-                Binding::Scalar(s) => Ok(RunParam::Scalar {
-                    name: s.name.clone(),
-                    bytes: s.elem.bytes() as u32,
-                    signed: signed(s.elem.name),
-                    value: s.value,
-                }),
+                Binding::Buffer(b) => Ok(buffer(b)),
+                Binding::Scalar(s) => Ok(scalar(s)),
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(KernelRun {
@@ -249,6 +271,17 @@ pub fn spec(k: &KernelRun, opts: &RunnerOptions) -> String {
     let _ = writeln!(s, "block {}", dims(k.block));
     let _ = writeln!(s, "cluster {}", dims(k.cluster.unwrap_or([0; 3])));
     for p in &k.params {
+        param_line(&mut s, p);
+    }
+    let _ = writeln!(s, "launches {}", opts.launches);
+    let _ = writeln!(s, "timeout_ms {}", opts.timeout_ms);
+    s
+}
+
+/// One parameter's spec lines: one line, or a struct's line and then one
+/// `field` line per field.
+fn param_line(s: &mut String, p: &RunParam) {
+    {
         match p {
             RunParam::Buffer {
                 name,
@@ -294,11 +327,15 @@ pub fn spec(k: &KernelRun, opts: &RunnerOptions) -> String {
             } => {
                 let _ = writeln!(s, "scalar {name} {bytes} {} {value}", *signed as u8);
             }
+            RunParam::Struct { name, fields } => {
+                let _ = writeln!(s, "struct {name}");
+                for (offset, f) in fields {
+                    let _ = write!(s, "field {offset} ");
+                    param_line(s, f);
+                }
+            }
         }
     }
-    let _ = writeln!(s, "launches {}", opts.launches);
-    let _ = writeln!(s, "timeout_ms {}", opts.timeout_ms);
-    s
 }
 
 /// `build.sh`: assemble every kernel's PTX with the `ptxas` of the nvcc that
@@ -457,6 +494,58 @@ mod tests {
             Err("a box dimension of 512 (the driver takes 1 to 256)".into())
         );
         assert_eq!(encodable("float32", 4, &[8, 2], &[4, 2]), Ok("FLOAT32"));
+    }
+
+    #[test]
+    fn a_struct_is_a_line_then_one_field_line_per_field_at_its_offset() {
+        let mut k = mp();
+        k.params = vec![RunParam::Struct {
+            name: "p".into(),
+            fields: vec![
+                (
+                    0,
+                    RunParam::Buffer {
+                        name: "data".into(),
+                        bytes: 4,
+                        signed: true,
+                        init: vec![0],
+                    },
+                ),
+                (
+                    24,
+                    RunParam::Scalar {
+                        name: "value".into(),
+                        bytes: 4,
+                        signed: true,
+                        value: 42,
+                    },
+                ),
+            ],
+        }];
+        let s = spec(&k, &RunnerOptions::default());
+        assert!(
+            s.contains(
+                "\nstruct p\nfield 0 buffer data 4 1 1 0\nfield 24 scalar value 4 1 42\nlaunches "
+            ),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_struct_kernel_of_the_corpus_is_written_with_its_fields() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/mp_struct.ptx");
+        let l = crate::ptx::load_file_full(&path, None, None).unwrap();
+        let k =
+            KernelRun::from_launch("k000", "kernels/mp_struct.ptx", &l.entry, &l.launch, &l.ptx)
+                .unwrap();
+        let s = spec(&k, &RunnerOptions::default());
+        assert!(
+            s.contains(
+                "\nstruct p\nfield 0 buffer data 4 1 1 0\nfield 8 buffer flag 4 1 1 0\n\
+                 field 16 buffer out 4 1 1 0\nfield 24 scalar value 4 1 42\n"
+            ),
+            "{s}"
+        );
     }
 
     #[test]

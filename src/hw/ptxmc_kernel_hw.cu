@@ -21,6 +21,14 @@
 //                              and a tiled map with box B is encoded over it
 //                              (cuTensorMapEncodeTiled, data type
 //                              CU_TENSOR_MAP_DATA_TYPE_<DTYPE>), passed by value
+//   struct NAME                a by-value struct parameter (CUTLASS's
+//                              `Params`); its fields are the `field` lines
+//                              that follow it
+//   field OFFSET buffer ... / field OFFSET scalar ...
+//                              a field of the last struct at byte OFFSET: a
+//                              pointer to a new buffer (8 bytes; its elements
+//                              are histogram columns) or a value, the rest of
+//                              the line as for a parameter
 //   launches N                 launches per configuration
 //   timeout_ms T               a launch that has not finished after T ms is
 //                              a hang: the histogram so far is written with
@@ -67,6 +75,10 @@
 
 struct Param {
   bool buffer;
+  bool is_struct = false;      // a by-value struct: `blob` is passed
+  int parent = -1;             // a field of this struct parameter, or -1
+  unsigned long long offset = 0;  // the field's byte offset in its struct
+  std::vector<unsigned char> blob;  // the struct's bytes
   bool tmap = false;           // a tensor map over the buffer
   std::string dtype;           // its CU_TENSOR_MAP_DATA_TYPE_* suffix
   std::vector<unsigned long long> dims, box;  // innermost first
@@ -124,8 +136,25 @@ static Spec read_spec(const char* path) {
     else if (key == "cluster") ok = bool(ls >> s.cluster[0] >> s.cluster[1] >> s.cluster[2]);
     else if (key == "launches") ok = bool(ls >> s.launches);
     else if (key == "timeout_ms") ok = bool(ls >> s.timeout_ms);
-    else if (key == "buffer" || key == "scalar" || key == "tensormap") {
+    else if (key == "struct") {
       Param p;
+      p.buffer = false;
+      p.is_struct = true;
+      p.bytes = 8;
+      ok = bool(ls >> p.name);
+      // Zeroed and as large as any kernel's parameter space (32,764 bytes):
+      // the driver copies the kernel's declared size from it, and bytes no
+      // field covers are read by no checked kernel.
+      p.blob.assign(32768, 0);
+      s.params.push_back(p);
+    } else if (key == "buffer" || key == "scalar" || key == "tensormap" || key == "field") {
+      Param p;
+      if (key == "field") {
+        int parent = (int)s.params.size() - 1;
+        while (parent >= 0 && !s.params[parent].is_struct) parent--;
+        ok = parent >= 0 && bool(ls >> p.offset >> key) && (key == "buffer" || key == "scalar");
+        p.parent = parent;
+      }
       p.buffer = key != "scalar";
       p.tmap = key == "tensormap";
       int sign = 0;
@@ -149,7 +178,8 @@ static Spec read_spec(const char* path) {
         p.init.push_back(v);
       }
       ok = ok && (p.bytes == 1 || p.bytes == 2 || p.bytes == 4 || p.bytes == 8);
-      s.params.push_back(p);
+      ok = ok && (p.parent < 0 || p.offset + (p.buffer ? 8 : p.bytes) <= 32768);
+      if (ok) s.params.push_back(p);
     } else ok = false;
     if (!ok) {
       fprintf(stderr, "%s:%d: cannot read '%s'\n", path, lineno, line.c_str());
@@ -291,12 +321,23 @@ int main(int argc, char** argv) {
                                   CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
       }
-    } else {
+    } else if (!p.is_struct) {
       encode((unsigned char*)&p.scalar, p.bytes, p.init[0]);
     }
+    if (p.parent >= 0) {
+      // A struct's field: the buffer's device address or the value, at its offset.
+      unsigned char* at = s.params[p.parent].blob.data() + p.offset;
+      if (p.buffer) memcpy(at, &p.dev, sizeof p.dev);
+      else encode(at, p.bytes, p.init[0]);
+    }
   }
-  for (Param& p : s.params)
-    args.push_back(p.tmap ? (void*)&p.map : p.buffer ? (void*)&p.dev : (void*)&p.scalar);
+  for (Param& p : s.params) {
+    if (p.parent >= 0) continue;
+    args.push_back(p.is_struct ? (void*)p.blob.data()
+                   : p.tmap    ? (void*)&p.map
+                   : p.buffer  ? (void*)&p.dev
+                               : (void*)&p.scalar);
+  }
 
   CUstream stream, side;
   CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
