@@ -38,3 +38,6 @@ __global__ void wgmma_mp(int *out) {
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
   out[0] = __float_as_int(d0);
 }
+// Launched as one thread this kernel is undefined: wgmma's .aligned needs all 128 threads of
+// the warpgroup (PTX ISA 9.7.15.5.2); an H200 stops the launch with "an illegal instruction was
+// encountered". ptxmc reports it (undefined kind `warpgroup`, docs/tensor-core.md §5a).

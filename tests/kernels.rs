@@ -821,7 +821,7 @@ fn every_kernel_run_on_the_gpu_is_allowed_by_the_model() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 67);
+    assert_eq!(compared, 76);
     // Every kernel that ran on the GPU is one the front end lowers.
     assert!(refused.is_empty(), "{refused:?}");
     // Nothing outside the model. `mp_block_scope` (a `.cta`-scoped
@@ -1140,4 +1140,68 @@ fn a_multicast_bulk_copy_writes_every_cta_of_its_mask() {
         "k.ptx:14:2: expected what ptxmc models (docs/kernels.md), found \
          `tensormap.replace.tile.global_address.shared::cta.b1024.b64`"
     );
+}
+
+/// `wgmma` is a warpgroup instruction: `.aligned` makes all 128 threads of
+/// the warpgroup execute it together (PTX ISA §9.7.15.5.2). The corpus's
+/// wgmma kernels are launched as one thread, for which an H200 stops the
+/// launch with "an illegal instruction was encountered"
+/// (`tests/data/hw/kernels/wgmma_*.json`); the model reports the undefined
+/// step at the first `wgmma` instruction, in both engines, so the GPU's
+/// fault is one the model allows.
+#[test]
+fn a_wgmma_launched_with_fewer_than_128_threads_is_undefined() {
+    let opts = RunOptions {
+        engine: EngineChoice::Both,
+        ..RunOptions::default()
+    };
+    for (name, first) in [
+        ("wgmma_fenced.ptx", "wgmma.fence.sync.aligned"),
+        (
+            "wgmma_nofence.ptx",
+            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 f1, [_ZZ8wgmma_mpPiE1a[0]], \
+             [_ZZ8wgmma_mpPiE1b[0]], 0",
+        ),
+    ] {
+        let t = load(name);
+        let r = engine::run(&t.program, &opts);
+        assert!(r.disagreement.is_none(), "{name}: engines disagree");
+        let u = r.undefined.as_ref().expect("undefined");
+        let rep = ptxmc::report::ub::of(&t, u);
+        assert_eq!(rep.kind, "warpgroup", "{name}");
+        assert_eq!(
+            rep.what,
+            format!(
+                "P0 executes `{first}`, which all 128 threads of its warpgroup must execute \
+                 together, but the launch gives warpgroup 0 of its CTA 1 thread"
+            ),
+            "{name}"
+        );
+    }
+}
+
+/// Which threads the launch leaves short of their warpgroup: a kernel's
+/// launch has at most 64 threads, so every thread of a `wgmma` kernel is
+/// (the whole-warpgroup rule is unit-tested in `ir::tensor_core`); each at
+/// its first `wgmma` instruction, counting the threads of its warpgroup.
+#[test]
+fn a_kernels_warpgroup_is_short_of_threads() {
+    let text = std::fs::read_to_string(root().join("kernels/wgmma_fenced.ptx")).unwrap();
+    for block in [2u32, 64] {
+        let t = with_flags(
+            &text,
+            &format!("--block {block} --buffer 'out:int32[1]={{-1}}'"),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let s = &t.program.short_warpgroups;
+        assert_eq!(s.len(), block as usize);
+        for w in s {
+            assert_eq!((w.warpgroup, w.present), (0, block));
+            let th = &t.program.threads[w.thread];
+            assert_eq!(
+                ptxmc::litmus::print::instr(&t.program, th, &th.code[w.at]),
+                "wgmma.fence.sync.aligned"
+            );
+        }
+    }
 }

@@ -97,6 +97,12 @@ pub struct Program {
     /// when a thread gets past them (`docs/tensor-core.md` §3a).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tc_early: Vec<tensor_core::EarlyAccess>,
+    /// Set by the kernel front end (empty in a litmus test): the threads
+    /// that execute a warpgroup instruction their warpgroup does not execute
+    /// together ([`tensor_core::ShortWarpgroup`]), which both engines report
+    /// as undefined when the thread gets past it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub short_warpgroups: Vec<tensor_core::ShortWarpgroup>,
 }
 
 /// One `elect.sync d, p, membermask` (`docs/warps.md`): the

@@ -283,6 +283,100 @@ pub struct EarlyAccess {
     pub wgmma: bool,
 }
 
+/// A thread that executes a warpgroup instruction (`wgmma.fence`,
+/// `wgmma.mma_async`, `wgmma.commit_group`, `wgmma.wait_group`, all
+/// `.sync.aligned`) that the other threads of its warpgroup — the four warps
+/// `4w … 4w+3` of its CTA — do not all execute with it: the launch gives the
+/// warpgroup fewer than 128 threads, or its threads' sequences of warpgroup
+/// instructions differ. Undefined (ISA §9.7.15.5.2 `wgmma.mma_async`: "all
+/// threads in the warpgroup must execute the same wgmma.mma_async
+/// instruction"; the same `.aligned` rule on each `wgmma.*` page); an H200
+/// stops such a launch with "an illegal instruction was encountered"
+/// (`docs/hardware-results.md`). Found by the kernel front end, which knows
+/// the launch (`src/ptx/lower.rs`); a litmus thread stands for its whole
+/// warpgroup (`docs/tensor-core.md` §5a), so a litmus test has none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ShortWarpgroup {
+    /// The thread.
+    pub thread: super::ThreadId,
+    /// The pc of its first warpgroup instruction that the warpgroup does
+    /// not execute together.
+    pub at: usize,
+    /// The warpgroup's number in its CTA (`linear thread id / 128`).
+    pub warpgroup: u32,
+    /// How many threads of the warpgroup the launch has (128 when the
+    /// warpgroup is complete and its threads' instructions differ).
+    pub present: u32,
+}
+
+/// Whether `op` is one of the warpgroup-collective `wgmma.*` instructions.
+pub fn is_warpgroup_op(op: &TcOp) -> bool {
+    matches!(
+        op,
+        TcOp::Fence {
+            kind: TcFence::Wgmma
+        } | TcOp::Wgmma { .. }
+            | TcOp::WgmmaCommit
+            | TcOp::WgmmaWait { .. }
+    )
+}
+
+/// One thread of a launch as [`short_warpgroups`] sees it (thread `t` of
+/// the program is the `t`-th member).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WarpgroupMember {
+    /// Its CTA.
+    pub cta: u32,
+    /// Its linear thread id in the CTA.
+    pub linear: u32,
+    /// Its warpgroup instructions in order: (pc, a name of the instruction
+    /// that is the same for every thread executing the same one).
+    pub sequence: Vec<(usize, usize)>,
+}
+
+/// The [`ShortWarpgroup`]s of a launch of `block` threads a CTA: each
+/// thread's warpgroup instructions must be the same sequence as every other
+/// thread's of its warpgroup (the threads `128w … 128w+127` of its CTA), and
+/// the launch must have all 128. Threads that issue tensor-core
+/// instructions are straight-line code (`ptx::lower::tensor_core`), so the
+/// sequence a thread executes is the one its code lists; the first place it
+/// parts from the others is its undefined step (short of threads, its first
+/// warpgroup instruction). In (thread, pc) order.
+pub fn short_warpgroups(members: &[WarpgroupMember], block: u32) -> Vec<ShortWarpgroup> {
+    let mut groups: std::collections::BTreeMap<(u32, u32), Vec<usize>> = Default::default();
+    for (t, m) in members.iter().enumerate() {
+        groups.entry((m.cta, m.linear / 128)).or_default().push(t);
+    }
+    let mut out = Vec::new();
+    for ((_, w), threads) in groups {
+        let seqs: Vec<&Vec<(usize, usize)>> =
+            threads.iter().map(|&t| &members[t].sequence).collect();
+        if seqs.iter().all(|s| s.is_empty()) {
+            continue;
+        }
+        let present = block.saturating_sub(128 * w).min(128);
+        for (&t, seq) in threads.iter().zip(&seqs) {
+            let first = if present == 128 {
+                seq.iter().enumerate().find(|&(k, &(_, name))| {
+                    seqs.iter().any(|o| o.get(k).map(|x| x.1) != Some(name))
+                })
+            } else {
+                seq.iter().enumerate().next()
+            };
+            if let Some((_, &(pc, _))) = first {
+                out.push(ShortWarpgroup {
+                    thread: t,
+                    at: pc,
+                    warpgroup: w,
+                    present,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|s| (s.thread, s.at));
+    out
+}
+
 /// Every [`EarlyAccess`] of the source threads of `p` (as written: tensor
 /// instructions not lowered yet), in (thread, pc) order; for an access while
 /// several operations into its register are pending, the most recent one.
@@ -351,6 +445,63 @@ pub fn early_accesses(p: &super::Program) -> Vec<EarlyAccess> {
 
 #[cfg(test)]
 mod tests {
+    fn member(cta: u32, linear: u32, names: &[usize]) -> WarpgroupMember {
+        WarpgroupMember {
+            cta,
+            linear,
+            sequence: names
+                .iter()
+                .enumerate()
+                .map(|(k, &n)| (10 + k, n))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_whole_warpgroup_that_agrees_is_not_short_and_one_that_parts_is_at_the_parting() {
+        // 128 threads of one CTA: all execute instructions 1, 2, 3.
+        let mut m: Vec<WarpgroupMember> = (0..128).map(|l| member(0, l, &[1, 2, 3])).collect();
+        assert!(short_warpgroups(&m, 128).is_empty());
+        // Threads 0..63 skip instruction 2: each parts at its second one.
+        for x in &mut m[..64] {
+            *x = member(0, x.linear, &[1, 3]);
+        }
+        let s = short_warpgroups(&m, 128);
+        assert_eq!(s.len(), 128);
+        assert!(
+            s.iter()
+                .all(|w| w.at == 11 && w.present == 128 && w.warpgroup == 0)
+        );
+        // A second CTA, whole and agreeing, adds nothing.
+        m.extend((0..128).map(|l| member(1, l, &[1, 2, 3])));
+        assert_eq!(short_warpgroups(&m, 128).len(), 128);
+    }
+
+    #[test]
+    fn a_warpgroup_short_of_threads_is_short_at_each_threads_first_instruction() {
+        let m: Vec<WarpgroupMember> = (0..160)
+            .map(|l| member(0, l, if l % 2 == 0 { &[4, 5] } else { &[] }))
+            .collect();
+        let s = short_warpgroups(&m, 160);
+        // Warpgroup 0 is whole but half its threads execute nothing.
+        assert!(
+            s.iter()
+                .filter(|w| w.warpgroup == 0)
+                .all(|w| w.at == 10 && w.present == 128)
+        );
+        assert_eq!(s.iter().filter(|w| w.warpgroup == 0).count(), 64);
+        // Warpgroup 1 has 32 threads: its 16 issuing threads are short.
+        let w1: Vec<_> = s.iter().filter(|w| w.warpgroup == 1).collect();
+        assert_eq!(w1.len(), 16);
+        assert!(
+            w1.iter()
+                .all(|w| w.present == 32 && w.at == 10 && w.thread >= 128)
+        );
+        // A warpgroup where nobody issues anything is never short.
+        let idle: Vec<WarpgroupMember> = (0..8).map(|l| member(0, l, &[])).collect();
+        assert!(short_warpgroups(&idle, 8).is_empty());
+    }
+
     use super::*;
 
     #[test]

@@ -863,7 +863,7 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
 /// gets past it, which a hang may prevent). `false` means none can.
 pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     // Accesses to pending `wgmma` accumulators (`model::ub::accumulator_ub`).
-    if p.tc_early.iter().any(|e| e.wgmma) {
+    if p.tc_early.iter().any(|e| e.wgmma) || !p.short_warpgroups.is_empty() {
         return true;
     }
     let mbarrier_rmw = p.threads.iter().flat_map(|t| &t.code).any(|i| {

@@ -28,6 +28,42 @@ pub enum UbKind {
     /// before the `wgmma.wait_group` that completes it
     /// ([`crate::ir::tensor_core::EarlyAccess`]).
     Accumulator(AccumulatorUb),
+    /// A thread executes a `wgmma.*` instruction that its warpgroup does
+    /// not execute together ([`crate::ir::tensor_core::ShortWarpgroup`]).
+    Warpgroup(WarpgroupUb),
+}
+
+/// A warpgroup instruction its warpgroup does not execute together: how
+/// many of the warpgroup's 128 threads the launch has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct WarpgroupUb {
+    /// The warpgroup's number in its CTA.
+    pub warpgroup: u32,
+    /// Threads of the warpgroup in the launch (128: all there, but their
+    /// warpgroup instructions differ).
+    pub present: u32,
+}
+
+impl WarpgroupUb {
+    /// What happened.
+    pub fn what(self) -> &'static str {
+        if self.present < 128 {
+            "a thread executes a `wgmma` instruction, which all 128 threads of its warpgroup must \
+             execute together, in a launch that gives the warpgroup fewer threads"
+        } else {
+            "a thread executes a `wgmma` instruction that the other threads of its warpgroup do \
+             not execute with it"
+        }
+    }
+
+    /// The ISA's sentence.
+    pub fn isa(self) -> &'static str {
+        "PTX ISA 9.7.15.5.2, wgmma.mma_async: \"The mandatory .aligned qualifier indicates that all \
+         threads in the warpgroup must execute the same wgmma.mma_async instruction. In \
+         conditionally executed code, a wgmma.mma_async instruction should only be used if it is \
+         known that all threads in the warpgroup evaluate the condition identically, otherwise \
+         behavior is undefined.\" (the same for wgmma.fence, commit_group and wait_group)"
+    }
 }
 
 /// An access to a pending `wgmma.mma_async` accumulator: which register,
@@ -68,6 +104,7 @@ impl UbKind {
             UbKind::Barrier(b) => b.what(),
             UbKind::Mbarrier(m) => m.what(),
             UbKind::Accumulator(a) => a.what(),
+            UbKind::Warpgroup(w) => w.what(),
         }
     }
 
@@ -77,6 +114,7 @@ impl UbKind {
             UbKind::Barrier(b) => b.isa(),
             UbKind::Mbarrier(m) => m.isa(),
             UbKind::Accumulator(a) => a.isa(),
+            UbKind::Warpgroup(w) => w.isa(),
         }
     }
 }
@@ -153,10 +191,25 @@ pub fn accumulator_step(e: &crate::ir::tensor_core::EarlyAccess) -> Option<Undef
 /// thread `t` has executed instruction `pc` (threads that issue tensor-core
 /// operations are straight-line code, so an engine answers from where the
 /// thread is: finished, or its next or stuck instruction after `pc`).
+///
+/// Also the warpgroup instructions a thread executes without the rest of its
+/// warpgroup ([`Program::short_warpgroups`], straight-line threads too).
 pub fn accumulator_ub(p: &Program, past: impl Fn(ThreadId, usize) -> bool) -> Option<Undefined> {
-    p.tc_early
+    let early = p
+        .tc_early
         .iter()
         .filter(|e| past(e.thread, e.at))
-        .filter_map(accumulator_step)
-        .min()
+        .filter_map(accumulator_step);
+    let short = p
+        .short_warpgroups
+        .iter()
+        .filter(|w| past(w.thread, w.at))
+        .map(|w| Undefined {
+            kind: UbKind::Warpgroup(WarpgroupUb {
+                warpgroup: w.warpgroup,
+                present: w.present,
+            }),
+            at: vec![(w.thread, w.at)],
+        });
+    early.chain(short).min()
 }

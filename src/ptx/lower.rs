@@ -634,6 +634,8 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     }
     let live = liveness(f);
     let mut threads = Vec::new();
+    // Per thread: its CTA and linear thread id (for warpgroups).
+    let mut wg_members: Vec<(u32, u32)> = Vec::new();
     let mut elects = Vec::new();
     let mut spans = SourceMap::default();
     let mut lines = Vec::new();
@@ -708,6 +710,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                                 agent: None,
                                 sites: tl.sites,
                             });
+                            wg_members.push((cta, linear));
                             spans.instrs.push(tl.spans);
                             spans.threads.push(f.span);
                             spans.initialised.push(Vec::new());
@@ -735,7 +738,10 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         elects,
         granularity: Default::default(),
         tc_early: Vec::new(),
+        short_warpgroups: Vec::new(),
     };
+    program.short_warpgroups =
+        short_warpgroups(&program, &spans, &wg_members, launch.block.iter().product());
     crate::ir::elect::apply_first(&mut program);
     Ok(Lowered {
         program,
@@ -743,6 +749,36 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         lines,
         entry: f.name.clone(),
     })
+}
+
+/// The threads of `p` that execute a warpgroup instruction (`wgmma.*`)
+/// their warpgroup does not execute together
+/// ([`crate::ir::tensor_core::short_warpgroups`]): each thread's warpgroup
+/// instructions are named by their place in the PTX, so two threads execute
+/// "the same" instruction when it is the same line of the kernel.
+fn short_warpgroups(
+    p: &Program,
+    spans: &SourceMap,
+    members: &[(u32, u32)],
+    block: u32,
+) -> Vec<crate::ir::tensor_core::ShortWarpgroup> {
+    use crate::ir::tensor_core::{WarpgroupMember, is_warpgroup_op};
+    let members: Vec<WarpgroupMember> = members
+        .iter()
+        .enumerate()
+        .map(|(t, &(cta, linear))| WarpgroupMember {
+            cta,
+            linear,
+            sequence: p.threads[t]
+                .code
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| matches!(i, Instr::Tensor { op } if is_warpgroup_op(op)))
+                .map(|(pc, _)| (pc, spans.instrs[t][pc].start))
+                .collect(),
+        })
+        .collect();
+    crate::ir::tensor_core::short_warpgroups(&members, block)
 }
 
 /// Parse the launch's condition against the lowered program: `buf[i]`

@@ -37,6 +37,7 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
         crate::model::ub::UbKind::Barrier(_) => "barrier",
         crate::model::ub::UbKind::Mbarrier(_) => "mbarrier",
         crate::model::ub::UbKind::Accumulator(_) => "accumulator",
+        crate::model::ub::UbKind::Warpgroup(_) => "warpgroup",
     };
     let text = |th: usize, pc: usize| {
         crate::litmus::print::instr(
@@ -54,6 +55,22 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
             text(th, at),
             text(th, wait),
             text(th, op),
+        ),
+        (crate::model::ub::UbKind::Warpgroup(w), &[(th, at)]) if w.present < 128 => format!(
+            "{} executes `{}`, which all 128 threads of its warpgroup must execute together, but \
+             the launch gives warpgroup {} of its CTA {} thread{}",
+            t.program.threads[th].name,
+            text(th, at),
+            w.warpgroup,
+            w.present,
+            if w.present == 1 { "" } else { "s" },
+        ),
+        (crate::model::ub::UbKind::Warpgroup(w), &[(th, at)]) => format!(
+            "{} executes `{}`, which the other threads of warpgroup {} of its CTA do not execute \
+             with it",
+            t.program.threads[th].name,
+            text(th, at),
+            w.warpgroup,
         ),
         _ => u.kind.what().to_string(),
     };
