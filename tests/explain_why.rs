@@ -239,3 +239,47 @@ fn json_carries_the_same_words() {
         v["ax"]["verdict"]["missing"]
     );
 }
+
+/// A tensor-core operation without the fence that starts it after the
+/// thread's synchronisation names that fence (issue 28: these outcomes
+/// were explained as "sequentially consistent", while `fix` inserts the
+/// fence): the operation as written is read as ordered after what comes
+/// before its issue, and that link is the missing one.
+#[test]
+fn a_missing_tensor_core_fence_is_named() {
+    let text = explain_text("litmus/wgmma/MP+fence.proxy.async-no-wgmma.fence.litmus");
+    assert!(
+        text.contains("\n     missing: `P0.async@2 (start of P0 `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0`)` (line 11:2) (by `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0`) does not wait for `P0 fence.proxy.async.shared::cta` (line 10:2): an asynchronous tensor-core operation starts at the fence that orders it, not at its issue, and `wgmma.fence` between them is missing\n"),
+        "{text}"
+    );
+    assert!(!text.contains("sequential consistency"), "{text}");
+    let text = explain_text("litmus/tcgen05/Pipeline-tma-mma-ld-no-fence-mma.litmus");
+    assert!(
+        text.contains("(line 13:55): an asynchronous tensor-core operation starts at the fence that orders it, not at its issue, and `tcgen05.fence::after_thread_sync` between them is missing\n"),
+        "{text}"
+    );
+    assert!(!text.contains("sequential consistency"), "{text}");
+}
+
+/// `explain --format json` carries the test's races as `run` does (issue
+/// 28: "in text and in JSON"), and a race-free test an empty, complete list.
+#[test]
+fn explain_json_carries_the_races() {
+    let json = |file: &str| -> serde_json::Value {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+            .args(["explain", file, "--format", "json"])
+            .current_dir(root())
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = json("litmus/races/DR-MP-weak.litmus");
+    assert_eq!(v["races_status"], "complete");
+    let races = v["races"].as_array().unwrap();
+    assert_eq!(races.len(), 2);
+    assert_eq!(races[1]["kind"], "data-race");
+    assert_eq!(races[1]["location"], "f");
+    let v = json("litmus/races/RF-bar-ordered.litmus");
+    assert_eq!(v["races"], serde_json::json!([]));
+    assert_eq!(v["races_status"], "complete");
+}

@@ -40,9 +40,11 @@ pub struct TraceArgs {
     #[arg(long, conflicts_with_all = ["outcome", "follow", "hang", "every_step"])]
     pub undefined: bool,
     /// Show race N of `ptxmc run`'s `Races` list instead: the two accesses,
-    /// why they race, and a consistent execution (the oracle's) in which
-    /// neither precedes the other in causality order (exit status 0; 1 if
-    /// the test has fewer races; 4 if the search was cut short first).
+    /// why they race, a consistent execution (the oracle's) in which
+    /// neither precedes the other in causality order, and a shortest run of
+    /// the machine that shows it too, with its `--follow` line (exit status
+    /// 0; 1 if the test has fewer races; 3 if no run of the machine shows
+    /// it; 4 if a search was cut short).
     #[arg(long, value_name = "N", conflicts_with_all = ["outcome", "follow", "hang", "undefined", "every_step"])]
     pub race: Option<usize>,
     /// Replay these successor choices instead (as printed after a trace), e.g. `0,2,1`.
@@ -582,39 +584,183 @@ fn race(args: &TraceArgs, t: &crate::litmus::LitmusTest, n: usize, limits: Limit
     let total = check.found.len();
     let found = n.checked_sub(1).and_then(|i| check.found.get(i));
     let report = crate::report::races::of(t, check);
-    match (found, args.format) {
-        (Some(f), TraceFormat::Text) => {
+    let Some(f) = found else {
+        let listed = match total {
+            0 => "no race was found".to_string(),
+            1 => "it has 1 race".to_string(),
+            k => format!("it has {k} races"),
+        };
+        println!("No race {n} in {}: {listed}.", t.display_path());
+        if let Some(why) = &report.why {
+            println!("Races: {} — {why}", report.status);
+            if report.status == "incomplete" {
+                return Exit::Incomplete;
+            }
+        }
+        return Exit::CheckFailed;
+    };
+    // The second implementation: the machine must reach the race too.
+    let shown = machine_race(args, t, &f.race, limits);
+    let exit = match &shown {
+        MachineRace::Shown { .. } => Exit::Success,
+        MachineRace::NotShown => Exit::Disagreement,
+        MachineRace::Incomplete(_) => Exit::Incomplete,
+    };
+    match args.format {
+        TraceFormat::Text => {
             print!("{}", crate::report::races::trace_text(t, f, n, total));
+            match &shown {
+                MachineRace::Shown { text, .. } => print!("{text}"),
+                MachineRace::NotShown => println!(
+                    "The machine finds no run in which they race: the engines disagree (please report it)."
+                ),
+                MachineRace::Incomplete(why) => {
+                    println!("The machine's search for a run in which they race stopped: {why}.")
+                }
+            }
             if let Some(why) = &report.why {
                 println!("Races: {} — {why}", report.status);
             }
         }
-        (Some(f), TraceFormat::Json) => {
+        TraceFormat::Json => {
+            let machine = match &shown {
+                MachineRace::Shown {
+                    steps,
+                    choices,
+                    marks,
+                    copy_completion_whole,
+                    ..
+                } => serde_json::json!({
+                    "shown": true,
+                    "steps": steps,
+                    "choices": choices,
+                    "race_steps": [marks.0, marks.1],
+                    "copy_completion": if *copy_completion_whole { "whole" } else { "element" },
+                }),
+                MachineRace::NotShown => serde_json::json!({
+                    "shown": false,
+                    "why": "no run of the machine shows the race: the engines disagree",
+                }),
+                MachineRace::Incomplete(why) => serde_json::json!({
+                    "shown": serde_json::Value::Null,
+                    "why": why,
+                }),
+            };
             let v = serde_json::json!({
                 "name": t.program.name,
                 "file": t.display_path(),
                 "race": crate::report::races::race(t, f, n),
                 "execution": crate::report::races::trace_text(t, f, n, total),
+                "machine": machine,
                 "races_status": report.status,
                 "races_incomplete_reason": report.why,
             });
             println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
         }
-        (None, _) => {
-            let listed = match total {
-                0 => "no race was found".to_string(),
-                1 => "it has 1 race".to_string(),
-                k => format!("it has {k} races"),
-            };
-            println!("No race {n} in {}: {listed}.", t.display_path());
-            if let Some(why) = &report.why {
-                println!("Races: {} — {why}", report.status);
-                if report.status == "incomplete" {
-                    return Exit::Incomplete;
-                }
-            }
-            return Exit::CheckFailed;
+    }
+    exit
+}
+
+/// What the machine says about a race the oracle found.
+enum MachineRace {
+    /// A run that shows it (`step::race`).
+    Shown {
+        /// The run in `trace`'s words, with the check and the replay line.
+        text: String,
+        /// Its steps.
+        steps: Vec<crate::op::trace::TraceStep>,
+        /// Its choices (what `--follow` replays).
+        choices: Vec<usize>,
+        /// The steps that retire the first and the second side's access.
+        marks: (usize, usize),
+        /// The run needs `--copy-completion whole`.
+        copy_completion_whole: bool,
+    },
+    /// No run of the machine shows it.
+    NotShown,
+    /// A limit stopped the search (or the machine could not be built).
+    Incomplete(String),
+}
+
+/// A shortest run of the machine that shows `race`, in each variant of copy
+/// completion in turn (`ir::copies`; as `engine::run` unites them).
+fn machine_race(
+    args: &TraceArgs,
+    t: &crate::litmus::LitmusTest,
+    race: &crate::ax::race::Race,
+    limits: Limits,
+) -> MachineRace {
+    let options = step::Options {
+        loop_bound: args.test.loop_bound,
+        barriers: args.test.barriers.for_program(&t.program),
+        fairness: args.test.fairness,
+        every_step: false,
+        limits,
+    };
+    let grains: Vec<crate::ir::copies::Granularity> = match args.copy_completion {
+        Some(c) => vec![c.into()],
+        None => crate::ir::copies::choices(&t.program).to_vec(),
+    };
+    for grain in grains {
+        let mut v = t.clone();
+        v.program.granularity = grain;
+        let done = match machine_race_at::<u128>(args, &v, race, options) {
+            Err(too) => crate::with_width!(
+                too.needed,
+                S => machine_race_at::<S>(args, &v, race, options),
+                Err(too)
+            ),
+            done => done,
+        };
+        match done {
+            Ok(MachineRace::NotShown) => continue,
+            Ok(answer) => return answer,
+            Err(e) => return MachineRace::Incomplete(e.to_string()),
         }
     }
-    Exit::Success
+    MachineRace::NotShown
+}
+
+/// [`machine_race`] on one variant at width `S`.
+fn machine_race_at<S: crate::rel::Bits>(
+    args: &TraceArgs,
+    t: &crate::litmus::LitmusTest,
+    race: &crate::ax::race::Race,
+    options: step::Options,
+) -> Result<MachineRace, crate::op::TooManySlots> {
+    let variants = match crate::ir::elect::Variants::of(&t.program) {
+        Ok(v) => v,
+        Err(e) => return Ok(MachineRace::Incomplete(e.to_string())),
+    };
+    let mut session = Session::<S>::build(&variants, options)?;
+    let choices = match session.go_to_race(race) {
+        Ok(Some(c)) => c,
+        Ok(None) => return Ok(MachineRace::NotShown),
+        Err(e) => return Ok(MachineRace::Incomplete(e.to_string())),
+    };
+    if let Err(e) = session.replay(&choices) {
+        unreachable!("a found run replays: {e:?}");
+    }
+    let shown = session
+        .shows_race(race)
+        .expect("the run found shows the race");
+    let marks = (shown.first_step, shown.second_step);
+    let whole = t.program.granularity == crate::ir::copies::Granularity::Whole;
+    let mut extra = String::new();
+    if args.test.loop_bound != step::Options::default().loop_bound {
+        extra.push_str(&format!(" --loop-bound {}", args.test.loop_bound));
+    }
+    if whole {
+        extra.push_str(" --copy-completion whole");
+    }
+    let run = session.trace();
+    let m = session.machine();
+    let text = trace::race_run_text(&m.program, &m.columns, &run, marks, &args.test.file, &extra);
+    Ok(MachineRace::Shown {
+        text,
+        steps: run.steps,
+        choices: run.choices,
+        marks,
+        copy_completion_whole: whole,
+    })
 }

@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use crate::ax::graph::{Event, Kind};
+use crate::ir::tensor_core::TcOp;
 use crate::ir::{BarrierKind, FenceSem, Instr, Proxy, Sem};
 use crate::rel::{Bits, Rel, members};
 
@@ -271,6 +272,7 @@ fn programmer_edges<S: Bits>(
     add(&rels.co, EdgeRel::Co);
     add(&rels.fr, EdgeRel::Fr);
     add(&g.await_edges, EdgeRel::Async);
+    issue_edges(words, rels, &mut out);
     for (a, b) in w.bar.pairs() {
         out.push(Edge {
             from: a,
@@ -327,6 +329,54 @@ fn programmer_edges<S: Bits>(
         }
     }
     out
+}
+
+/// The asynchronous operations as written: a programmer reads an operation
+/// issued after an instruction as ordered after it (the MMA issued after
+/// the wait for its tile reads the tile). The machine and the oracle start a
+/// tensor-core operation at the fence that orders it (`wgmma.fence`,
+/// `tcgen05.fence::after_thread_sync`; `docs/tensor-core.md`), not at its
+/// issue, so where base causality does not order the issuer's last event
+/// before the issue with the operation's first event, the edge is added
+/// without synchronisation: the link that is missing. (A bulk copy starts at
+/// its issue: base causality has that edge, and nothing is added.)
+fn issue_edges<S: Bits>(
+    words: &Words<'_, '_, S>,
+    rels: &Relations<'_, '_, S>,
+    out: &mut Vec<Edge>,
+) {
+    let g = words.graph;
+    for (t, th) in g.program.threads.iter().enumerate() {
+        let Some(a) = &th.agent else { continue };
+        if a.exec != 0 {
+            continue;
+        }
+        let Some(first) = (0..g.len()).find(|&e| g.events[e].thread == Some(t)) else {
+            continue;
+        };
+        // The issuer's events before the issue: those before its first
+        // event at or after the issuing instruction.
+        let mut before = None;
+        for e in 0..g.len() {
+            let ev = &g.events[e];
+            if ev.thread != Some(a.issuer) {
+                continue;
+            }
+            if ev.pc >= a.spawn_pc {
+                break;
+            }
+            before = Some(e);
+        }
+        let Some(before) = before else { continue };
+        if !rels.cb.has(before, first) {
+            out.push(Edge {
+                from: before,
+                to: first,
+                rel: EdgeRel::Async,
+                sync: None,
+            });
+        }
+    }
 }
 
 /// Pairs of same-location writes (initial writes apart) that coherence
@@ -696,6 +746,9 @@ impl<S: Bits> Links<'_, '_, '_, S> {
                     self.fence_sc_link(x0, l.from, bx, by, l.rel)
                 }
                 EdgeRel::Bar if l.sync.is_none() => vec![self.barrier_link(l.from, l.to)],
+                EdgeRel::Async if !self.rels.cb.has(l.from, l.to) => {
+                    vec![self.issue_link(l.from, l.to)]
+                }
                 // A barrier that synchronised and an operation's issue or
                 // completion are base causality already.
                 _ => Vec::new(),
@@ -973,6 +1026,48 @@ impl<S: Bits> Links<'_, '_, '_, S> {
             "in this execution {} does not wait for {}: they meet no common barrier phase (another barrier resource, a count or mask that completes the phase without it, or a thread that leaves before it)",
             self.q(wait),
             self.q(arrive)
+        )
+    }
+
+    /// An asynchronous operation (its first event `op`) that does not wait
+    /// for `before`, its issuer's last event before the issue: the fence
+    /// that would start it after `before` is missing.
+    fn issue_link(&self, before: usize, op: usize) -> String {
+        let g = self.words.graph;
+        let issued = self.ev(op).thread.and_then(|t| {
+            let a = g.program.threads[t].agent.as_ref()?;
+            let th = self.words.source.threads.get(a.issuer)?;
+            Some((th, th.code.get(a.spawn_pc)?))
+        });
+        let (what, fence) = match issued {
+            Some((
+                th,
+                i @ Instr::Tensor {
+                    op: TcOp::Wgmma { .. },
+                },
+            )) => (
+                crate::litmus::print::instr(self.words.source, th, i),
+                "`wgmma.fence` between them",
+            ),
+            Some((
+                th,
+                i @ Instr::Tensor {
+                    op: TcOp::Mma { .. } | TcOp::Cp { .. } | TcOp::Ld { .. } | TcOp::St { .. },
+                },
+            )) => (
+                crate::litmus::print::instr(self.words.source, th, i),
+                "`tcgen05.fence::after_thread_sync` between them",
+            ),
+            Some((th, i)) => (
+                crate::litmus::print::instr(self.words.source, th, i),
+                "a fence that orders the operation after them",
+            ),
+            None => (String::from("the operation"), "a fence that orders it"),
+        };
+        format!(
+            "{} (by `{what}`) does not wait for {}: an asynchronous tensor-core operation starts at the fence that orders it, not at its issue, and {fence} is missing",
+            self.q(op),
+            self.q(before)
         )
     }
 

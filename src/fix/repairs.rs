@@ -13,6 +13,10 @@
 //!   other parity;
 //! - an `expect_tx` byte count made equal to the bytes the copies that
 //!   complete on that mbarrier transfer;
+//! - an `mbarrier.arrive` on an mbarrier nothing arms, though copies
+//!   complete on it, made an `arrive.expect_tx` of their bytes;
+//! - an mbarrier arrival that releases a stage moved after the later wait
+//!   for the asynchronous operations issued before it;
 //! - a `.volatile` access made a release (stores) or an acquire (loads) at
 //!   a scope that may be narrower than `.sys` (`.volatile` is
 //!   `.relaxed.sys`: the narrower release is not "stronger" in the order
@@ -27,6 +31,7 @@
 //! remove executions.
 
 use super::sites::{Action, Site, Variant, quoted, useful_scopes};
+use crate::ir::tensor_core::TcOp;
 use crate::ir::{
     AsyncKind, BarrierKind, Completion, Instr, MbarOp, Operand, Program, Sem, WaitPhase,
 };
@@ -49,6 +54,7 @@ pub fn repair_sites(p: &Program, groups: bool) -> Vec<Site> {
             in_place(p, t, pc, i, &mut out);
         }
         missing_waits(p, t, &mut out);
+        moved_releases(p, t, &mut out);
     }
     out
 }
@@ -116,11 +122,17 @@ fn in_place(p: &Program, t: usize, pc: usize, i: &Instr, out: &mut Vec<Site>) {
             out.push(site(p, t, vec![Variant::repair(text, 1, remove, 0)]));
         }
         Instr::Mbar {
-            op: MbarOp::Arrive, ..
+            op: MbarOp::Arrive,
+            addr,
+            arg,
+            ..
         } => {
             let text = format!("remove {name} {old}");
             let remove = Action::Remove { thread: t, pc };
             out.push(site(p, t, vec![Variant::repair(text, 1, remove, 0)]));
+            if arg.is_none() {
+                arm(p, t, pc, i, *addr, out);
+            }
         }
         Instr::WaitGroup {
             pending, read, all, ..
@@ -205,6 +217,170 @@ fn in_place(p: &Program, t: usize, pc: usize, i: &Instr, out: &mut Vec<Site>) {
             out.push(site(p, t, vs));
         }
         _ => {}
+    }
+}
+
+/// An `mbarrier.arrive` made an `mbarrier.arrive.expect_tx` with the bytes
+/// of the copies that complete on its mbarrier, when nothing in the program
+/// expects them there: the barrier was never armed, so its phase can
+/// complete with the arrivals alone, before the data lands (a
+/// `.multicast::cluster` copy completes on the mbarrier of every
+/// destination CTA, and each CTA must arm its own; PTX ISA §9.7.9.25.4.2
+/// "expect-tx operation", §9.7.9.25 `cp.async.bulk` `.multicast::cluster`).
+fn arm(p: &Program, t: usize, pc: usize, i: &Instr, bar: usize, out: &mut Vec<Site>) {
+    let loc = p.addresses[bar].loc;
+    let armed = p.threads.iter().flat_map(|th| &th.code).any(|j| {
+        matches!(j, Instr::Mbar { op: MbarOp::ArriveExpectTx | MbarOp::ExpectTx, addr, .. }
+            if p.addresses[*addr].loc == loc)
+    });
+    if armed {
+        return;
+    }
+    let name = &p.threads[t].name;
+    let old = quoted(p, t, pc);
+    for b in tx_candidates(p, bar) {
+        let mut w = i.clone();
+        if let Instr::Mbar { op, arg, .. } = &mut w {
+            *op = MbarOp::ArriveExpectTx;
+            *arg = Some(Operand::Imm(b));
+        }
+        let text = format!(
+            "{name} {old} → `{}` (arm it with the bytes the copies completing on it transfer)",
+            text_of(p, t, &w)
+        );
+        let action = Action::Replace {
+            thread: t,
+            pc,
+            instr: w,
+        };
+        out.push(site(p, t, vec![Variant::repair(text, 1, action, 0)]));
+    }
+}
+
+/// The cost of moving a stage's release after the wait for the operations
+/// that read the stage: no instruction more, the producer may wait longer.
+const MOVE_RELEASE_COST: u32 = 2;
+
+/// An mbarrier arrival that releases a stage while asynchronous operations
+/// the thread issued before it may still read the stage, moved after the
+/// later wait that completes them (`wgmma.wait_group`, `tcgen05.wait`,
+/// `cp.async.bulk.wait_group`, `cp.async.wait_group`): CUTLASS's
+/// `consumer_release` after `warpgroup_wait`. PTX ISA §9.7.15.7
+/// (`wgmma.wait_group`: accessing the operands before the wait is
+/// undefined), §9.7.9.25.4 (mbarrier arrive-on). Only in a thread without
+/// branches, where moving an instruction changes nothing else.
+fn moved_releases(p: &Program, t: usize, out: &mut Vec<Site>) {
+    let code = &p.threads[t].code;
+    if code.iter().any(|i| matches!(i, Instr::Branch { .. })) {
+        return;
+    }
+    let name = &p.threads[t].name;
+    for (pc, i) in code.iter().enumerate() {
+        if !matches!(
+            i,
+            Instr::Mbar {
+                op: MbarOp::Arrive | MbarOp::ArriveExpectTx,
+                ..
+            }
+        ) {
+            continue;
+        }
+        for (w, wait) in code.iter().enumerate().skip(pc + 1) {
+            let Some(issues) = completes(wait) else {
+                continue;
+            };
+            if !code[..pc].iter().any(issues) {
+                continue;
+            }
+            // After the wait and the results it delivers.
+            let end = (w + 1..code.len())
+                .find(|&k| {
+                    !matches!(
+                        code[k],
+                        Instr::Tensor {
+                            op: TcOp::Result { .. }
+                        }
+                    )
+                })
+                .unwrap_or(code.len());
+            // The arrival's state token must not be read before its new place.
+            let token = i.def();
+            if token.is_some_and(|r| code[pc + 1..end].iter().any(|j| j.uses().contains(&r))) {
+                break;
+            }
+            let text = format!("move {name} {} after {}", quoted(p, t, pc), quoted(p, t, w));
+            let action = Action::Group(vec![
+                Action::Remove { thread: t, pc },
+                Action::Insert {
+                    thread: t,
+                    pos: end,
+                    instr: i.clone(),
+                },
+            ]);
+            out.push(site(
+                p,
+                t,
+                vec![Variant::repair(text, MOVE_RELEASE_COST, action, 0)],
+            ));
+            // The first such wait is where the release belongs.
+            break;
+        }
+    }
+}
+
+/// What a wait completes: the instructions that issue the asynchronous
+/// operations it waits for; `None` for any other instruction.
+fn completes(wait: &Instr) -> Option<fn(&Instr) -> bool> {
+    match wait {
+        Instr::Tensor {
+            op: TcOp::WgmmaWait { .. },
+        } => Some(|i| {
+            matches!(
+                i,
+                Instr::Tensor {
+                    op: TcOp::Wgmma { .. }
+                }
+            )
+        }),
+        Instr::Tensor {
+            op: TcOp::Wait { ld: true },
+        } => Some(|i| {
+            matches!(
+                i,
+                Instr::Tensor {
+                    op: TcOp::Ld { .. }
+                }
+            )
+        }),
+        Instr::Tensor {
+            op: TcOp::Wait { ld: false },
+        } => Some(|i| {
+            matches!(
+                i,
+                Instr::Tensor {
+                    op: TcOp::St { .. }
+                }
+            )
+        }),
+        Instr::WaitGroup { bulk: true, .. } => Some(|i| {
+            matches!(
+                i,
+                Instr::AsyncCopy {
+                    completion: Completion::BulkGroup,
+                    ..
+                }
+            )
+        }),
+        Instr::WaitGroup { bulk: false, .. } => Some(|i| {
+            matches!(
+                i,
+                Instr::AsyncCopy {
+                    completion: Completion::AsyncGroup,
+                    ..
+                }
+            )
+        }),
+        _ => None,
     }
 }
 

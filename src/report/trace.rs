@@ -24,11 +24,21 @@ pub fn final_states(p: &Program, cols: &Columns, trace: &Trace) -> Option<String
 
 /// Numbered steps, each with its effects indented below.
 fn steps(out: &mut String, steps: &[TraceStep]) {
+    marked_steps(out, steps, &[]);
+}
+
+/// [`steps`], with `   <- race` after the steps numbered in `marks`.
+fn marked_steps(out: &mut String, steps: &[TraceStep], marks: &[usize]) {
     let width = steps.iter().map(|s| s.instruction.len()).max().unwrap_or(0);
     for s in steps {
+        let mark = if marks.contains(&s.index) {
+            "   <- race"
+        } else {
+            ""
+        };
         writeln!(
             out,
-            "{:>3}. {} {:<width$}  {}",
+            "{:>3}. {} {:<width$}  {}{mark}",
             s.index, s.thread, s.instruction, s.action
         )
         .unwrap();
@@ -61,6 +71,52 @@ pub fn text(p: &Program, cols: &Columns, goal: Option<&str>, trace: &Trace, file
     writeln!(
         out,
         "Replay: ptxmc trace {} --follow {}",
+        file.display(),
+        list.join(",")
+    )
+    .unwrap();
+    out
+}
+
+/// The machine's run that shows a race (`ptxmc trace --race N`,
+/// `step::race`): its steps, the two retirements marked, the final state,
+/// the check in words and the `--follow` line (`replay_args`: what else the
+/// replay needs, e.g. ` --loop-bound 3`).
+pub fn race_run_text(
+    p: &Program,
+    cols: &Columns,
+    trace: &Trace,
+    marks: (usize, usize),
+    file: &Path,
+    replay_args: &str,
+) -> String {
+    let mut out = String::new();
+    writeln!(
+        out,
+        "A run of the machine in which they race (a shortest one; the two retirements marked):"
+    )
+    .unwrap();
+    marked_steps(&mut out, &trace.steps, &[marks.0, marks.1]);
+    match final_states(p, cols, trace) {
+        Some(f) => writeln!(out, "Final state: {f}").unwrap(),
+        None => writeln!(out, "The run has not reached a final state.").unwrap(),
+    }
+    let (a, b) = (marks.0.min(marks.1), marks.0.max(marks.1));
+    let named = |k: usize| {
+        let s = &trace.steps[k - 1];
+        format!("{} `{}`", s.thread, s.instruction)
+    };
+    writeln!(
+        out,
+        "The machine checks it: step {a} retires {} and step {b} retires {}, each without the other in its causal past (its view of the line it accesses: Front and Front⁺, docs/machine.md §2).",
+        named(a),
+        named(b)
+    )
+    .unwrap();
+    let list: Vec<String> = trace.choices.iter().map(usize::to_string).collect();
+    writeln!(
+        out,
+        "Replay: ptxmc trace {} --follow {}{replay_args}",
         file.display(),
         list.join(",")
     )

@@ -29,6 +29,7 @@
 //! one a list belongs to.
 
 pub mod picture;
+pub mod race;
 pub mod text;
 
 use crate::rel::Bits;
