@@ -73,10 +73,31 @@ struct Resource {
 }
 
 /// The count-less barrier resources of a program's pure CTAs, with each
-/// path's summary (see the module's documentation).
+/// path's summary (see the module's documentation), and the counted
+/// barriers that warps of several lanes reach as one event.
 #[derive(Debug)]
 pub struct BarrierSets {
     resources: Vec<Resource>,
+    warps: Vec<WarpResource>,
+}
+
+/// One path of a lane, as one counted barrier name of its warp sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LaneSummary {
+    /// Per warp arrival of the lane at the name (in order): whether it waits
+    /// (`bar.sync`; `bar.arrive` does not).
+    waits: Vec<bool>,
+    /// The path is stuck at its last warp arrival at the name.
+    stuck_here: bool,
+    /// The path is stuck (anywhere).
+    stuck: bool,
+}
+
+/// A counted barrier name that the lanes of one warp reach as one event
+/// (`model::barrier::warp_unit`): per lane, the summary of each path.
+#[derive(Debug)]
+struct WarpResource {
+    lanes: Vec<(ThreadId, Vec<LaneSummary>)>,
 }
 
 impl BarrierSets {
@@ -116,7 +137,8 @@ impl BarrierSets {
                 resources.push(Resource { threads, max_c });
             }
         }
-        (!resources.is_empty()).then_some(BarrierSets { resources })
+        let warps = warp_resources(p, paths);
+        (!resources.is_empty() || !warps.is_empty()).then_some(BarrierSets { resources, warps })
     }
 
     /// Whether the paths chosen so far (`chosen[t]`: thread `t`'s path
@@ -126,6 +148,138 @@ impl BarrierSets {
     /// never false for a combination some search could accept.
     pub fn partial_ok(&self, chosen: &[Option<usize>]) -> bool {
         self.resources.iter().all(|r| r.partial_ok(chosen))
+            && self.warps.iter().all(|w| w.partial_ok(chosen))
+    }
+}
+
+impl WarpResource {
+    /// Whether the lanes chosen so far can be part of a combination whose
+    /// warp events at this name the oracle can form (`ax::barriers`,
+    /// `warp_units`, which rejects the others). For the k-th event, with
+    /// *present* lanes (those with a k-th warp arrival) and *absent* ones:
+    /// * an absent lane that is stuck means the event never happens, so
+    ///   every present lane must be stuck at it;
+    /// * otherwise the event happens: a lane stuck at it while another
+    ///   present lane passes it and waits (a released `bar.sync`) cannot be,
+    ///   nor can a lane stuck at a `bar.arrive` (it waits only for lanes that
+    ///   never come).
+    ///
+    /// Decided on the chosen lanes alone where a lane not chosen yet cannot
+    /// change the answer, and exactly once the whole warp is chosen; never
+    /// false for a combination `warp_units` accepts.
+    fn partial_ok(&self, chosen: &[Option<usize>]) -> bool {
+        let sums: Vec<&LaneSummary> = self
+            .lanes
+            .iter()
+            .filter_map(|(t, s)| chosen[*t].map(|i| &s[i]))
+            .collect();
+        let whole = sums.len() == self.lanes.len();
+        let most = sums.iter().map(|s| s.waits.len()).max().unwrap_or(0);
+        for k in 0..most {
+            let absent_stuck = sums.iter().any(|s| s.waits.len() <= k && s.stuck);
+            // (stuck at the k-th arrival, it waits)
+            let present: Vec<(bool, bool)> = sums
+                .iter()
+                .filter(|s| s.waits.len() > k)
+                .map(|s| (s.stuck_here && s.waits.len() == k + 1, s.waits[k]))
+                .collect();
+            let any_stuck = present.iter().any(|p| p.0);
+            let any_passes = present.iter().any(|p| !p.0);
+            let stuck_arrive = present.iter().any(|p| p.0 && !p.1);
+            if absent_stuck && any_passes {
+                return false;
+            }
+            // Stuck and released lanes of one event (whichever case holds).
+            if any_stuck && present.iter().any(|p| !p.0 && p.1) {
+                return false;
+            }
+            // A lane stuck at `bar.arrive`: only an event that never
+            // happens holds it, and then no lane of it passes.
+            if stuck_arrive && any_passes {
+                return false;
+            }
+            if whole && !absent_stuck && stuck_arrive {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The counted barrier names that warps of several lanes of `p` reach as one
+/// event, with each lane's paths summarised; a warp whose counted barriers
+/// are not all named by constants is left out (nothing is pruned for it).
+fn warp_resources(p: &Program, paths: &[Vec<Path>]) -> Vec<WarpResource> {
+    let mut out = Vec::new();
+    let mut seen: Vec<ThreadId> = Vec::new();
+    for t in 0..p.threads.len() {
+        if seen.contains(&t) || p.threads[t].agent.is_some() {
+            continue;
+        }
+        let lanes = p.warp_lanes(t);
+        seen.extend(&lanes);
+        if lanes.len() < 2 {
+            continue;
+        }
+        let mut names: Vec<Value> = Vec::new();
+        let mut constant = true;
+        for &u in &lanes {
+            for i in &p.threads[u].code {
+                if crate::model::barrier::warp_unit(p, u, i) {
+                    match i {
+                        Instr::Barrier { id, .. } => match id.first() {
+                            Some(Operand::Imm(a)) => {
+                                if !names.contains(a) {
+                                    names.push(*a);
+                                }
+                            }
+                            _ => constant = false,
+                        },
+                        _ => unreachable!("a warp unit is a barrier"),
+                    }
+                }
+            }
+        }
+        if !constant {
+            continue;
+        }
+        for a in names {
+            let lanes = lanes
+                .iter()
+                .map(|&u| {
+                    let sums = paths[u].iter().map(|q| lane_summary(p, u, q, a)).collect();
+                    (u, sums)
+                })
+                .collect();
+            out.push(WarpResource { lanes });
+        }
+    }
+    out
+}
+
+/// Lane `u`'s path `q`, as the counted barrier `a` of its warp sees it.
+fn lane_summary(p: &Program, u: ThreadId, q: &Path, a: Value) -> LaneSummary {
+    let code = &p.threads[u].code;
+    let here = |e: &super::unfold::PathEvent| {
+        matches!(&e.kind, PathEventKind::BarArrive { id, .. } if id.first() == Some(&Expr::Const(a)))
+            && crate::model::barrier::warp_unit(p, u, &code[e.pc])
+    };
+    let waits: Vec<bool> = q
+        .events
+        .iter()
+        .filter(|e| here(e))
+        .map(|e| matches!(e.kind, PathEventKind::BarArrive { waits: true, .. }))
+        .collect();
+    // A path stuck at a barrier ends with that arrival (`StuckKind::Barrier`).
+    let stuck_here = q
+        .stuck
+        .as_ref()
+        .is_some_and(|sp| sp.kind == StuckKind::Barrier)
+        && q.events.last().is_some_and(here);
+    LaneSummary {
+        waits,
+        stuck_here,
+        stuck: q.stuck.is_some(),
     }
 }
 

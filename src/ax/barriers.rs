@@ -153,7 +153,43 @@ pub fn isa_choices<S: Bits>(
         }
         choices = next;
     }
+    // Lanes of one warp stuck for good at different barriers, one counted.
+    if let Some(u) = warp_divergence(g, rf) {
+        for c in &mut choices {
+            if c.ub.as_ref().is_none_or(|b| u < *b) {
+                c.ub = Some(u.clone());
+            }
+        }
+    }
     Some(choices)
+}
+
+/// The lanes of a candidate whose paths are stuck at a CTA barrier arrival,
+/// judged by `model::barrier::warp_divergence` (the machine judges its hang
+/// witnesses by the same rule): undefined when lanes of one warp wait for
+/// good at different barriers, one of them counted.
+fn warp_divergence<S: Bits>(g: &Graph<'_, S>, rf: &[Option<usize>]) -> Option<Undefined> {
+    let p = g.program;
+    let lanes: Vec<barrier::StuckLane> = g
+        .barriers
+        .iter()
+        .filter(|b| b.stuck)
+        .filter_map(|b| {
+            let t = g.events[b.arrive].thread?;
+            let pc = g.events[b.arrive].pc;
+            let i = &p.threads[t].code[pc];
+            if !matches!(i, crate::ir::Instr::Barrier { kind, .. } if !kind.is_warp()) {
+                return None;
+            }
+            Some(barrier::StuckLane {
+                thread: t,
+                pc,
+                name: g.eval(rf, t, b.id.first()?)?,
+                counted: barrier::warp_unit(p, t, i),
+            })
+        })
+        .collect();
+    barrier::warp_divergence(p, &lanes)
 }
 
 /// The arrivals at one resource as the planner counts them: the lanes of a
@@ -275,19 +311,15 @@ fn warp_units<S: Bits>(
             None => u.per_thread.push((key, vec![e])),
         }
     };
-    // Warps whose events are done, by their first lane.
-    let mut done: Vec<usize> = Vec::new();
+    // Per warp (by its first lane), its events in order: the lanes' k-th
+    // warp arrivals, or `None` for an event that never happens.
+    let mut warps: Vec<(usize, Vec<Option<Vec<usize>>>)> = Vec::new();
     for (t, list) in per_thread {
         let warp = p.warp_lanes(*t);
         let lead = warp[0];
-        let units: Vec<usize> = list.iter().copied().filter(|&a| is_unit(a)).collect();
-        for &a in list.iter().filter(|&&a| !is_unit(a)) {
-            push(&mut u, *t, vec![a]);
-        }
-        if units.is_empty() || done.contains(&lead) {
+        if !list.iter().any(|&a| is_unit(a)) || warps.iter().any(|(l, _)| *l == lead) {
             continue;
         }
-        done.push(lead);
         // Each lane's warp arrivals at this resource, in order.
         let of_lane: Vec<(usize, Vec<usize>)> = warp
             .iter()
@@ -301,6 +333,7 @@ fn warp_units<S: Bits>(
             })
             .collect();
         let most = of_lane.iter().map(|(_, l)| l.len()).max().unwrap_or(0);
+        let mut events = Vec::new();
         for k in 0..most {
             let lanes: Vec<usize> = of_lane
                 .iter()
@@ -318,6 +351,7 @@ fn warp_units<S: Bits>(
                 if lanes.iter().any(|&a| !arr[a].stuck) {
                     return None;
                 }
+                events.push(None);
                 continue;
             }
             if lanes.iter().any(|&a| arr[a].stuck && arrive_only(a))
@@ -340,7 +374,42 @@ fn warp_units<S: Bits>(
                     }
                 }
             }
-            push(&mut u, lead, lanes);
+            events.push(Some(lanes));
+        }
+        warps.push((lead, events));
+    }
+    // Each thread's events in its program order (the planner takes them so):
+    // its own arrivals one by one, and a warp's events in its first lane's
+    // list where that lane's own warp arrivals stand (a lane that has both
+    // count-less and counted arrivals at one name keeps their order), the
+    // events it is absent from after them. Another lane's part in an event
+    // is ordered against its own arrivals by the time edges above.
+    let mut placed: Vec<(usize, usize)> = Vec::new();
+    for (t, list) in per_thread {
+        let mine = warps.iter().find(|(l, _)| l == t);
+        let mut k = 0;
+        for &a in list {
+            if !is_unit(a) {
+                push(&mut u, *t, vec![a]);
+                continue;
+            }
+            let Some((_, events)) = mine else { continue };
+            if let Some(Some(lanes)) = events.get(k) {
+                push(&mut u, *t, lanes.clone());
+            }
+            k += 1;
+        }
+        if mine.is_some() {
+            placed.push((*t, k));
+        }
+    }
+    for (lead, events) in &warps {
+        let from = placed
+            .iter()
+            .find(|(l, _)| l == lead)
+            .map_or(0, |(_, k)| *k);
+        for lanes in events.iter().skip(from).flatten() {
+            push(&mut u, *lead, lanes.clone());
         }
     }
     Some(u)

@@ -107,6 +107,9 @@ pub enum BarrierUb {
     /// Lanes of one warp arrive at one phase of an `.aligned` barrier from
     /// different instructions (a divergent `bar.sync`).
     AlignedDivergent,
+    /// Lanes of one warp stay for good at different CTA barriers, one of
+    /// them counted (its warp arrival can never gather the lanes).
+    WarpBarriersDiffer,
 }
 
 impl BarrierUb {
@@ -128,6 +131,10 @@ impl BarrierUb {
             }
             BarrierUb::AlignedDivergent => {
                 "lanes of one warp reach an `.aligned` barrier at different instructions"
+            }
+            BarrierUb::WarpBarriersDiffer => {
+                "lanes of one warp wait for good at different barriers, one of them counted: the \
+                 warp's arrival at the counted barrier can never gather its lanes"
             }
         }
     }
@@ -166,6 +173,15 @@ impl BarrierUb {
                  aligned barrier{.cta} instruction should only be used if it is known that all threads \
                  in CTA evaluate the condition identically, otherwise behavior is undefined\" \
                  (barriers are executed per warp: ptxmc applies it to the lanes of a warp)"
+            }
+            BarrierUb::WarpBarriersDiffer => {
+                "PTX ISA 9.7.13.1: \"barrier{.cta} instruction causes executing thread to wait for \
+                 all non-exited threads from its warp and marks warps' arrival at barrier\" — a \
+                 warp arrives at one barrier; for `bar` and `.aligned` forms \"all threads in CTA \
+                 will execute the same barrier{.cta} instruction ... otherwise behavior is \
+                 undefined\", and for sm_6x and below \"all threads in warp (except for those have \
+                 exited) must execute barrier{.cta} instruction in convergence\"; the ISA gives no \
+                 meaning to a warp whose lanes name different barriers"
             }
         }
     }
@@ -877,6 +893,10 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     if reading == Reading::Dat3m {
         return false;
     }
+    // Lanes of a warp that may wait at different barriers.
+    if warps_may_diverge(p) {
+        return true;
+    }
     type Key = (u32, u32, SmallVec<[Value; 2]>);
     let mut seen: Vec<(Key, Option<Value>, Option<Value>)> = Vec::new();
     for (t, th) in p
@@ -1023,4 +1043,116 @@ pub fn phase_ub(members: impl Iterator<Item = PhaseMember>) -> Option<Undefined>
         });
     }
     best
+}
+
+/// A lane that waits for good at a CTA barrier instruction (a hang's stuck
+/// lane), as [`warp_divergence`] judges it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StuckLane {
+    /// The lane (thread).
+    pub thread: usize,
+    /// The barrier instruction.
+    pub pc: usize,
+    /// The barrier's name (operand `a`).
+    pub name: Value,
+    /// PTX's counted `bar{.cta}.sync/arrive a, b`, which the lane's warp
+    /// reaches as one event ([`warp_unit`]).
+    pub counted: bool,
+}
+
+/// The least undefined step of a stuck configuration (ISA reading) in which
+/// lanes of one warp wait for good at *different* CTA barriers, at least one
+/// of them counted: counted barriers of different names, or a counted and a
+/// count-less one (the same name included). The counted barrier's lanes wait
+/// for the warp's other lanes (PTX ISA §9.7.13.1, *"wait for all non-exited
+/// threads from its warp and marks warps' arrival at barrier"*), which wait
+/// elsewhere, so the warp's arrival never happens: the ISA gives that no
+/// meaning (`.aligned`: *"otherwise behavior is undefined"*). `lanes` are
+/// every stuck lane at a CTA barrier; the witness names every such lane of
+/// the warp, in (thread, instruction) order, so both engines name the same
+/// one. Lanes that agree (one counted name for all) are a hang, not this.
+pub fn warp_divergence(p: &Program, lanes: &[StuckLane]) -> Option<Undefined> {
+    let mut best: Option<Undefined> = None;
+    let mut done: Vec<usize> = Vec::new();
+    for l in lanes {
+        let Some(th) = p.threads.get(l.thread) else {
+            continue;
+        };
+        if th.agent.is_some() || th.placement.warp.is_none() || p.warp_lanes(l.thread).len() < 2 {
+            continue;
+        }
+        let key = WarpOf::of(p, l.thread).key;
+        let warp = (th.placement.gpu, th.placement.cta, key);
+        let same_warp = |o: &&StuckLane| {
+            p.threads.get(o.thread).is_some_and(|u| {
+                u.agent.is_none()
+                    && (
+                        u.placement.gpu,
+                        u.placement.cta,
+                        WarpOf::of(p, o.thread).key,
+                    ) == warp
+            })
+        };
+        if done.contains(&l.thread) {
+            continue;
+        }
+        let mine: Vec<&StuckLane> = lanes.iter().filter(same_warp).collect();
+        done.extend(mine.iter().map(|o| o.thread));
+        let differ = mine
+            .iter()
+            .any(|o| (o.name, o.counted) != (mine[0].name, mine[0].counted));
+        if differ && mine.iter().any(|o| o.counted) {
+            let mut at: Vec<(usize, usize)> = mine.iter().map(|o| (o.thread, o.pc)).collect();
+            at.sort_unstable();
+            at.dedup();
+            let u = Undefined {
+                kind: super::ub::UbKind::Barrier(BarrierUb::WarpBarriersDiffer),
+                at,
+            };
+            if best.as_ref().is_none_or(|b| u < *b) {
+                best = Some(u);
+            }
+        }
+    }
+    best
+}
+
+/// Whether lanes of one warp of `p` (lowered) may wait at different CTA
+/// barriers, one of them counted ([`warp_divergence`]), judged from the text:
+/// a warp of several lanes whose CTA barrier instructions include a counted
+/// one and are not all counted with one constant name.
+pub fn warps_may_diverge(p: &Program) -> bool {
+    let mut warps: Vec<((u32, u32, u32), Vec<(Option<Value>, bool)>)> = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        let Some(w) = th.placement.warp else { continue };
+        if th.agent.is_some() || p.warp_lanes(t).len() < 2 {
+            continue;
+        }
+        let key = (th.placement.gpu, th.placement.cta, w);
+        let i = match warps.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                warps.push((key, Vec::new()));
+                warps.len() - 1
+            }
+        };
+        for ins in &th.code {
+            if let Instr::Barrier { kind, id, .. } = ins {
+                if kind.is_warp() {
+                    continue;
+                }
+                let name = match id.first() {
+                    Some(Operand::Imm(v)) => Some(*v),
+                    _ => None,
+                };
+                let b = (name, warp_unit(p, t, ins));
+                if !warps[i].1.contains(&b) {
+                    warps[i].1.push(b);
+                }
+            }
+        }
+    }
+    warps
+        .iter()
+        .any(|(_, bs)| bs.iter().any(|b| b.1) && (bs.len() > 1 || bs.iter().any(|b| b.0.is_none())))
 }

@@ -121,6 +121,9 @@ pub struct Machine<'p, S: Bits = u128> {
     /// (`model::barrier::order_free_counted`): under the ISA reading their
     /// arrivals retire without a choice.
     order_free: Vec<(u32, u32, Value)>,
+    /// Lanes of a warp may wait at different barriers, one counted
+    /// (`model::barrier::warps_may_diverge`): hangs are judged for it.
+    warps_diverge: bool,
     /// Per CTA: its source threads (agents are no CUDA threads).
     cta_threads: Vec<Vec<usize>>,
     /// Per location: whether it is *total* — every slot of it generic, at
@@ -279,6 +282,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             })
             .collect();
         let order_free = crate::model::barrier::order_free_counted(p);
+        let warps_diverge = crate::model::barrier::warps_may_diverge(p);
         let symmetry = symmetry::Symmetry::detect(p, &layout, &columns);
         Ok(Machine {
             use_symmetry: true,
@@ -287,6 +291,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             fairness: Default::default(),
             cta_counted,
             order_free,
+            warps_diverge,
             cta_threads,
             program,
             source,
@@ -803,8 +808,9 @@ impl<'p, S: Bits> Machine<'p, S> {
     /// (`model::barrier::BarrierUb`), phases whose arrivals disagree on
     /// the count (ISA reading), retired mbarrier read-modify-writes
     /// that made the barrier's state undefined (`model::ub::mbarrier_step`),
-    /// and retired accesses to pending `wgmma` accumulators
-    /// (`model::ub::accumulator_ub`).
+    /// retired accesses to pending `wgmma` accumulators
+    /// (`model::ub::accumulator_ub`), and, at a hang witness, lanes of one
+    /// warp stuck at different barriers ([`Machine::warp_divergence`]).
     pub fn undefined(&self, st: &State<S>) -> Option<crate::model::ub::Undefined> {
         use crate::model::barrier::{self, PhaseMember, Reading};
         let member = |a: &state::Arrival| PhaseMember {
@@ -863,7 +869,65 @@ impl<'p, S: Bits> Machine<'p, S> {
                 found = Some(u);
             }
         }
+        if let Some(u) = self.warp_divergence(st) {
+            if found.as_ref().is_none_or(|f| u < *f) {
+                found = Some(u);
+            }
+        }
         found
+    }
+
+    /// At a hang witness, lanes of one warp that wait for good at different
+    /// CTA barriers, one of them counted (`model::barrier::warp_divergence`):
+    /// a lane at a counted barrier that its warp's other lanes never reach
+    /// (it waits at the gate, [`Machine::warp_gate`]) or one that has
+    /// arrived and waits for its phase. Only a hang makes it so: before
+    /// that, a lane waiting for a phase may still go on to the others.
+    fn warp_divergence(&self, st: &State<S>) -> Option<crate::model::ub::Undefined> {
+        use crate::model::barrier::{self, Reading, StuckLane};
+        if !self.warps_diverge || self.barriers != Reading::Isa {
+            return None;
+        }
+        let p = &self.program;
+        let mut lanes = Vec::new();
+        let mut windows = None;
+        for (t, th) in p.threads.iter().enumerate() {
+            let ts = &st.threads[t];
+            if ts.cut || ts.finished(th.code.len()) || th.agent.is_some() {
+                continue;
+            }
+            let Some(i @ Instr::Barrier { kind, id, .. }) = th.code.get(ts.pc) else {
+                continue;
+            };
+            if kind.is_warp() {
+                continue;
+            }
+            let counted = barrier::warp_unit(p, t, i);
+            let name = if ts.arrived {
+                self.layout
+                    .slot(t, ts.pc, ts.execs[ts.pc] as usize)
+                    .and_then(|slot| st.arrivals.iter().find(|a| a.slot == slot && a.thread == t))
+                    .and_then(|a| a.id.first().copied())
+            } else if counted {
+                let w = windows.get_or_insert_with(|| window::Windows::new(self, st));
+                w.get(t)
+                    .entries
+                    .first()
+                    .and_then(|e| window::operand(&e.regs, &id[0]))
+            } else {
+                None
+            };
+            if let Some(name) = name {
+                lanes.push(StuckLane {
+                    thread: t,
+                    pc: ts.pc,
+                    name,
+                    counted,
+                });
+            }
+        }
+        let u = barrier::warp_divergence(p, &lanes)?;
+        matches!(self.quiescence(st), hang::Quiescence::Hang(_)).then_some(u)
     }
 
     fn cta_of_thread(&self, t: usize) -> usize {
