@@ -47,7 +47,7 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
         assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
         rows += 1;
     }
-    assert_eq!(rows, 73);
+    assert_eq!(rows, 74);
 }
 
 /// `kernels/scale/`: kernels of 64 threads (two warps of 32 lanes) at a
@@ -87,8 +87,10 @@ fn the_two_warp_barrier_kernels_are_right_in_both_engines() {
 /// `kernels/scale/named_barrier_producer`: CUTLASS's named-barrier hand-over,
 /// warp 0 at `bar.arrive 1, 64`, warp 1 at `bar.sync 1, 64` (64 lanes, each
 /// one CUDA thread of the count). Its arrivals are order-free, so the machine
-/// answers at once; the oracle's outcome search agrees, its termination
-/// search tries every set of stuck lanes (issue 27) and is left out.
+/// answers at once; the oracle agrees, its termination search included: the
+/// lanes of a warp are stuck at a warp event together or not at all
+/// (`ax::barrier_sets`, warp resources), so it builds a handful of path
+/// combinations, not 2^64.
 #[test]
 fn the_named_barrier_kernel_hands_over_in_both_engines() {
     let t = load("scale/named_barrier_producer.ptx");
@@ -108,13 +110,20 @@ fn the_named_barrier_kernel_hands_over_in_both_engines() {
         &t.program,
         &RunOptions {
             engine: EngineChoice::Both,
-            termination: false,
             ..RunOptions::default()
         },
     );
+    assert!(both.incomplete.is_none(), "incomplete");
     assert!(both.disagreement.is_none(), "engines disagree");
     assert!(both.verdict.holds);
+    assert!(both.termination.checked());
+    assert!(!both.termination.hangs());
     assert_eq!(both.outcomes, op.outcomes);
+    let term = both
+        .stats
+        .ax_termination
+        .expect("the oracle's termination search ran");
+    assert!(term.path_combinations <= 2, "{term:?}");
 }
 
 /// A counted barrier's count is in CUDA threads and carries over as
@@ -141,9 +150,9 @@ fn barrier_counts_are_checked_at_the_operand() {
 /// warps give two orders, not 2^64: the consumer warp completes a phase
 /// alone and reads before the store (`out[0] != 5` is reachable), and when
 /// the producer arrives first the phase has counts 64 and 32 (undefined) and
-/// never completes. The fix (`_fixed`, 64 in both) forbids it. The machine
-/// answers all of it; the oracle's outcome search agrees, its termination
-/// search over 64 lanes does not finish (issue 27) and is left out.
+/// never completes. The fix (`_fixed`, 64 in both) forbids it. Both engines
+/// answer all of it, the oracle's termination search over 64 lanes included
+/// (warp resources in `ax::barrier_sets`).
 #[test]
 fn the_named_barrier_count_bug_is_found_with_warp_arrivals() {
     for (name, holds) in [
@@ -178,13 +187,54 @@ fn the_named_barrier_count_bug_is_found_with_warp_arrivals() {
             &t.program,
             &RunOptions {
                 engine: EngineChoice::Both,
-                termination: false,
                 ..RunOptions::default()
             },
         );
+        assert!(both.incomplete.is_none(), "{name}: incomplete");
         assert!(both.disagreement.is_none(), "{name}: engines disagree");
         assert_eq!(both.outcomes, op.outcomes, "{name}");
+        assert_eq!(both.termination.hangs(), !holds, "{name}: termination");
+        assert_eq!(both.undefined, op.undefined, "{name}: undefined");
+        let term = both
+            .stats
+            .ax_termination
+            .expect("the oracle's termination search ran");
+        assert!(term.path_combinations <= 2, "{name}: {term:?}");
     }
+}
+
+/// `kernels/cutlass_named_barrier`: CUTLASS's `NamedBarrier` (`arrive` /
+/// `arrive_and_wait`, from the nvidia-cutlass headers) in a kernel that
+/// takes a `Params` struct by value, bound with `--struct`: 64 threads,
+/// both engines, termination included, from the launch in the `.cu`.
+#[test]
+fn the_cutlass_named_barrier_kernel_with_a_params_struct_is_checked_end_to_end() {
+    let t = load("cutlass_named_barrier.ptx");
+    assert_eq!(t.program.threads.len(), 64);
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.incomplete.is_none(), "incomplete");
+    assert!(r.disagreement.is_none(), "engines disagree");
+    assert!(r.verdict.holds, "out[0] == 5 in every execution");
+    assert!(r.termination.checked() && !r.termination.hangs());
+    assert!(r.undefined.is_none());
+    assert_eq!(r.outcomes.len(), 1);
+    // The same through the command line, the launch (with `--struct`) read
+    // from the `.cu` beside the PTX.
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .args(["kernel", "--engine", "both"])
+        .arg(root().join("kernels/cutlass_named_barrier.ptx"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("out[0]=5"), "{text}");
+    assert!(text.contains("every execution terminates"), "{text}");
 }
 
 #[test]
