@@ -437,6 +437,7 @@ impl Builder {
             elects: self.elects,
             granularity: Default::default(),
             tc_early: Vec::new(),
+            tc_unfenced: Vec::new(),
         };
         crate::ir::elect::apply_first(&mut program);
         (program, self.spans)

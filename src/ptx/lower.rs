@@ -735,6 +735,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         elects,
         granularity: Default::default(),
         tc_early: Vec::new(),
+        tc_unfenced: Vec::new(),
     };
     crate::ir::elect::apply_first(&mut program);
     Ok(Lowered {
@@ -1421,6 +1422,7 @@ impl ThreadLower<'_> {
         let parts: Vec<&str> = i.mnemonic.split('.').collect();
         let op = parts[0];
         self.check_pending(i)?;
+        self.check_fence(i)?;
         // The guard.
         let mut skip_patch = None;
         if let Some((neg, g, gspan)) = i.guard {
