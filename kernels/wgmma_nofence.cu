@@ -1,10 +1,10 @@
-// Bug: no wgmma.fence before the first wgmma.mma_async. The thread writes
-// its A and B tiles with generic stores and orders them before the async
-// proxy with fence.proxy.async, but without wgmma.fence nothing orders the
-// MMA after the thread's earlier accesses (wgmma.mma_async, unlike the other
-// asynchronous operations, is not ordered after the instructions before it):
-// it may read the tiles before the stores, mma(0, 0, 7) = 7 or mma(0, 5, 0)
-// = 5000 or 0 (docs/tensor-core.md §1). Fixed by wgmma_fenced.cu.
+// Bug: no wgmma.fence before the first wgmma.mma_async: undefined behaviour
+// (PTX ISA 9.7.15.7.1; both engines report it, docs/tensor-core.md §3b).
+// ptxmc's fallback shows what goes wrong: the thread orders its tile stores
+// before the async proxy with fence.proxy.async, but without wgmma.fence
+// nothing orders the MMA after them, so it may read the tiles before the
+// stores, mma(0, 0, 7) = 7 or mma(0, 5, 0) = 5000 or 0
+// (docs/tensor-core.md §1). Fixed by wgmma_fenced.cu.
 // arch: sm_90a
 /* ptxmc-launch:
    --block 1

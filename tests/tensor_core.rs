@@ -373,6 +373,128 @@ fn accumulator_accesses_before_the_wait_are_undefined_in_both_engines() {
     }
 }
 
+const ISA_FENCE: &str = "PTX ISA 9.7.15.7.1, wgmma.fence: \"The wgmma.fence instruction must be issued by all warps of the warpgroup at the following locations: Before the first wgmma.mma_async operation in a warpgroup. Between a register access by a thread in the warpgroup and any wgmma.mma_async instruction that accesses the same registers, either as accumulator or input register containing fragments of matrix A, except when these are accumulator register accesses across multiple wgmma.mma_async instructions of the same shape. ... Otherwise, the behavior is undefined.\"";
+
+const MMA_D: &str = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w]";
+
+/// A `wgmma.mma_async` without the `wgmma.fence` the ISA requires (before
+/// the thread's first one; between an access to its accumulator and it) is
+/// undefined in both engines, which name the same step; the fenced forms,
+/// an access before the fence and a pipelined MMA are defined (issue 26).
+#[test]
+fn wgmma_without_its_wgmma_fence_is_undefined_in_both_engines() {
+    let head = "PTX t\n{ s @ shared cta 0 = 5; w @ shared cta 0 = 7; x = 0; }\n P0@cta 0,cluster 0,gpu 0 ;\n";
+    let tail = " wgmma.commit_group.sync.aligned ;\n wgmma.wait_group.sync.aligned 0 ;\n";
+    // No fence before the first MMA.
+    let first = format!("{head} {MMA_D}, 0 ;\n{tail}exists (P0:d == 5007)\n");
+    let want_first = format!(
+        "Undefined: P0 issues `{MMA_D}, 0`, its first `wgmma.mma_async`, with no `wgmma.fence` before it — P0 `{MMA_D}, 0` (f.litmus:4:2); {ISA_FENCE}"
+    );
+    // A write of the accumulator between the fence and the MMA.
+    let write = format!(
+        "{head} wgmma.fence.sync.aligned ;\n mov d, 0 ;\n {MMA_D}, 0 ;\n{tail}exists (P0:d == 5007)\n"
+    );
+    let want_write = format!(
+        "Undefined: P0 writes `d` (`mov d, 0`) and then issues `{MMA_D}, 0`, which accesses it, with no `wgmma.fence` between — P0 `mov d, 0` (w.litmus:5:2), P0 `{MMA_D}, 0` (w.litmus:6:2); {ISA_FENCE}"
+    );
+    // A read of the result, then an MMA accumulating onto it unfenced.
+    let read = format!(
+        "{head} wgmma.fence.sync.aligned ;\n {MMA_D}, 0 ;\n{tail} mov r0, d ;\n {MMA_D}, 1 ;\n{tail}exists (P0:r0 == 5007)\n"
+    );
+    for (name, src, want) in [
+        ("f.litmus", &first, Some(want_first.as_str())),
+        ("w.litmus", &write, Some(want_write.as_str())),
+        ("r.litmus", &read, None),
+    ] {
+        for engine in [EngineChoice::Op, EngineChoice::Ax] {
+            let got = undefined_line(name, src, engine).expect(name);
+            match want {
+                Some(w) => assert_eq!(got, w, "{name} {engine:?}"),
+                None => assert!(
+                    got.starts_with(&format!(
+                        "Undefined: P0 reads `d` (`mov r0, d`) and then issues `{MMA_D}, 1`"
+                    )),
+                    "{got}"
+                ),
+            }
+        }
+    }
+    // Defined: the access before the fence, the fence before the second
+    // MMA, a pipelined MMA into the same accumulator, another accumulator.
+    let defined = [
+        format!(
+            "{head} mov d, 0 ;\n wgmma.fence.sync.aligned ;\n {MMA_D}, 0 ;\n{tail}exists (P0:d == 5007)\n"
+        ),
+        format!(
+            "{head} wgmma.fence.sync.aligned ;\n {MMA_D}, 0 ;\n{tail} mov r0, d ;\n wgmma.fence.sync.aligned ;\n {MMA_D}, 1 ;\n{tail}exists (P0:d == 5007005007)\n"
+        ),
+        format!(
+            "{head} wgmma.fence.sync.aligned ;\n {MMA_D}, 0 ;\n{tail} {MMA_D}, 1 ;\n{tail}exists (P0:d == 5007005007)\n"
+        ),
+        format!(
+            "{head} wgmma.fence.sync.aligned ;\n {MMA_D}, 0 ;\n{tail} mov r0, d ;\n wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 e, [s], [w], 0 ;\n{tail}exists (P0:e == 5007)\n"
+        ),
+    ];
+    for src in &defined {
+        for engine in [EngineChoice::Op, EngineChoice::Ax] {
+            assert_eq!(undefined_line("d.litmus", src, engine), None, "{src}");
+        }
+    }
+}
+
+/// Kernels: the front end refuses an access to an accumulator register
+/// between the thread's last `wgmma.fence` and the `wgmma.mma_async`, at the
+/// MMA; the same access before the fence is accepted. A kernel with no
+/// `wgmma.fence` at all (`wgmma_nofence`) is undefined in both engines.
+#[test]
+fn kernels_check_the_wgmma_fence_register_rule() {
+    let mma = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}";
+    let e = kernel_refused(
+        "wgmma_fenced.ptx",
+        "setp.ne.b32 p, %r1, 0;",
+        "setp.ne.b32 p, %r1, 0;\nmov.b32 %f2, %r1;",
+    );
+    assert!(
+        e.starts_with("error: expected a `wgmma.fence` between an access to `%f2` (`mov.b32`) and this `wgmma.mma_async`, whose accumulator `%f2` is, found no `wgmma.fence` since that access to `%f2`\n   --> k.ptx:64:57\n"),
+        "{e}"
+    );
+    assert!(e.contains(mma), "{e}");
+    assert!(e.contains("PTX ISA 9.7.15.7.1"), "{e}");
+    // Before the fence: accepted.
+    use ptxmc::ptx::{self, LaunchText};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels");
+    let src = std::fs::read_to_string(root.join("wgmma_fenced.ptx")).unwrap();
+    let ok = src.replacen(
+        "\twgmma.fence.sync.aligned;",
+        "\tmov.b32 %f2, %r1;\n\twgmma.fence.sync.aligned;",
+        1,
+    );
+    assert_ne!(ok, src);
+    let cu = std::fs::read_to_string(root.join("wgmma_fenced.cu")).unwrap();
+    let (_, launch) = ptx::launch::from_cuda_comment(&cu).unwrap();
+    assert!(ptx::load_source("k.ptx", &ok, &LaunchText::whole("launch", launch)).is_ok());
+    // No fence at all: undefined in both engines, at the MMA.
+    let t = ptx::load_file(&root.join("wgmma_nofence.ptx"), None, None).unwrap();
+    for engine in [EngineChoice::Op, EngineChoice::Ax] {
+        let r = engine::run(
+            &t.program,
+            &RunOptions {
+                engine,
+                ..RunOptions::default()
+            },
+        );
+        let u = r.undefined.expect("undefined");
+        let rep = ptxmc::report::ub::of(&t, &u);
+        assert_eq!(rep.kind, "wgmma-fence", "{engine:?}");
+        assert_eq!(rep.at.len(), 1, "{engine:?}");
+        assert!(
+            rep.at[0].position.contains("(wgmma_nofence.cu:"),
+            "{:?}",
+            rep.at
+        );
+    }
+}
+
 /// A read of a `tcgen05.ld` destination before `tcgen05.wait::ld` is
 /// refused (the ISA orders it through the register dependency, which ptxmc
 /// does not model), and so is a write.
@@ -435,8 +557,9 @@ fn kernels_refuse_fragment_registers_touched_before_their_wait() {
 /// `wgmma.fence` and a final `commit_group; wait_group 0` (MMAs into `d`
 /// or `e`, commits, `wait_group 1`, reads and a write of the accumulators):
 /// each engine on its own reports undefined behaviour exactly when a
-/// register is accessed while an MMA into it is pending, as a reference
-/// walk of the groups says, and both name the same step.
+/// register is accessed while an MMA into it is pending, or an MMA follows
+/// an access to its accumulator with no `wgmma.fence` between, as a
+/// reference walk of the groups says, and both name the same step.
 #[test]
 fn engines_agree_on_accumulator_accesses_in_every_small_wgmma_program() {
     const ITEMS: [&str; 7] = [
@@ -448,11 +571,22 @@ fn engines_agree_on_accumulator_accesses_in_every_small_wgmma_program() {
         "mov d, 1",
         "st.global x, e",
     ];
-    /// The reference: whether some access finds its register pending.
+    /// The reference: whether some access finds its register pending, or
+    /// some MMA follows an access to its accumulator with no `wgmma.fence`
+    /// between (the program has one fence, first).
     fn undefined(items: &[usize]) -> bool {
         // Each MMA: (register, committed group or none, completed).
         let mut mmas: Vec<(char, Option<usize>, bool)> = Vec::new();
         let mut groups = 0;
+        let mut touched: Vec<char> = Vec::new();
+        for &i in items {
+            match i {
+                0 | 1 if touched.contains(&if i == 0 { 'd' } else { 'e' }) => return true,
+                4 | 5 => touched.push('d'),
+                6 => touched.push('e'),
+                _ => {}
+            }
+        }
         let pending = |m: &Vec<(char, Option<usize>, bool)>, r: char| {
             m.iter().any(|&(q, _, done)| q == r && !done)
         };

@@ -103,6 +103,13 @@ pub struct Program {
     /// as undefined when the thread gets past it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub short_warpgroups: Vec<tensor_core::ShortWarpgroup>,
+    /// Set by `model::lower` (empty in a program as written): the
+    /// `wgmma.mma_async`s issued without the `wgmma.fence` the ISA requires
+    /// before them ([`tensor_core::unfenced`] of the program before
+    /// lowering), which both engines report as undefined when a thread gets
+    /// past them (`docs/tensor-core.md` §3b).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tc_unfenced: Vec<tensor_core::Unfenced>,
 }
 
 /// One `elect.sync d, p, membermask` (`docs/warps.md`): the

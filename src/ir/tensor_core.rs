@@ -443,6 +443,114 @@ pub fn early_accesses(p: &super::Program) -> Vec<EarlyAccess> {
     out
 }
 
+/// A `wgmma.mma_async` issued where PTX ISA §9.7.15.7.1 (`wgmma.fence`)
+/// requires a `wgmma.fence` and the thread has none (`docs/tensor-core.md`
+/// §3b): *"The wgmma.fence instruction must be issued by all warps of the
+/// warpgroup at the following locations: Before the first wgmma.mma_async
+/// operation in a warpgroup. Between a register access by a thread in the
+/// warpgroup and any wgmma.mma_async instruction that accesses the same
+/// registers, either as accumulator or input register containing fragments
+/// of matrix A, except when these are accumulator register accesses across
+/// multiple wgmma.mma_async instructions of the same shape. ... Otherwise,
+/// the behavior is undefined."* Found statically ([`unfenced`]), like
+/// [`EarlyAccess`]: the thread is straight-line code, so the MMA is issued
+/// in exactly the executions in which the thread gets past it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Unfenced {
+    /// The thread.
+    pub thread: super::ThreadId,
+    /// The `wgmma.mma_async`'s pc.
+    pub mma: usize,
+    /// The pc of the thread's access to the MMA's accumulator with no
+    /// `wgmma.fence` between it and the MMA; `None` when the MMA is the
+    /// thread's first and no `wgmma.fence` comes before it.
+    pub access: Option<usize>,
+    /// The accumulator register.
+    pub reg: RegId,
+    /// The access writes the register (and does not read it).
+    pub write: bool,
+}
+
+/// Every [`Unfenced`] `wgmma.mma_async` of the source threads of `p` (as
+/// written: tensor instructions not lowered yet), in (thread, pc) order; for
+/// an MMA after several unfenced accesses, the first of them. Not accesses
+/// by the thread: the results a wait delivers ([`TcOp::Result`], the
+/// earlier MMA's own write) and an earlier `wgmma.mma_async` into the same
+/// accumulator (the ISA's exception for MMAs of one shape; the dialect keeps
+/// no shape, so every `wgmma.mma_async` is of one shape, and the kernel
+/// front end checks shapes itself). Matrix A in registers is refused by both
+/// front ends, so only the accumulator is checked.
+pub fn unfenced(p: &super::Program) -> Vec<Unfenced> {
+    use super::Instr;
+    let fence = |i: &Instr| {
+        matches!(
+            i,
+            Instr::Tensor {
+                op: TcOp::Fence {
+                    kind: TcFence::Wgmma
+                }
+            }
+        )
+    };
+    let mut out = Vec::new();
+    for (t, th) in p.threads.iter().enumerate() {
+        if th.agent.is_some() {
+            continue;
+        }
+        let code = &th.code;
+        let mut first = true;
+        for (m, i) in code.iter().enumerate() {
+            let Instr::Tensor {
+                op: TcOp::Wgmma { dst: reg, .. },
+            } = i
+            else {
+                continue;
+            };
+            let reg = *reg;
+            let last_fence = code[..m].iter().rposition(fence);
+            if first && last_fence.is_none() {
+                out.push(Unfenced {
+                    thread: t,
+                    mma: m,
+                    access: None,
+                    reg,
+                    write: false,
+                });
+                first = false;
+                continue;
+            }
+            first = false;
+            let from = last_fence.map_or(0, |f| f + 1);
+            for (at, j) in code.iter().enumerate().take(m).skip(from) {
+                let write = match j {
+                    Instr::Tensor {
+                        op: TcOp::Result { .. },
+                    } => continue,
+                    Instr::Tensor {
+                        op: TcOp::Wgmma { dst, .. },
+                    } if *dst == reg => continue,
+                    Instr::Tensor {
+                        op: TcOp::Wgmma { dst, .. } | TcOp::Ld { dst, .. },
+                    } => *dst == reg,
+                    j => j.def() == Some(reg),
+                };
+                let read = j.uses().contains(&reg);
+                if read || write {
+                    out.push(Unfenced {
+                        thread: t,
+                        mma: m,
+                        access: Some(at),
+                        reg,
+                        write: !read,
+                    });
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     fn member(cta: u32, linear: u32, names: &[usize]) -> WarpgroupMember {

@@ -438,6 +438,7 @@ impl Builder {
             granularity: Default::default(),
             tc_early: Vec::new(),
             short_warpgroups: Vec::new(),
+            tc_unfenced: Vec::new(),
         };
         crate::ir::elect::apply_first(&mut program);
         (program, self.spans)

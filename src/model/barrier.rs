@@ -875,11 +875,15 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
 /// read-modify-write on a declared mbarrier (whether it goes beyond a count's
 /// range depends on the order of operations; the hidden barriers of
 /// `barrier.cluster`, whose arrivals alternate with waits, are left out);
-/// or an access to a pending `wgmma` accumulator (undefined when the thread
-/// gets past it, which a hang may prevent). `false` means none can.
+/// or an access to a pending `wgmma` accumulator or a `wgmma.mma_async`
+/// without its `wgmma.fence` (undefined when the thread gets past it, which
+/// a hang may prevent). `false` means none can.
 pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     // Accesses to pending `wgmma` accumulators (`model::ub::accumulator_ub`).
-    if p.tc_early.iter().any(|e| e.wgmma) || !p.short_warpgroups.is_empty() {
+    if p.tc_early.iter().any(|e| e.wgmma)
+        || !p.tc_unfenced.is_empty()
+        || !p.short_warpgroups.is_empty()
+    {
         return true;
     }
     let mbarrier_rmw = p.threads.iter().flat_map(|t| &t.code).any(|i| {

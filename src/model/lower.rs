@@ -298,6 +298,7 @@ pub fn lower(p: &Program, bound: u32) -> Program {
         l.later_executions(t, bound);
     }
     l.out.tc_early = crate::ir::tensor_core::early_accesses(p);
+    l.out.tc_unfenced = crate::ir::tensor_core::unfenced(p);
     super::griddep::lower(&mut l.out);
     l.out
 }

@@ -28,6 +28,9 @@ pub enum UbKind {
     /// before the `wgmma.wait_group` that completes it
     /// ([`crate::ir::tensor_core::EarlyAccess`]).
     Accumulator(AccumulatorUb),
+    /// A thread issues a `wgmma.mma_async` without the `wgmma.fence` the
+    /// ISA requires before it ([`crate::ir::tensor_core::Unfenced`]).
+    WgmmaFence(WgmmaFenceUb),
     /// A thread executes a `wgmma.*` instruction that its warpgroup does
     /// not execute together ([`crate::ir::tensor_core::ShortWarpgroup`]).
     Warpgroup(WarpgroupUb),
@@ -63,6 +66,44 @@ impl WarpgroupUb {
          conditionally executed code, a wgmma.mma_async instruction should only be used if it is \
          known that all threads in the warpgroup evaluate the condition identically, otherwise \
          behavior is undefined.\" (the same for wgmma.fence, commit_group and wait_group)"
+    }
+}
+
+/// A `wgmma.mma_async` without the `wgmma.fence` PTX ISA §9.7.15.7.1
+/// requires: before the thread's first one, or between an access to its
+/// accumulator register and it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct WgmmaFenceUb {
+    /// The accumulator register (of the issuing thread).
+    pub reg: crate::ir::RegId,
+    /// `None`: the thread's first `wgmma.mma_async`, with no `wgmma.fence`
+    /// before it; `Some(write)`: an access to the accumulator (a write that
+    /// does not read it, or a read) with no `wgmma.fence` between it and the
+    /// MMA.
+    pub access: Option<bool>,
+}
+
+impl WgmmaFenceUb {
+    /// What happened.
+    pub fn what(self) -> &'static str {
+        match self.access {
+            None => "a thread issues its first `wgmma.mma_async` with no `wgmma.fence` before it",
+            Some(_) => {
+                "a thread accesses the accumulator register of a `wgmma.mma_async` with no \
+                 `wgmma.fence` between the access and the `wgmma.mma_async`"
+            }
+        }
+    }
+
+    /// The ISA's sentence.
+    pub fn isa(self) -> &'static str {
+        "PTX ISA 9.7.15.7.1, wgmma.fence: \"The wgmma.fence instruction must be issued by all \
+         warps of the warpgroup at the following locations: Before the first wgmma.mma_async \
+         operation in a warpgroup. Between a register access by a thread in the warpgroup and any \
+         wgmma.mma_async instruction that accesses the same registers, either as accumulator or \
+         input register containing fragments of matrix A, except when these are accumulator \
+         register accesses across multiple wgmma.mma_async instructions of the same shape. ... \
+         Otherwise, the behavior is undefined.\""
     }
 }
 
@@ -104,6 +145,7 @@ impl UbKind {
             UbKind::Barrier(b) => b.what(),
             UbKind::Mbarrier(m) => m.what(),
             UbKind::Accumulator(a) => a.what(),
+            UbKind::WgmmaFence(f) => f.what(),
             UbKind::Warpgroup(w) => w.what(),
         }
     }
@@ -114,6 +156,7 @@ impl UbKind {
             UbKind::Barrier(b) => b.isa(),
             UbKind::Mbarrier(m) => m.isa(),
             UbKind::Accumulator(a) => a.isa(),
+            UbKind::WgmmaFence(f) => f.isa(),
             UbKind::Warpgroup(w) => w.isa(),
         }
     }
@@ -186,20 +229,45 @@ pub fn accumulator_step(e: &crate::ir::tensor_core::EarlyAccess) -> Option<Undef
     })
 }
 
-/// The least undefined step among the accesses to pending accumulators of
-/// the lowered program `p` that a run gets past: `past(t, pc)` says whether
-/// thread `t` has executed instruction `pc` (threads that issue tensor-core
-/// operations are straight-line code, so an engine answers from where the
-/// thread is: finished, or its next or stuck instruction after `pc`).
-///
-/// Also the warpgroup instructions a thread executes without the rest of its
-/// warpgroup ([`Program::short_warpgroups`], straight-line threads too).
+/// The undefined step of a `wgmma.mma_async` issued without the
+/// `wgmma.fence` the ISA requires (`u`, of the lowered program's
+/// [`Program::tc_unfenced`]), when its thread got past it: the access (if
+/// any) and the MMA, in program order.
+pub fn unfenced_step(u: &crate::ir::tensor_core::Unfenced) -> Undefined {
+    Undefined {
+        kind: UbKind::WgmmaFence(WgmmaFenceUb {
+            reg: u.reg,
+            access: u.access.map(|_| u.write),
+        }),
+        at: u
+            .access
+            .map(|a| (u.thread, a))
+            .into_iter()
+            .chain(std::iter::once((u.thread, u.mma)))
+            .collect(),
+    }
+}
+
+/// The least undefined step among the register rules of `wgmma` in the
+/// lowered program `p` that a run gets past: accesses to pending
+/// accumulators (`docs/tensor-core.md` §3a) and `wgmma.mma_async`s issued
+/// without the `wgmma.fence` the ISA requires (§3b). `past(t, pc)` says
+/// whether thread `t` has executed instruction `pc` (threads that issue
+/// tensor-core operations are straight-line code, so an engine answers from
+/// where the thread is: finished, or its next or stuck instruction after
+/// `pc`). Also the warpgroup instructions a thread executes without the
+/// rest of its warpgroup ([`Program::short_warpgroups`], §5a).
 pub fn accumulator_ub(p: &Program, past: impl Fn(ThreadId, usize) -> bool) -> Option<Undefined> {
     let early = p
         .tc_early
         .iter()
         .filter(|e| past(e.thread, e.at))
         .filter_map(accumulator_step);
+    let unfenced = p
+        .tc_unfenced
+        .iter()
+        .filter(|u| past(u.thread, u.mma))
+        .map(unfenced_step);
     let short = p
         .short_warpgroups
         .iter()
@@ -211,5 +279,5 @@ pub fn accumulator_ub(p: &Program, past: impl Fn(ThreadId, usize) -> bool) -> Op
             }),
             at: vec![(w.thread, w.at)],
         });
-    early.chain(short).min()
+    early.chain(unfenced).chain(short).min()
 }

@@ -739,6 +739,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         granularity: Default::default(),
         tc_early: Vec::new(),
         short_warpgroups: Vec::new(),
+        tc_unfenced: Vec::new(),
     };
     program.short_warpgroups =
         short_warpgroups(&program, &spans, &wg_members, launch.block.iter().product());
@@ -1457,6 +1458,7 @@ impl ThreadLower<'_> {
         let parts: Vec<&str> = i.mnemonic.split('.').collect();
         let op = parts[0];
         self.check_pending(i)?;
+        self.check_fence(i)?;
         // The guard.
         let mut skip_patch = None;
         if let Some((neg, g, gspan)) = i.guard {

@@ -9,7 +9,7 @@ use crate::model::ub::Undefined;
 /// An undefined step, as the reports show it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UbReport {
-    /// The kind (`barrier`, `mbarrier`).
+    /// The kind (`barrier`, `mbarrier`, `accumulator`, `wgmma-fence`).
     pub kind: &'static str,
     /// What happened (for an accumulator access, with the thread, the
     /// register and the instructions named).
@@ -38,6 +38,7 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
         crate::model::ub::UbKind::Mbarrier(_) => "mbarrier",
         crate::model::ub::UbKind::Accumulator(_) => "accumulator",
         crate::model::ub::UbKind::Warpgroup(_) => "warpgroup",
+        crate::model::ub::UbKind::WgmmaFence(_) => "wgmma-fence",
     };
     let text = |th: usize, pc: usize| {
         crate::litmus::print::instr(
@@ -71,6 +72,24 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
             t.program.threads[th].name,
             text(th, at),
             w.warpgroup,
+        ),
+        (crate::model::ub::UbKind::WgmmaFence(f), &[(th, mma)]) if f.access.is_none() => format!(
+            "{} issues `{}`, its first `wgmma.mma_async`, with no `wgmma.fence` before it",
+            t.program.threads[th].name,
+            text(th, mma),
+        ),
+        (crate::model::ub::UbKind::WgmmaFence(f), &[(th, at), (_, mma)]) => format!(
+            "{} {} `{}` (`{}`) and then issues `{}`, which accesses it, with no `wgmma.fence` \
+             between",
+            t.program.threads[th].name,
+            if f.access == Some(true) {
+                "writes"
+            } else {
+                "reads"
+            },
+            t.program.threads[th].regs[f.reg].name,
+            text(th, at),
+            text(th, mma),
         ),
         _ => u.kind.what().to_string(),
     };

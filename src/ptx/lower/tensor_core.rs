@@ -84,6 +84,21 @@ pub(super) struct Lane {
     /// Operations with a register result that no wait has completed yet,
     /// in issue order ([`ThreadLower::check_pending`]).
     pending: Vec<PendingOp>,
+    /// The PTX registers this thread accessed since its last `wgmma.fence`
+    /// ([`ThreadLower::check_fence`]), each with its first access since.
+    touched: HashMap<u32, Touch>,
+    /// Whether the function being lowered has a `wgmma.mma_async` (keyed by
+    /// the function's address): only then are accesses recorded.
+    wgmma_fn: Option<(usize, bool)>,
+}
+
+/// An access to a register since the thread's last `wgmma.fence`.
+struct Touch {
+    /// The accessing instruction's mnemonic.
+    mnemonic: String,
+    /// The shape (`m64n8k16`) when the access is a `wgmma.mma_async`'s
+    /// accumulator (the ISA's exception for MMAs of one shape).
+    mma_shape: Option<String>,
 }
 
 /// A `wgmma.mma_async` or `tcgen05.ld` issued and not completed yet.
@@ -605,6 +620,115 @@ impl ThreadLower<'_> {
                      (docs/tensor-core.md §3a)",
                 )
             });
+        }
+        Ok(())
+    }
+
+    /// Refuse a `wgmma.mma_async` issued where PTX ISA §9.7.15.7.1
+    /// (`wgmma.fence`) requires a `wgmma.fence`: after an access by the
+    /// thread to a register of its accumulator fragment with no `wgmma.fence`
+    /// between, except an earlier `wgmma.mma_async` of the same shape into it
+    /// (`docs/tensor-core.md` §3b). As for [`Self::check_pending`], the front
+    /// end keeps register values of its own, so the rule is checked here, on
+    /// the PTX as written (an instruction counts as an access of every
+    /// register it names, its guard's included, whatever the guard's value).
+    /// The other half of the rule, a `wgmma.fence` before the thread's first
+    /// `wgmma.mma_async`, is left to the engines, which see both instructions
+    /// (`ir::tensor_core::unfenced`).
+    pub(super) fn check_fence(&mut self, i: &PInstr) -> Result<(), Diagnostic> {
+        let key = std::ptr::from_ref(self.f) as usize;
+        let has = match self.tc.wgmma_fn {
+            Some((k, has)) if k == key => has,
+            _ => {
+                let has = self
+                    .f
+                    .body
+                    .iter()
+                    .any(|j| j.mnemonic.starts_with("wgmma.mma_async"));
+                self.tc.wgmma_fn = Some((key, has));
+                has
+            }
+        };
+        if !has {
+            return Ok(());
+        }
+        if i.mnemonic.starts_with("wgmma.fence") {
+            self.tc.touched.clear();
+            return Ok(());
+        }
+        let mut named = Vec::new();
+        if !i.mnemonic.starts_with("wgmma.mma_async") {
+            for o in &i.operands {
+                named_regs(o, &mut named);
+            }
+            if let Some((_, g, s)) = i.guard {
+                named.push((g, s));
+            }
+            for (r, _) in named {
+                self.tc.touched.entry(r).or_insert_with(|| Touch {
+                    mnemonic: i.mnemonic.clone(),
+                    mma_shape: None,
+                });
+            }
+            return Ok(());
+        }
+        let shape = i
+            .mnemonic
+            .split('.')
+            .find(|p| {
+                p.strip_prefix('m')
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            })
+            .unwrap_or("")
+            .to_string();
+        if let Some(d) = i.operands.first() {
+            named_regs(d, &mut named);
+        }
+        for &(r, at) in &named {
+            let Some(t) = self.tc.touched.get(&r) else {
+                continue;
+            };
+            if t.mma_shape.as_deref() == Some(shape.as_str()) {
+                continue;
+            }
+            let name = &self.f.regs[r as usize].name;
+            let what = match &t.mma_shape {
+                Some(other) => format!(
+                    "an earlier `{}` of another shape ({other}) into `{name}`",
+                    t.mnemonic
+                ),
+                None => format!("an access to `{name}` (`{}`)", t.mnemonic),
+            };
+            return Err(Diagnostic::expected(
+                at,
+                format!(
+                    "a `wgmma.fence` between {what} and this `wgmma.mma_async`, whose accumulator \
+                     `{name}` is"
+                ),
+                format!("no `wgmma.fence` since that access to `{name}`"),
+            )
+            .with_label(format!(
+                "`{name}` was accessed since the thread's last `wgmma.fence`"
+            ))
+            .with_note(
+                "undefined behaviour: \"The wgmma.fence instruction must be issued by all warps of \
+                 the warpgroup at the following locations: ... Between a register access by a \
+                 thread in the warpgroup and any wgmma.mma_async instruction that accesses the \
+                 same registers, either as accumulator or input register containing fragments of \
+                 matrix A, except when these are accumulator register accesses across multiple \
+                 wgmma.mma_async instructions of the same shape. ... Otherwise, the behavior is \
+                 undefined.\" (PTX ISA 9.7.15.7.1); `ptxmc kernel` refuses it \
+                 (docs/tensor-core.md §3b)",
+            ));
+        }
+        for (r, _) in named {
+            self.tc.touched.insert(
+                r,
+                Touch {
+                    mnemonic: i.mnemonic.clone(),
+                    mma_shape: Some(shape.clone()),
+                },
+            );
         }
         Ok(())
     }
