@@ -800,8 +800,8 @@ impl<S: Bits> Symmetry<S> {
             for (&x, &y) in fi.iter().zip(fj) {
                 let (hx, hy) = (s.has(x), s.has(y));
                 if hx != hy {
-                    out = out & !(bit::<S>(x) | bit::<S>(y));
-                    out = out | if hx { bit(y) } else { bit(x) };
+                    out &= !(bit::<S>(x) | bit::<S>(y));
+                    out |= if hx { bit(y) } else { bit(x) };
                 }
             }
             out
