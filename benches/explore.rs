@@ -252,39 +252,61 @@ fn wide(c: &mut Criterion) {
 /// Issue 27's thread families, termination check included, through
 /// `engine::run` (`--engine op`): the CTA barrier
 /// (`families::cta_barrier`), the grid barrier with `red` arrivals
-/// (`families::grid_barrier`) and the counter (`families::counter`), at
-/// sizes that finish in a bench; the grid barrier also without P3
+/// (`families::grid_barrier`), the counter (`families::counter`; with
+/// symmetry and symmetric choices, and at 6 threads also `-no-choices`,
+/// symmetry alone) and the TMA pipeline of S stages × R rounds
+/// (`families::pipeline`), at sizes that finish in a bench; the grid barrier also without P3
 /// (`-no-p3`, `docs/exploration.md`, "P3"). Throughput counts distinct machine states; each size's
 /// count is printed once (`docs/exploration.md`, "Threads at one barrier").
 fn issue27(c: &mut Criterion) {
     let mut g = c.benchmark_group("machine-issue27");
-    let opts = |spin_persistent: bool| ptxmc::engine::RunOptions {
+    // (spin persistence, symmetric choices)
+    let opts = |(spin_persistent, symmetric_choices): (bool, bool)| ptxmc::engine::RunOptions {
         engine: ptxmc::engine::EngineChoice::Op,
         jobs: 1,
         spin_persistent,
+        symmetric_choices,
         ..Default::default()
     };
     let grid = |n: usize, p3: bool| {
         let name = format!("grid-red-{n}{}", if p3 { "" } else { "-no-p3" });
-        (name, families::grid_barrier(n, families::Arrival::Red), p3)
+        (
+            name,
+            families::grid_barrier(n, families::Arrival::Red),
+            (p3, true),
+        )
     };
-    let cases: Vec<(String, String, bool)> = [8, 32, 64]
+    let counter = |n: usize, choices: bool| {
+        let name = format!("counter-{n}{}", if choices { "" } else { "-no-choices" });
+        (name, families::counter(n), (true, choices))
+    };
+    let cases: Vec<(String, String, (bool, bool))> = [8, 32, 64]
         .into_iter()
-        .map(|n| (format!("barrier-{n}"), families::cta_barrier(n), true))
+        .map(|n| {
+            (
+                format!("barrier-{n}"),
+                families::cta_barrier(n),
+                (true, true),
+            )
+        })
         .chain(
             [3, 4]
                 .into_iter()
                 .flat_map(|n| [grid(n, true), grid(n, false)]),
         )
-        .chain(
-            [4, 6]
-                .into_iter()
-                .map(|n| (format!("counter-{n}"), families::counter(n), true)),
-        )
+        .chain([counter(4, true), counter(6, true), counter(6, false)])
+        .chain([counter(8, true), counter(12, true)])
+        .chain([(2, 1), (2, 2)].into_iter().map(|(s, r)| {
+            (
+                format!("pipeline-{s}x{r}"),
+                families::pipeline(s, r),
+                (true, true),
+            )
+        }))
         .collect();
-    for (name, text, p3) in cases {
+    for (name, text, how) in cases {
         let p = parse(&text);
-        let opts = opts(p3);
+        let opts = opts(how);
         let count = |p: &Program| {
             let r = ptxmc::engine::run(p, &opts);
             assert!(r.incomplete.is_none(), "{name}: {:?}", r.incomplete);

@@ -114,7 +114,8 @@ fn wide(c: &mut Criterion) {
 /// `engine::run` (`--engine ax`): the CTA barrier
 /// (`families::cta_barrier`), the grid barrier with `red` arrivals
 /// and `atom` arrivals (`families::grid_barrier`) and the counter
-/// (`families::counter`), at sizes that finish in a bench. Throughput counts search nodes (outcome and termination searches together); each size's
+/// (`families::counter`) and the TMA pipeline of S stages × R rounds
+/// (`families::pipeline`), at sizes that finish in a bench. Throughput counts search nodes (outcome and termination searches together); each size's
 /// count is printed once (`docs/exploration.md`, "Threads at one barrier").
 fn issue27(c: &mut Criterion) {
     let mut g = c.benchmark_group("oracle-issue27");
@@ -142,6 +143,11 @@ fn issue27(c: &mut Criterion) {
             [4, 6, 8]
                 .into_iter()
                 .map(|n| (format!("counter-{n}"), families::counter(n))),
+        )
+        .chain(
+            [(2, 1), (2, 2)]
+                .into_iter()
+                .map(|(s, r)| (format!("pipeline-{s}x{r}"), families::pipeline(s, r))),
         )
         .collect();
     for (name, text) in cases {

@@ -67,6 +67,9 @@ pub struct RunOptions {
     /// Symmetry reduction over interchangeable threads in the operational
     /// machine (off only to check it: `docs/exploration.md`, "Symmetry").
     pub symmetry: bool,
+    /// With `symmetry`, the machine offers symmetric choices once (off only
+    /// to check it: `docs/exploration.md`, "Symmetric choices").
+    pub symmetric_choices: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -112,6 +115,7 @@ impl Default for RunOptions {
             persistent: true,
             spin_persistent: true,
             symmetry: true,
+            symmetric_choices: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -706,6 +710,7 @@ fn run_op_at<S: Bits>(
     m.persistent = opts.persistent;
     m.spin_persistent = opts.spin_persistent;
     m.use_symmetry = opts.symmetry;
+    m.symmetric_choices = opts.symmetric_choices;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
     let eo = ExploreOptions {

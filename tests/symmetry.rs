@@ -26,37 +26,62 @@ fn op(symmetry: bool) -> RunOptions {
     }
 }
 
-/// What a run with symmetry stored: (distinct states, threads in groups).
+/// What a run with symmetry stored and did, against a run without.
 struct Paid {
+    /// Distinct states with symmetry (and symmetric choices).
     with: u64,
+    /// Distinct states without symmetry.
     without: u64,
+    /// Threads in groups.
     symmetric: u64,
+    /// Transitions with symmetric choices, and with symmetry alone.
+    transitions: u64,
+    transitions_all_choices: u64,
 }
 
-/// Runs `p` both ways (and with `opts` changed by `tweak`); asserts the
-/// same answers.
+/// Runs `p` three ways — without symmetry, with symmetry offering every
+/// choice (`symmetric_choices` off), and with both reductions — (each with
+/// `opts` changed by `tweak`); asserts the same answers.
 fn same_both_ways_with(name: &str, p: &Program, tweak: impl Fn(&mut RunOptions)) -> Paid {
-    let (mut on, mut off) = (op(true), op(false));
+    let (mut on, mut off, mut all) = (op(true), op(false), op(true));
+    all.symmetric_choices = false;
     tweak(&mut on);
     tweak(&mut off);
+    tweak(&mut all);
     let a = engine::run(p, &on);
     let b = engine::run(p, &off);
-    assert!(
-        a.incomplete.is_none() && b.incomplete.is_none(),
-        "{name}: incomplete"
-    );
-    assert_eq!(a.outcomes, b.outcomes, "{name}: outcomes changed");
-    assert_eq!(a.bound_hit, b.bound_hit, "{name}: bound flag changed");
-    assert_eq!(a.termination, b.termination, "{name}: termination changed");
-    assert_eq!(a.undefined, b.undefined, "{name}: undefined changed");
-    assert_eq!(a.verdict, b.verdict, "{name}: verdict changed");
+    let c = engine::run(p, &all);
+    for (x, how) in [(&a, "symmetric choices"), (&c, "every choice")] {
+        assert!(
+            x.incomplete.is_none() && b.incomplete.is_none(),
+            "{name}: incomplete"
+        );
+        assert_eq!(x.outcomes, b.outcomes, "{name} ({how}): outcomes changed");
+        assert_eq!(
+            x.bound_hit, b.bound_hit,
+            "{name} ({how}): bound flag changed"
+        );
+        assert_eq!(
+            x.termination, b.termination,
+            "{name} ({how}): termination changed"
+        );
+        assert_eq!(
+            x.undefined, b.undefined,
+            "{name} ({how}): undefined changed"
+        );
+        assert_eq!(x.verdict, b.verdict, "{name} ({how}): verdict changed");
+    }
     let sa = a.stats.op.expect("the machine ran");
     let sb = b.stats.op.expect("the machine ran");
+    let sc = c.stats.op.expect("the machine ran");
     assert_eq!(sb.symmetric_threads, 0, "{name}");
+    assert_eq!(sa.symmetric_threads, sc.symmetric_threads, "{name}");
     Paid {
         with: sa.distinct_states,
         without: sb.distinct_states,
         symmetric: sa.symmetric_threads,
+        transitions: sa.transitions,
+        transitions_all_choices: sc.transitions,
     }
 }
 
@@ -160,6 +185,30 @@ fn symmetry_pays_on_the_counter_family() {
         same_both_ways_with(&format!("counter-{n} jobs 2"), &p, |o| o.jobs = 2);
     }
     assert!(last > 0);
+    // Symmetric choices: from a state where `k` writers wait at their
+    // addition alike, one is offered, and one per forwarding chain.
+    for n in 6..=7 {
+        let r = same_both_ways(&format!("counter-{n}"), &parse(&families::counter(n)));
+        assert!(
+            r.transitions * 2 < r.transitions_all_choices,
+            "counter-{n}: {} vs {} transitions",
+            r.transitions,
+            r.transitions_all_choices
+        );
+    }
+    // Past the unreduced machine's reach: the oracle agrees.
+    for n in [10, 12] {
+        let r = engine::run(
+            &parse(&families::counter(n)),
+            &RunOptions {
+                engine: EngineChoice::Both,
+                ..RunOptions::default()
+            },
+        );
+        assert!(r.incomplete.is_none(), "counter-{n}");
+        assert!(r.disagreement.is_none(), "counter-{n}");
+        assert_eq!(r.outcomes.len(), 2 * n - 1, "counter-{n}");
+    }
     // 2n - 1 final states (7 at n = 4, 15 at n = 8, as the unreduced machine
     // finds), at a size the unreduced machine takes 259,325 states for.
     let r = engine::run(&parse(&families::counter(8)), &op(true));

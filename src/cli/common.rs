@@ -91,6 +91,10 @@ pub struct EngineArgs {
     /// per permutation of interchangeable threads (to check it).
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Under symmetry, make the machine offer every choice of every thread
+    /// instead of one per class of symmetric choices (to check that).
+    #[arg(long)]
+    pub no_symmetric_choices: bool,
     /// Make the oracle search every coherence orientation instead of adding
     /// the edges an axiom forces and reading total locations' final values
     /// off the least coherence (to check that shortcut).
@@ -169,6 +173,7 @@ impl EngineArgs {
             persistent: !self.no_persistent,
             spin_persistent: !self.no_spin_persistent,
             symmetry: !self.no_symmetry,
+            symmetric_choices: !self.no_symmetric_choices,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,

@@ -177,6 +177,8 @@ struct Counters {
 
 struct Ctx<'m, 'p, 'b, S: Bits> {
     machine: &'m Machine<'p, S>,
+    /// The symmetry the seen-set quotients by, if any.
+    sym: Option<&'m Symmetry<S>>,
     seen: Seen<'m, S>,
     /// Distinct states inserted (the seen-set's length, without locking its shards).
     distinct: AtomicU64,
@@ -294,7 +296,13 @@ impl<S: Bits> Ctx<'_, '_, '_, S> {
                     }
                 }
             }
-            let f = m.successors_folded(&st);
+            // Under symmetry, symmetric choices are offered once: their
+            // successors are permutations of each other, one orbit.
+            let twins = self
+                .sym
+                .filter(|_| m.symmetric_choices)
+                .map(|y| y.twins(&st));
+            let f = m.successors_folded_with(&st, twins.as_ref());
             self.counters
                 .eager_steps
                 .fetch_add(f.folded, Ordering::Relaxed);
@@ -392,6 +400,7 @@ fn explore_from<'m, S: Bits>(
     };
     let ctx = Ctx {
         machine: m,
+        sym,
         seen,
         distinct: AtomicU64::new(0),
         counters: Counters::default(),

@@ -90,6 +90,11 @@ pub struct Machine<'p, S: Bits = u128> {
     /// final states found to their orbits (`docs/exploration.md`,
     /// "Symmetry"). Off only to check it.
     pub use_symmetry: bool,
+    /// With `use_symmetry`, offer symmetric choices once: the choices of
+    /// one member of each class of twins, and within a forwarding chain one
+    /// twin not yet named (`docs/exploration.md`, "Symmetric choices").
+    /// Off only to check it.
+    pub symmetric_choices: bool,
     /// The program's groups of interchangeable threads, if any
     /// ([`symmetry::Symmetry::detect`]).
     pub symmetry: Option<symmetry::Symmetry<S>>,
@@ -286,6 +291,7 @@ impl<'p, S: Bits> Machine<'p, S> {
         let symmetry = symmetry::Symmetry::detect(p, &layout, &columns);
         Ok(Machine {
             use_symmetry: true,
+            symmetric_choices: true,
             symmetry,
             barriers: Default::default(),
             fairness: Default::default(),
@@ -536,7 +542,9 @@ impl<'p, S: Bits> Machine<'p, S> {
 
     /// Add `a <co b` to the closed coherence order.
     fn add_co(&self, st: &mut State<S>, a: usize, b: usize) {
-        add_co_in(st.versions, &mut st.co, a, b);
+        // Coherence never crosses locations: only `a`'s location's rows change.
+        let here = self.layout.loc_slots[self.layout.slots[a].loc];
+        add_co_in(st.versions & here, &mut st.co, a, b);
     }
 
     /// For location `loc`: coherence acyclic, obligations respected, RMWs
@@ -623,16 +631,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             }
             succ[a] |= out;
         }
-        let mut left = nodes;
-        loop {
-            let sinks = members(left)
-                .filter(|&a| !succ[a].meets(left))
-                .fold(S::EMPTY, |acc, a| acc | bit(a));
-            if sinks.is_empty() {
-                return left.is_empty();
-            }
-            left &= !sinks;
-        }
+        acyclic(nodes, &succ)
     }
 
     /// Issue write `w` with value `value`: it becomes a version, ordered
@@ -941,6 +940,43 @@ impl<'p, S: Bits> Machine<'p, S> {
 }
 
 /// Add `a <co b` to the closed coherence order `co` over `versions`.
+/// Whether the graph on `nodes` with successor rows `succ` is acyclic: a
+/// depth-first search that fails on reaching a node on its stack (linear in
+/// nodes and edges; peeling off sinks round by round took a round per node
+/// of a chain, as a counter's additions are).
+fn acyclic<S: Bits>(nodes: S, succ: &[S]) -> bool {
+    let mut done = S::EMPTY;
+    let mut on_stack = S::EMPTY;
+    let mut stack: SmallVec<[(usize, S); 16]> = SmallVec::new();
+    for root in members(nodes) {
+        if done.has(root) {
+            continue;
+        }
+        on_stack |= bit(root);
+        stack.push((root, succ[root] & nodes));
+        while let Some(top) = stack.last_mut() {
+            match top.1.pop_first() {
+                Some(next) => {
+                    if on_stack.has(next) {
+                        return false;
+                    }
+                    if !done.has(next) {
+                        on_stack |= bit(next);
+                        stack.push((next, succ[next] & nodes));
+                    }
+                }
+                None => {
+                    let a = top.0;
+                    on_stack &= !bit::<S>(a);
+                    done |= bit(a);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    true
+}
+
 fn add_co_in<S: Bits>(versions: S, co: &mut [S], a: usize, b: usize) {
     let add = S::bit(b) | co[b];
     for v in members(versions) {

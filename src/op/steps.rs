@@ -27,6 +27,7 @@ use crate::rel::{Bits, bit, members};
 use super::layout::SlotKind;
 use super::reason::Reason;
 use super::state::{Arrival, Snapshot, Stage, State, View};
+use super::symmetry::Twins;
 use super::window::{End, Entry, Window, Windows, operand};
 use super::{Coherence, Machine};
 use crate::model::loops::{Beyond, goes_back_without_reading};
@@ -110,6 +111,21 @@ pub struct Folded<S: Bits = u128> {
     pub persistent: u64,
 }
 
+/// The symmetric choices to leave out while a read's binds are listed: the
+/// state's twins and the threads the forwarding chain has named so far
+/// (the reading thread first).
+struct Pick<'w> {
+    twins: Option<&'w Twins>,
+    named: SmallVec<[usize; 4]>,
+}
+
+impl Pick<'_> {
+    /// Whether a choice naming thread `u` next is left out ([`Twins::shadowed`]).
+    fn shadowed(&self, u: usize) -> bool {
+        self.twins.is_some_and(|w| w.shadowed(u, &self.named))
+    }
+}
+
 /// The result of carrying out a plan in place.
 enum InPlace {
     /// Done; the step's kind.
@@ -146,18 +162,20 @@ pub(super) enum Retire<S: Bits> {
 impl<S: Bits> Machine<'_, S> {
     /// Every successor of `st`, in a deterministic order.
     pub fn successors(&self, st: &State<S>) -> Vec<(Step, Box<State<S>>)> {
-        self.successors_with(st, Coherence::Eager, false).0
+        self.successors_with(st, Coherence::Eager, false, None).0
     }
 
     /// [`Machine::successors`] with coherence ordered as `co` says; with
     /// `persistent`, a state where no thread can retire without a choice
     /// offers only the choices of its persistent thread, if it has one (P2;
-    /// the second value is that thread).
+    /// the second value is that thread). With `twins`, symmetric choices are
+    /// offered once ([`Twins`]).
     fn successors_with(
         &self,
         st: &State<S>,
         co: Coherence,
         persistent: bool,
+        twins: Option<&Twins>,
     ) -> (Successors<S>, Option<usize>) {
         let windows = Windows::new(self, st);
         if self.por {
@@ -167,11 +185,11 @@ impl<S: Bits> Machine<'_, S> {
             if persistent {
                 if let Some(t) = self.persistent_thread(st, &windows) {
                     let mut out = Vec::new();
-                    self.thread_choices(st, t, &windows, co, &mut out);
+                    self.thread_choices(st, t, &windows, co, twins, &mut out);
                     return (out, Some(t));
                 }
             }
-            return (self.choices(st, &windows, co), None);
+            return (self.choices(st, &windows, co, twins), None);
         }
         // Without reduction: every thread's choice-free retirement is one
         // successor among the others.
@@ -184,7 +202,7 @@ impl<S: Bits> Machine<'_, S> {
                 out.extend(self.apply(st, t, &e, plan, co));
             }
         }
-        out.extend(self.choices(st, &windows, co));
+        out.extend(self.choices(st, &windows, co, twins));
         (out, None)
     }
 
@@ -194,6 +212,16 @@ impl<S: Bits> Machine<'_, S> {
     /// are returned. Also returns how many such steps were folded in, and how
     /// many transitions of other threads they made unnecessary.
     pub fn successors_folded(&self, st: &State<S>) -> Folded<S> {
+        self.successors_folded_with(st, None)
+    }
+
+    /// [`Machine::successors_folded`] offering symmetric choices once: of
+    /// each class of `twins` only its least member's choices, and within a
+    /// choice only the least twin not yet named (`docs/exploration.md`,
+    /// "Symmetric choices"). Every successor left out is a permutation of
+    /// one offered by a permutation that fixes `st`, so under a search that
+    /// remembers states one per orbit it loses no final state.
+    pub fn successors_folded_with(&self, st: &State<S>, twins: Option<&Twins>) -> Folded<S> {
         let mut f = Folded::default();
         let unfinished = |s: &State<S>| {
             (0..s.threads.len())
@@ -209,7 +237,7 @@ impl<S: Bits> Machine<'_, S> {
         } else {
             Coherence::Eager
         };
-        let (succ, alone) = self.successors_with(st, co, self.por && self.persistent);
+        let (succ, alone) = self.successors_with(st, co, self.por && self.persistent, twins);
         if alone.is_some() {
             f.persistent = 1;
             f.pruned += unfinished(st).saturating_sub(1);
@@ -276,13 +304,18 @@ impl<S: Bits> Machine<'_, S> {
         st: &State<S>,
         windows: &Windows<'_, '_, S>,
         co: Coherence,
+        twins: Option<&Twins>,
     ) -> Vec<(Step, Box<State<S>>)> {
         let mut out = Vec::new();
         for t in 0..st.threads.len() {
             if self.interrupted() {
                 break;
             }
-            self.thread_choices(st, t, windows, co, &mut out);
+            // A twin below `t` offers the same choices, swapped.
+            if twins.is_some_and(|w| w.shadowed(t, &[])) {
+                continue;
+            }
+            self.thread_choices(st, t, windows, co, twins, &mut out);
         }
         out
     }
@@ -295,6 +328,7 @@ impl<S: Bits> Machine<'_, S> {
         t: usize,
         windows: &Windows<'_, '_, S>,
         co: Coherence,
+        twins: Option<&Twins>,
         out: &mut Vec<(Step, Box<State<S>>)>,
     ) {
         {
@@ -310,7 +344,7 @@ impl<S: Bits> Machine<'_, S> {
                 Instr::Load { .. } | Instr::Rmw { .. } | Instr::MbarWait { .. }
                     if !self.is_bound(st, e0) =>
                 {
-                    self.push_binds(st, t, e0, windows, co, out)
+                    self.push_binds(st, t, e0, windows, co, twins, out)
                 }
                 Instr::Barrier { .. }
                     if !st.threads[t].arrived && self.arrival_is_choice(t, e0) =>
@@ -350,7 +384,7 @@ impl<S: Bits> Machine<'_, S> {
                 ) && !self.is_bound(st, e)
                     && (issued_write || self.feeds_later(t, w, k))
                 {
-                    self.push_binds(st, t, e, windows, co, out);
+                    self.push_binds(st, t, e, windows, co, twins, out);
                 }
             }
         }
@@ -1407,7 +1441,9 @@ impl<S: Bits> Machine<'_, S> {
 
     // ---- binding ------------------------------------------------------------
 
-    /// Every way the read of entry `e` (thread `t`) can bind now.
+    /// Every way the read of entry `e` (thread `t`) can bind now (with
+    /// `twins`, one per class of symmetric ways).
+    #[allow(clippy::too_many_arguments)]
     fn push_binds(
         &self,
         st: &State<S>,
@@ -1415,11 +1451,27 @@ impl<S: Bits> Machine<'_, S> {
         e: &Entry,
         windows: &Windows<'_, '_, S>,
         co: Coherence,
+        twins: Option<&Twins>,
         out: &mut Vec<(Step, Box<State<S>>)>,
     ) {
         let mut found = Vec::new();
         let mut fw = SmallVec::new();
-        self.binds(st, t, e, windows, co, 3, S::EMPTY, &mut fw, &mut found);
+        let mut pick = Pick {
+            twins,
+            named: SmallVec::from_slice(&[t]),
+        };
+        self.binds(
+            st,
+            t,
+            e,
+            windows,
+            co,
+            3,
+            S::EMPTY,
+            &mut fw,
+            &mut pick,
+            &mut found,
+        );
         let slot = e.slot.unwrap();
         for (fw, s) in found {
             let version = s.rf[slot] as usize;
@@ -1439,7 +1491,9 @@ impl<S: Bits> Machine<'_, S> {
     }
 
     /// Bind entry `e`'s read to an existing version or to a write forwarded
-    /// from some thread's window; for an RMW, also issue its write.
+    /// from some thread's window; for an RMW, also issue its write. With
+    /// twins, a version or forwarded write of a thread `pick` says is
+    /// shadowed is left out (its twin's is taken).
     #[allow(clippy::too_many_arguments)]
     fn binds(
         &self,
@@ -1451,6 +1505,7 @@ impl<S: Bits> Machine<'_, S> {
         depth: u32,
         busy: S,
         fw: &mut SmallVec<[usize; 2]>,
+        pick: &mut Pick<'_>,
         out: &mut BoundStates<S>,
     ) {
         let l = &self.layout;
@@ -1466,12 +1521,18 @@ impl<S: Bits> Machine<'_, S> {
             if self.interrupted() {
                 return;
             }
+            if l.slots[v].thread.is_some_and(|o| pick.shadowed(o)) {
+                continue;
+            }
             if let Some(s) = self.bind(st, t, r, v, e.seq) {
                 bound_states.push((fw.clone(), s));
             }
         }
         // Forwarding: issue a write from some window right now and return it.
         for u in 0..windows.len() {
+            if pick.shadowed(u) {
+                continue;
+            }
             let w = windows.get(u);
             for we in &w.entries {
                 if self.interrupted() {
@@ -1511,7 +1572,20 @@ impl<S: Bits> Machine<'_, S> {
                         }
                         let mut inner = Vec::new();
                         fw.push(ws);
-                        self.binds(st, u, we, windows, co, depth - 1, busy, fw, &mut inner);
+                        pick.named.push(u);
+                        self.binds(
+                            st,
+                            u,
+                            we,
+                            windows,
+                            co,
+                            depth - 1,
+                            busy,
+                            fw,
+                            pick,
+                            &mut inner,
+                        );
+                        pick.named.pop();
                         fw.pop();
                         for (f, s1) in inner {
                             if let Some(s2) = self.bind_owned(s1, t, r, ws, e.seq) {

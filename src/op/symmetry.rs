@@ -50,6 +50,8 @@
 
 use std::collections::HashMap;
 
+use smallvec::SmallVec;
+
 use crate::ir::{Instr, LocKind, Operand, Program, Value};
 use crate::outcome::{Columns, Outcomes};
 use crate::rel::{Bits, bit, members};
@@ -648,6 +650,14 @@ impl<S: Bits> Symmetry<S> {
                 }
             }
         }
+        self.encode_with(st, &sigma, &thread_at, b);
+    }
+
+    /// Append the bytes of the permutation of `st` that moves slot `s` to
+    /// `sigma[s]` and puts thread `thread_at[t]` at position `t` (a
+    /// permutation of the groups' members with their frames).
+    fn encode_with(&self, st: &State<S>, sigma: &[usize], thread_at: &[usize], b: &mut Vec<u8>) {
+        let n = st.co.len();
         let mut inv = vec![0; n];
         for (old, &new) in sigma.iter().enumerate() {
             inv[new] = old;
@@ -679,7 +689,7 @@ impl<S: Bits> Symmetry<S> {
                 }
             }
         }
-        for &t in &thread_at {
+        for &t in thread_at {
             let ts = &st.threads[t];
             ts.encode_local(b);
             encode_view(&ts.view, &remap, b);
@@ -694,6 +704,165 @@ impl<S: Bits> Symmetry<S> {
         let mut b = Vec::with_capacity(1024);
         self.encode(st, &mut b);
         xxhash_rust::xxh3::xxh3_64(&b)
+    }
+
+    // ---- twins: symmetric choices -----------------------------------------
+
+    /// The members of each group that `st` cannot tell apart: `a` and `b`
+    /// are twins when swapping them (threads, event slots and private
+    /// locations together) maps `st` onto itself, up to the values of
+    /// private locations — exactly: the two permutations' encodings are
+    /// compared byte for byte. Twinship is an equivalence (the swap of `b`
+    /// and `c` is that of `a` and `b` composed with that of `a` and `c`),
+    /// so each class is checked against its first member only. A cheap
+    /// test on the threads' own parts (position, registers, counts) comes
+    /// first: twins have equal ones.
+    pub fn twins(&self, st: &State<S>) -> Twins {
+        let mut tw = Twins {
+            class: vec![None; st.threads.len()],
+            classes: Vec::new(),
+        };
+        for g in &self.groups {
+            // (first member's index in the group, its signature, class
+            // index), per class.
+            let mut heads: Vec<(usize, u64, usize)> = Vec::new();
+            for mi in 0..g.threads.len() {
+                let t = g.threads[mi];
+                let sig = self.signature(st, g, mi);
+                let found = heads.iter().copied().find(|&(hi, hs, _)| {
+                    hs == sig
+                        && same_local(&st.threads[g.threads[hi]], &st.threads[t])
+                        && self.swap_fixes(st, g, hi, mi)
+                });
+                match found {
+                    Some((_, _, c)) => {
+                        tw.classes[c].push(t);
+                        tw.class[t] = Some(c);
+                    }
+                    None => {
+                        let c = tw.classes.len();
+                        tw.classes.push(SmallVec::from_slice(&[t]));
+                        tw.class[t] = Some(c);
+                        heads.push((mi, sig, c));
+                    }
+                }
+            }
+        }
+        // Classes of one member tell nothing apart.
+        for t in 0..tw.class.len() {
+            if let Some(c) = tw.class[t] {
+                if tw.classes[c].len() < 2 {
+                    tw.class[t] = None;
+                }
+            }
+        }
+        tw
+    }
+
+    /// A hash of member `mi`'s slots that a swap fixing `st` keeps (flags,
+    /// positions, values, how many versions are coherence-after, whether
+    /// it reads a moving slot): twins have equal ones, so only members
+    /// with equal signatures are compared in full.
+    fn signature(&self, st: &State<S>, g: &Group, mi: usize) -> u64 {
+        g.frames[mi].iter().fold(0x5167, |h, &s| {
+            let flags = st.versions.has(s) as u64
+                | (st.bound.has(s) as u64) << 1
+                | (st.retired.has(s) as u64) << 2;
+            let mut h = mix(h, flags | (st.seq[s] as u64) << 3);
+            if !self.dead.has(s) {
+                h = mix(h, st.value[s] as u64);
+            }
+            let rf = st.rf[s];
+            let rf = if rf == NONE {
+                u64::MAX
+            } else if self.moving.has(rf as usize) {
+                u64::MAX - 1
+            } else {
+                rf as u64
+            };
+            h = mix(h, rf);
+            mix(
+                h,
+                st.co[s].count() as u64 | (st.never_below[s].count() as u64) << 16,
+            )
+        })
+    }
+
+    /// Whether swapping members `i` and `j` of group `g` (threads, frames)
+    /// maps `st` onto itself up to the values of private locations: what
+    /// [`Symmetry::encode_with`] writes for the swap equals what it writes
+    /// for the identity, compared field by field without writing it (the
+    /// threads' own parts are compared by the caller).
+    fn swap_fixes(&self, st: &State<S>, g: &Group, i: usize, j: usize) -> bool {
+        let (fi, fj) = (&g.frames[i], &g.frames[j]);
+        let sw = |s: S| -> S {
+            let mut out = s;
+            for (&x, &y) in fi.iter().zip(fj) {
+                let (hx, hy) = (s.has(x), s.has(y));
+                if hx != hy {
+                    out &= !(bit::<S>(x) | bit::<S>(y));
+                    out |= if hx { bit(y) } else { bit(x) };
+                }
+            }
+            out
+        };
+        let sw_view = |v: &View<S>, w: &View<S>| {
+            sw(v.raw) == w.raw
+                && sw(v.gen_) == w.gen_
+                && sw(v.anyva) == w.anyva
+                && v.line.len() == w.line.len()
+                && v.line.iter().zip(&w.line).all(|(&a, &b)| sw(a) == b)
+        };
+        if sw(st.versions) != st.versions
+            || sw(st.bound) != st.bound
+            || sw(st.retired) != st.retired
+        {
+            return false;
+        }
+        let n = st.co.len();
+        let mut sigma: SmallVec<[u16; 64]> = (0..n as u16).collect();
+        for (&x, &y) in fi.iter().zip(fj) {
+            sigma[x] = y as u16;
+            sigma[y] = x as u16;
+        }
+        for s in 0..n {
+            let d = sigma[s] as usize;
+            if d < s {
+                continue; // the pair was compared from its lower slot
+            }
+            // Slot `s` goes to `d`: its data, swapped, must be `d`'s; and
+            // for a pair also the other way round.
+            let same = |a: usize, b: usize| {
+                sw(st.co[a]) == st.co[b]
+                    && sw(st.never_below[a]) == st.never_below[b]
+                    && (self.dead.has(a) || st.value[a] == st.value[b])
+                    && st.seq[a] == st.seq[b]
+                    && (if st.rf[a] == NONE {
+                        st.rf[b] == NONE
+                    } else {
+                        st.rf[b] != NONE && sigma[st.rf[a] as usize] == st.rf[b]
+                    })
+                    && match (&st.snapshots[a], &st.snapshots[b]) {
+                        (None, None) => true,
+                        (Some(v), Some(w)) => sw_view(v, w),
+                        _ => false,
+                    }
+            };
+            if !same(s, d) || (d != s && !same(d, s)) {
+                return false;
+            }
+        }
+        let (a, b) = (g.threads[i], g.threads[j]);
+        (0..st.threads.len()).all(|t| {
+            let u = if t == a {
+                b
+            } else if t == b {
+                a
+            } else {
+                t
+            };
+            sw_view(&st.threads[t].view, &st.threads[u].view)
+        })
     }
 
     // ---- outcomes ----------------------------------------------------------
@@ -748,6 +917,54 @@ impl<S: Bits> Symmetry<S> {
         }
         out
     }
+}
+
+/// The twins of a state ([`Symmetry::twins`]): classes of members of a
+/// group that the state cannot tell apart. The machine offers the choices
+/// of one member of a class only, and within a choice that names other
+/// threads (a forwarding chain, a version read) names one member of a class
+/// only among those the choice has not named yet ([`Twins::shadowed`]);
+/// `docs/exploration.md`, "Symmetric choices".
+#[derive(Clone, Debug, Default)]
+pub struct Twins {
+    /// `class[t]`: thread `t`'s class, if it has another member.
+    class: Vec<Option<usize>>,
+    /// Each class's members, ascending.
+    classes: Vec<SmallVec<[usize; 8]>>,
+}
+
+impl Twins {
+    /// Whether a choice that names thread `u` next, after naming the threads
+    /// of `named`, may be left out: `u` has a twin below it that the choice
+    /// has not named. Swapping the two fixes the state and everything named
+    /// so far, so it maps the choices naming `u` onto those naming the twin,
+    /// which are offered.
+    pub fn shadowed(&self, u: usize, named: &[usize]) -> bool {
+        let Some(c) = self.class.get(u).copied().flatten() else {
+            return false;
+        };
+        !named.contains(&u)
+            && self.classes[c]
+                .iter()
+                .take_while(|&&m| m < u)
+                .any(|m| !named.contains(m))
+    }
+
+    /// Threads with a twin (for the tests).
+    pub fn paired(&self) -> usize {
+        self.class.iter().filter(|c| c.is_some()).count()
+    }
+}
+
+/// Whether two threads' own parts (everything but the view) are equal.
+fn same_local<S: Bits>(a: &super::state::ThreadState<S>, b: &super::state::ThreadState<S>) -> bool {
+    a.pc == b.pc
+        && a.cut == b.cut
+        && a.seq == b.seq
+        && a.arrived == b.arrived
+        && a.regs == b.regs
+        && a.execs == b.execs
+        && a.back_taken == b.back_taken
 }
 
 /// The next permutation in lexicographic order (false after the last).
