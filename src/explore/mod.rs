@@ -267,6 +267,9 @@ impl<S: Bits> Ctx<'_, '_, '_, S> {
                     // poll while taking them.
                     m.for_each_outcome(&st, |o| {
                         let width = o.len() as u64;
+                        // `--verdict-only`: a settling state stops the run
+                        // at the next poll (just below).
+                        self.budget.offer(&o);
                         if local.insert(o) {
                             self.budget.reserve_output(Finder::Machine, width);
                         }
@@ -407,7 +410,8 @@ fn explore_from<'m, S: Bits>(
         pending: std::sync::atomic::AtomicUsize::new(0),
         jobs: opts.jobs,
     };
-    let init = Box::new(from);
+    let mut init = Box::new(from);
+    m.clear_dead(&mut init);
     ctx.insert(&init);
     let done = AtomicBool::new(false);
     // One expansion can be long (tens of thousands of successors) and so

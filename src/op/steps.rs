@@ -234,6 +234,7 @@ impl<S: Bits> Machine<'_, S> {
                     InPlace::Branches => break,
                 }
             }
+            self.clear_dead(&mut cur);
             f.states.push(cur);
         }
         f

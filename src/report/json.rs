@@ -115,6 +115,9 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
         "locations": locations,
         "filter": filter,
         "filtered_out": res.filtered_out.len(),
+        // `--project condition`: the columns the outcomes are over (`null`:
+        // every register and location).
+        "states_over": res.columns.is_projection().then(|| names.clone()),
     });
     let tail = json!({
         "verdict": if res.verdict.holds { "Ok" } else { "No" },

@@ -1,0 +1,327 @@
+//! Projection (`--project condition|memory`: final states over what the test
+//! asks about, the machine's dead registers cleared, the oracle's unobserved
+//! additions commuting; `docs/exploration.md`, "Projection and dead
+//! registers") and verdict-only runs (`--verdict-only`: both engines stop at
+//! the first final state that settles the condition; "Verdict-only runs")
+//! keep every answer.
+//!
+//! Projected: the outcomes are the full run's outcomes projected, and the
+//! verdict, loop-bound flag, termination verdict (the hang itself
+//! included), undefined behaviour, races and the engines' agreement are the
+//! same — on every litmus test of the library and of Dat3M's suite, every
+//! corpus kernel, the issue-27 families and seeded random programs.
+//! Verdict-only: the same verdict; a run
+//! that stopped says so and lists only states of the full set, one of which
+//! settles the condition; a run that did not stop is the full run.
+
+use std::path::{Path, PathBuf};
+
+use ptxmc::engine::{self, EngineChoice, Projection, RunOptions, RunResult};
+use ptxmc::families::{self, Arrival};
+use ptxmc::ir::Program;
+use ptxmc::outcome::Columns;
+use ptxmc::{litmus, ptx};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn opts(engine: EngineChoice, project: Projection, verdict_only: bool) -> RunOptions {
+    RunOptions {
+        engine,
+        project,
+        verdict_only,
+        ..RunOptions::default()
+    }
+}
+
+fn races(r: &RunResult) -> (Vec<ptxmc::ax::race::Race>, engine::RaceStatus) {
+    let v = r.races.found.iter().map(|f| f.race.clone()).collect();
+    (v, r.races.status.clone())
+}
+
+/// The machine's distinct states and the oracle's outcome nodes of a run.
+fn cost(r: &RunResult) -> (u64, u64) {
+    (
+        r.stats.op.map_or(0, |s| s.distinct_states),
+        r.stats.ax.map_or(0, |s| s.nodes),
+    )
+}
+
+/// Runs `p` in full and projected (both engines); checks every answer is
+/// kept; returns the cost of each (full, projected).
+fn same_projected(name: &str, p: &Program, project: Projection) -> ((u64, u64), (u64, u64)) {
+    let full = engine::run(p, &opts(EngineChoice::Both, Projection::All, false));
+    let proj = engine::run(p, &opts(EngineChoice::Both, project, false));
+    assert!(
+        full.incomplete.is_none() && proj.incomplete.is_none(),
+        "{name}: incomplete {:?} {:?}",
+        full.incomplete,
+        proj.incomplete
+    );
+    assert!(!full.columns.is_projection() && proj.columns.is_projection());
+    assert_eq!(
+        proj.columns,
+        Columns::projected(p, project == Projection::Memory)
+    );
+    let at = proj.columns.positions_in(&full.columns);
+    assert_eq!(
+        proj.outcomes,
+        Columns::project(&at, full.outcomes.clone()),
+        "{name}: outcomes changed"
+    );
+    assert_eq!(
+        proj.filtered_out,
+        Columns::project(&at, full.filtered_out.clone()),
+        "{name}: filtered states changed"
+    );
+    assert_eq!(proj.verdict.holds, full.verdict.holds, "{name}: verdict");
+    assert_eq!(proj.bound_hit, full.bound_hit, "{name}: bound flag");
+    assert_eq!(proj.termination, full.termination, "{name}: termination");
+    assert_eq!(proj.undefined, full.undefined, "{name}: undefined");
+    assert_eq!(races(&proj), races(&full), "{name}: races");
+    assert_eq!(
+        proj.disagreement.is_none(),
+        full.disagreement.is_none(),
+        "{name}: agreement"
+    );
+    (cost(&full), cost(&proj))
+}
+
+/// Runs `p` in full and verdict-only (both engines); checks the verdict
+/// and what a stopped run claims. Returns whether it stopped.
+fn same_verdict(name: &str, p: &Program) -> bool {
+    let full = engine::run(p, &opts(EngineChoice::Both, Projection::All, false));
+    let fast = engine::run(p, &opts(EngineChoice::Both, Projection::All, true));
+    assert!(full.incomplete.is_none(), "{name}: incomplete");
+    assert_eq!(fast.verdict.holds, full.verdict.holds, "{name}: verdict");
+    let stopped = fast
+        .incomplete
+        .as_deref()
+        .is_some_and(|w| w.contains("--verdict-only"));
+    if stopped {
+        // Only states of the full set, one of which settles the condition;
+        // nothing claimed about termination or races.
+        assert!(
+            fast.partial || fast.outcomes.is_subset(&full.outcomes),
+            "{name}"
+        );
+        assert!(
+            fast.outcomes.is_subset(&full.outcomes),
+            "{name}: invented states"
+        );
+        assert!(fast.verdict_is_definitive(p), "{name}: not definitive");
+        // Only a program with no loop, barrier or wait keeps its verdict
+        // (it terminates whatever the search did).
+        assert!(
+            !fast.termination.checked()
+                || fast.termination == engine::Termination::Terminates { trivially: true },
+            "{name}: termination claimed"
+        );
+        assert!(
+            !matches!(fast.races.status, engine::RaceStatus::Complete),
+            "{name}: races claimed complete"
+        );
+        assert!(fast.disagreement.is_none(), "{name}");
+    } else {
+        assert!(fast.incomplete.is_none(), "{name}: {:?}", fast.incomplete);
+        assert_eq!(fast.outcomes, full.outcomes, "{name}: outcomes");
+        assert_eq!(fast.termination, full.termination, "{name}: termination");
+        assert_eq!(fast.undefined, full.undefined, "{name}: undefined");
+        assert_eq!(races(&fast), races(&full), "{name}: races");
+    }
+    stopped
+}
+
+#[test]
+fn projection_keeps_every_answer_of_the_litmus_library() {
+    let dirs = [
+        root().join("litmus"),
+        root().join("tests/peers/dat3m/litmus/PTX"),
+    ];
+    let (mut n, mut paid) = (0, 0);
+    for f in litmus::collect_files(&dirs).unwrap() {
+        for t in litmus::parse_file(&f).unwrap() {
+            let name = t.display_path();
+            // `paid` counts tests that store fewer machine states.
+            let (full, proj) = same_projected(&name, &t.program, Projection::Condition);
+            paid += usize::from(proj.0 < full.0);
+            n += 1;
+        }
+    }
+    assert!(n > 900, "{n} tests");
+    // (No test stores fewer machine states: a state keeps which write
+    // each read returned, so a cleared register merges nothing;
+    // `docs/exploration.md`, "Projection and dead registers".)
+    eprintln!("{paid} of {n} tests stored fewer machine states projected");
+}
+
+#[test]
+fn verdict_only_keeps_the_verdict_of_the_litmus_library() {
+    let dirs = [
+        root().join("litmus"),
+        root().join("tests/peers/dat3m/litmus/PTX"),
+    ];
+    let (mut n, mut stopped) = (0, 0);
+    for f in litmus::collect_files(&dirs).unwrap() {
+        for t in litmus::parse_file(&f).unwrap() {
+            stopped += usize::from(same_verdict(&t.display_path(), &t.program));
+            n += 1;
+        }
+    }
+    assert!(n > 900, "{n} tests");
+    assert!(
+        stopped >= 100 && stopped < n,
+        "{stopped} of {n} stopped early"
+    );
+}
+
+#[test]
+fn projection_and_verdict_only_keep_every_answer_of_the_kernels() {
+    let mut n = 0;
+    for dir in ["kernels", "kernels/scale"] {
+        for e in std::fs::read_dir(root().join(dir)).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "ptx") {
+                continue;
+            }
+            let t =
+                ptx::load_file(&path, None, None).unwrap_or_else(|e| panic!("{}", e.rendered()));
+            let name = path.display().to_string();
+            same_projected(&name, &t.program, Projection::Condition);
+            same_projected(&name, &t.program, Projection::Memory);
+            same_verdict(&name, &t.program);
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{n} kernels");
+}
+
+/// With an `atom` ticket per arrival the grid barrier has `n!` final
+/// states; over its condition's registers it has one. The machine stores
+/// the `red` family's states either way (its states already tell the
+/// orders of the additions apart, tickets or not), and the oracle searches
+/// every order either way: an `atom`'s read half, unlike a `red`'s, heads
+/// an acquire pattern with the spin's acquiring load of the same location,
+/// so it does not commute even when nobody reads its ticket
+/// (`docs/oracle.md`, "Projection").
+#[test]
+fn projection_keeps_every_answer_of_the_families() {
+    for n in 1..=5 {
+        let text = families::grid_barrier(n, Arrival::Atom);
+        let t = &litmus::parse_source("grid.litmus", &text).unwrap()[0];
+        let (full, proj) = same_projected(&format!("atom-{n}"), &t.program, Projection::Condition);
+        let red = families::grid_barrier(n, Arrival::Red);
+        let r = &litmus::parse_source("grid.litmus", &red).unwrap()[0];
+        let red_run = engine::run(
+            &r.program,
+            &opts(EngineChoice::Both, Projection::All, false),
+        );
+        assert_eq!(
+            proj.0,
+            cost(&red_run).0,
+            "atom-{n}: the red family's states"
+        );
+        assert_eq!(proj, full, "atom-{n}: {full:?} -> {proj:?}");
+        same_projected(&format!("red-{n}"), &r.program, Projection::Condition);
+        same_verdict(&format!("atom-{n}"), &t.program);
+        let listed = engine::run(
+            &t.program,
+            &opts(EngineChoice::Ax, Projection::Condition, false),
+        );
+        assert_eq!(listed.outcomes.len(), 1, "atom-{n}");
+    }
+    for n in 2..=6 {
+        let t = &litmus::parse_source("counter.litmus", &families::counter(n)).unwrap()[0];
+        same_projected(&format!("counter-{n}"), &t.program, Projection::Condition);
+        same_verdict(&format!("counter-{n}"), &t.program);
+    }
+    for n in [2, 4, 8] {
+        let t = &litmus::parse_source("barrier.litmus", &families::cta_barrier(n)).unwrap()[0];
+        same_projected(&format!("barrier-{n}"), &t.program, Projection::Condition);
+    }
+    let t = &litmus::parse_source("pipeline.litmus", &families::pipeline(2, 1)).unwrap()[0];
+    same_projected("pipeline-2x1", &t.program, Projection::Condition);
+    same_verdict("pipeline-2x1", &t.program);
+}
+
+/// A hang is found the same way projected, and a verdict-only run of a
+/// program whose condition no state settles searches to the end and
+/// reports the hang.
+#[test]
+fn a_grid_barrier_short_of_one_arrival_hangs_projected_and_verdict_only() {
+    let text = families::grid_barrier(3, Arrival::Atom).replacen(
+        " atom.release.gpu.add r0, count, 1 |",
+        " add r0, r0, 1 |",
+        1,
+    );
+    let t = &litmus::parse_source("grid.litmus", &text).unwrap()[0];
+    same_projected("short grid", &t.program, Projection::Condition);
+    assert!(!same_verdict("short grid", &t.program));
+    let r = engine::run(
+        &t.program,
+        &opts(EngineChoice::Both, Projection::Condition, true),
+    );
+    assert!(r.termination.hangs(), "{text}");
+}
+
+/// Seeded random programs of 2–3 threads over a counter `c` and a flag `x`
+/// (additions by `red` and `atom`, loads into registers, spins, stores),
+/// whose condition names one register of thread 0 and `c`: every answer
+/// kept projected and verdict-only, and the engines agree.
+#[test]
+fn projection_and_verdict_only_keep_every_answer_of_random_programs() {
+    use rand_core::{Rng, SeedableRng};
+    let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(0x0070_2027);
+    let (mut paid, mut stopped) = (0, 0);
+    for case in 0..250 {
+        let mut pick = |n: u32| (rng.next_u32() % n) as i64;
+        let threads = 2 + pick(2) as usize;
+        let mut cols = Vec::new();
+        for t in 0..threads {
+            let mut code = Vec::new();
+            for k in 0..1 + pick(4) {
+                let sem = ["relaxed", "release", "acq_rel"][pick(3) as usize];
+                match pick(9) {
+                    0 | 1 => code.push(format!("red.{sem}.gpu.add c, {}", 1 + pick(2))),
+                    2 => code.push(format!("atom.{sem}.gpu.add r{k}, c, 1")),
+                    3 => {
+                        let want = pick(3);
+                        let loc = ["c", "x"][pick(2) as usize];
+                        code.push(format!("LC{t}{k}:"));
+                        code.push(format!("ld.acquire.gpu r{}, {loc}", 10 + k));
+                        code.push(format!("bne r{}, {want}, LC{t}{k}", 10 + k));
+                    }
+                    4 | 5 => code.push(format!("st.release.gpu x, {}", 1 + pick(2))),
+                    6 => code.push(format!("ld.acquire.gpu r{}, x", 20 + k)),
+                    7 => code.push(format!("add r30, r{}, 1", 20 + pick(2))),
+                    _ => code.push("st.relaxed.gpu x, r30".to_string()),
+                }
+            }
+            if t == 0 {
+                code.push("ld.relaxed.gpu r40, x".to_string());
+            }
+            cols.push(code);
+        }
+        let headers: Vec<String> = (0..threads)
+            .map(|t| format!("P{t}@cta {t},cluster 0,gpu 0"))
+            .collect();
+        let quant = ["exists", "~exists", "forall"][pick(3) as usize];
+        let text = format!(
+            "PTX projected-{case}\n{{ c=0; x=0; }}\n{}{quant} (P0:r40 == 1 /\\ c == 2)\n",
+            litmus::print::table(&headers, &cols)
+        );
+        let t = &litmus::parse_source("projected.litmus", &text)
+            .unwrap_or_else(|e| panic!("{}\n{text}", e.rendered()))[0];
+        let (full, proj) = same_projected(&text, &t.program, Projection::Condition);
+        paid += usize::from(proj.0 < full.0);
+        stopped += usize::from(same_verdict(&text, &t.program));
+        let r = engine::run(
+            &t.program,
+            &opts(EngineChoice::Both, Projection::Condition, false),
+        );
+        assert!(r.disagreement.is_none(), "{text}");
+    }
+    eprintln!("{paid} programs stored fewer states projected, {stopped} stopped early");
+    assert!(stopped > 30, "{stopped} programs stopped early");
+}
