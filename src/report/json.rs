@@ -105,7 +105,7 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
             "termination": d.termination.map(|(op, ax)| json!({ "op": word(op), "ax": word(ax) })),
         })
     });
-    let head = json!({
+    let mut head = json!({
         "name": p.name,
         "file": r.file,
         "engine": res.engine,
@@ -115,10 +115,12 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
         "locations": locations,
         "filter": filter,
         "filtered_out": res.filtered_out.len(),
-        // `--project condition`: the columns the outcomes are over (`null`:
-        // every register and location).
-        "states_over": res.columns.is_projection().then(|| names.clone()),
     });
+    if res.columns.is_projection() {
+        // `--project`: the columns the outcomes are over (absent: every
+        // register and location, herd's final states).
+        head["states_over"] = json!(names.clone());
+    }
     let tail = json!({
         "verdict": if res.verdict.holds { "Ok" } else { "No" },
         "holds": res.verdict.holds,
