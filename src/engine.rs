@@ -49,10 +49,9 @@ pub enum Projection {
     All,
     /// Only what the test asks about: the condition's registers and
     /// locations, the filter's, and herd's `locations [...]`
-    /// ([`crate::outcome::observed`]). The machine then clears registers no
-    /// instruction will read before it stores a state, and the oracle lets
-    /// additions whose result nobody asks about commute
-    /// (`docs/exploration.md`, "Projection and dead registers").
+    /// ([`crate::outcome::observed`]). The oracle then lets additions whose
+    /// result nobody asks about commute (`docs/exploration.md`,
+    /// "Projection"; `docs/oracle.md`, "Projection").
     Condition,
     /// What `Condition` keeps, and every location's final value (a
     /// kernel's buffers): registers outside the condition are dropped.
@@ -536,8 +535,8 @@ fn run_within(p: &Program, opts: &RunOptions, budget: &Budget) -> RunResult {
     let (mut op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
     if columns.is_projection() {
         // Compared, filtered and judged over the observed columns: the
-        // machine cleared dead registers and the oracle zeroed unobserved
-        // ones, so the full states of the two need not match.
+        // oracle zeroed the unobserved registers, so the full states of the
+        // two engines need not match.
         let at = columns.positions_in(&full);
         for r in [ax.as_mut(), op.as_mut()].into_iter().flatten() {
             r.outcomes = Columns::project(&at, std::mem::take(&mut r.outcomes));
@@ -783,9 +782,6 @@ fn run_op_at<S: Bits>(
     m.use_symmetry = opts.symmetry;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
-    if opts.project.projects() {
-        m.project_registers(&crate::outcome::observed_regs(p));
-    }
     let eo = ExploreOptions {
         limits: opts.limits,
         jobs: opts.jobs,

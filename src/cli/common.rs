@@ -115,11 +115,9 @@ pub struct EngineArgs {
     /// Which columns final states are listed over: `all` (every register
     /// and location, herd's final states) or `condition` (only the
     /// registers and locations of the condition, the filter and herd's
-    /// `locations [...]`; the machine merges states that differ only in
-    /// registers nothing will read, and the oracle lets additions whose
-    /// result nobody asks about commute), or `memory` (those and every
-    /// location's final value: a kernel's buffers). docs/exploration.md,
-    /// "Projection and dead registers".
+    /// `locations [...]`; the oracle lets additions whose result nobody
+    /// asks about commute), or `memory` (those and every location's final
+    /// value: a kernel's buffers). docs/exploration.md, "Projection".
     #[arg(long, value_enum, default_value_t = Projection::default())]
     pub project: Projection,
     /// Stop both engines at the first final state that settles the

@@ -410,8 +410,7 @@ fn explore_from<'m, S: Bits>(
         pending: std::sync::atomic::AtomicUsize::new(0),
         jobs: opts.jobs,
     };
-    let mut init = Box::new(from);
-    m.clear_dead(&mut init);
+    let init = Box::new(from);
     ctx.insert(&init);
     let done = AtomicBool::new(false);
     // One expansion can be long (tens of thousands of successors) and so

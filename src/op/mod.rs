@@ -16,7 +16,6 @@
 #![allow(clippy::vec_box)]
 
 mod coherence;
-pub mod dead;
 pub mod hang;
 pub mod layout;
 pub mod reason;
@@ -131,11 +130,6 @@ pub struct Machine<'p, S: Bits = u128> {
     /// The slots of mbarrier read-modify-writes (arrive-on, expect-tx,
     /// complete-tx), whose states [`Machine::undefined`] judges.
     mbar_rmws: S,
-    /// Projected runs: the registers to clear before a state is stored
-    /// ([`dead::DeadRegs`]; `None`: every register is kept, herd's full
-    /// final states). Only [`Machine::successors_folded`] and the explorer's
-    /// initial state apply it.
-    pub dead: Option<dead::DeadRegs>,
     /// Set by [`Machine::within`]'s watchdog when the run's budget is
     /// exhausted: the long loops of one step (binds with forwarding chains,
     /// coherence orientations and completions, a final state's outcomes)
@@ -310,7 +304,6 @@ impl<'p, S: Bits> Machine<'p, S> {
             maxima_memo: Default::default(),
             total_loc,
             mbar_rmws,
-            dead: None,
             interrupted: Default::default(),
         })
     }
@@ -337,21 +330,6 @@ impl<'p, S: Bits> Machine<'p, S> {
     #[inline]
     pub fn interrupted(&self) -> bool {
         self.interrupted.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Keep only the registers projected final states list, and those
-    /// still to be read: from now on the exploration clears every dead
-    /// register before it stores a state ([`dead::DeadRegs`]).
-    pub fn project_registers(&mut self, observed: &[Vec<bool>]) {
-        self.dead = Some(dead::DeadRegs::new(&self.program, observed));
-    }
-
-    /// `st` with its dead registers cleared, when the run is projected
-    /// ([`Machine::project_registers`]); unchanged otherwise.
-    pub fn clear_dead(&self, st: &mut State<S>) {
-        if let Some(d) = &self.dead {
-            d.clear(st);
-        }
     }
 
     /// The initial state: initial versions in memory, nothing issued.

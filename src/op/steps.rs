@@ -234,7 +234,6 @@ impl<S: Bits> Machine<'_, S> {
                     InPlace::Branches => break,
                 }
             }
-            self.clear_dead(&mut cur);
             f.states.push(cur);
         }
         f
