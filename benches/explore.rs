@@ -300,62 +300,9 @@ fn issue27(c: &mut Criterion) {
     g.finish();
 }
 
-/// Issue 27's families with the final states projected onto the condition
-/// (`--project condition`; `docs/exploration.md`, "Projection and dead
-/// registers"), through `engine::run` (`--engine op`): the grid barrier
-/// with `atom` tickets (whose `n!` final states the projection merges into
-/// the `red` family's states), the grid barrier with `red` arrivals, the
-/// counter and the TMA pipeline (`families::pipeline`). Throughput counts
-/// distinct machine states; each case's count, full and projected, is
-/// printed once.
-fn issue27_projected(c: &mut Criterion) {
-    let mut g = c.benchmark_group("machine-issue27-projected");
-    let opts = |project| ptxmc::engine::RunOptions {
-        engine: ptxmc::engine::EngineChoice::Op,
-        jobs: 1,
-        project,
-        ..Default::default()
-    };
-    let cases: Vec<(String, String)> = [3, 4]
-        .into_iter()
-        .flat_map(|n| {
-            [
-                (
-                    format!("grid-atom-{n}"),
-                    families::grid_barrier(n, families::Arrival::Atom),
-                ),
-                (
-                    format!("grid-red-{n}"),
-                    families::grid_barrier(n, families::Arrival::Red),
-                ),
-            ]
-        })
-        .chain([("counter-5".to_string(), families::counter(5))])
-        .chain([("pipeline-2x1".to_string(), families::pipeline(2, 1))])
-        .collect();
-    for (name, text) in cases {
-        let p = parse(&text);
-        let count = |p: &Program, project| {
-            let r = ptxmc::engine::run(p, &opts(project));
-            assert!(r.incomplete.is_none(), "{name}: {:?}", r.incomplete);
-            r.stats.op.expect("the machine ran").distinct_states
-        };
-        let full = count(&p, ptxmc::engine::Projection::All);
-        let n = count(&p, ptxmc::engine::Projection::Condition);
-        eprintln!(
-            "machine-issue27-projected {name}: {full} distinct machine states in full, {n} projected"
-        );
-        g.throughput(criterion::Throughput::Elements(n));
-        g.bench_with_input(BenchmarkId::from_parameter(&name), &p, |b, p| {
-            b.iter(|| count(p, ptxmc::engine::Projection::Condition))
-        });
-    }
-    g.finish();
-}
-
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = hot_loop, state_ops, suites, termination, scaling, families, wide, issue27, issue27_projected
+    targets = hot_loop, state_ops, suites, termination, scaling, families, wide, issue27
 }
 criterion_main!(benches);

@@ -168,60 +168,9 @@ fn issue27(c: &mut Criterion) {
     g.finish();
 }
 
-/// Issue 27's families with the final states projected onto the condition
-/// (`--project condition`; `docs/oracle.md`, "Projection"), through
-/// `engine::run` (`--engine ax`): the grid barrier with `atom` tickets
-/// (whose tickets nobody asks about, so they commute like `red`s), the
-/// counter and the TMA pipeline (`families::pipeline`). Throughput counts
-/// search nodes (outcome and termination searches); each case's count,
-/// full (where it finishes in a bench) and projected, is printed once.
-fn issue27_projected(c: &mut Criterion) {
-    let mut g = c.benchmark_group("oracle-issue27-projected");
-    let opts = |project| ptxmc::engine::RunOptions {
-        engine: ptxmc::engine::EngineChoice::Ax,
-        jobs: 1,
-        project,
-        ..Default::default()
-    };
-    let cases: Vec<(String, String, bool)> = [4, 6, 8, 16]
-        .into_iter()
-        .map(|n| {
-            (
-                format!("grid-atom-{n}"),
-                families::grid_barrier(n, families::Arrival::Atom),
-                n <= 4,
-            )
-        })
-        .chain(
-            [9, 12]
-                .into_iter()
-                .map(|n| (format!("counter-{n}"), families::counter(n), n <= 9)),
-        )
-        .chain([("pipeline-2x2".to_string(), families::pipeline(2, 2), true)])
-        .collect();
-    for (name, text, full_too) in cases {
-        let p = parse(&text);
-        let count = |p: &Program, project| {
-            let r = ptxmc::engine::run(p, &opts(project));
-            assert!(r.incomplete.is_none(), "{name}: {:?}", r.incomplete);
-            r.stats.ax.map_or(0, |s| s.nodes) + r.stats.ax_termination.map_or(0, |s| s.nodes)
-        };
-        let n = count(&p, ptxmc::engine::Projection::Condition);
-        let full = full_too.then(|| count(&p, ptxmc::engine::Projection::All));
-        eprintln!(
-            "oracle-issue27-projected {name}: {n} search nodes projected (in full: {full:?})"
-        );
-        g.throughput(criterion::Throughput::Elements(n));
-        g.bench_with_input(BenchmarkId::from_parameter(&name), &p, |b, p| {
-            b.iter(|| count(p, ptxmc::engine::Projection::Condition))
-        });
-    }
-    g.finish();
-}
-
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(500));
-    targets = suites, random, scaling, wide, issue27, issue27_projected
+    targets = suites, random, scaling, wide, issue27
 }
 criterion_main!(benches);
