@@ -121,7 +121,7 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
         // register and location, herd's final states).
         head["states_over"] = json!(names.clone());
     }
-    let tail = json!({
+    let mut tail = json!({
         "verdict": if res.verdict.holds { "Ok" } else { "No" },
         "holds": res.verdict.holds,
         "positive": res.verdict.positive,
@@ -148,6 +148,11 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
         "engine_stats": res.stats,
         "time_s": res.seconds,
     });
+    if res.partial {
+        // No engine finished (a limit, or `--verdict-only` stopped it): the
+        // outcomes listed are only those found, never the full set.
+        tail["states_partial"] = json!(true);
+    }
     let (Value::Object(head), Value::Object(tail)) = (head, tail) else {
         unreachable!("json! of braces is an object")
     };
