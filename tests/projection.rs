@@ -226,7 +226,7 @@ fn projection_and_verdict_only_keep_every_answer_of_the_litmus_library() {
     let sampled = if deep() { all } else { all.div_ceil(3) };
     assert!(n * 10 >= sampled * 9, "{n} of {sampled} checked");
     assert!(stopped * 10 > n, "{stopped} of {n} stopped early");
-    assert!(symmetric > 10, "{symmetric} symmetric tests");
+    assert!(symmetric >= 5, "{symmetric} symmetric tests");
 }
 
 /// Every corpus kernel (`kernels/expected.csv`; default suite: those
