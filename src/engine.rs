@@ -39,6 +39,32 @@ impl EngineChoice {
     }
 }
 
+/// Which columns final states are listed over (`--project`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Projection {
+    /// Every register of every thread and every location: herd's final
+    /// states.
+    #[default]
+    All,
+    /// Only what the test asks about: the condition's registers and
+    /// locations, the filter's, and herd's `locations [...]`
+    /// ([`crate::outcome::observed`]). The oracle then lets additions whose
+    /// result nobody asks about commute (`docs/exploration.md`,
+    /// "Projection"; `docs/oracle.md`, "Projection").
+    Condition,
+    /// What `Condition` keeps, and every location's final value (a
+    /// kernel's buffers): registers outside the condition are dropped.
+    Memory,
+}
+
+impl Projection {
+    /// Whether some columns are left out.
+    pub fn projects(self) -> bool {
+        self != Projection::All
+    }
+}
+
 /// Options shared by every engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOptions {
@@ -82,6 +108,14 @@ pub struct RunOptions {
     /// The oracle's one order per class of commuting additions to a counter
     /// (off only to check it: `docs/oracle.md`, "Commuting additions").
     pub commute_counters: bool,
+    /// Which columns the final states are listed over (`Projection::All`:
+    /// herd's full states).
+    pub project: Projection,
+    /// Stop both engines at the first final state that settles the
+    /// condition (`docs/exploration.md`, "Verdict-only runs"): the run is
+    /// then reported incomplete ([`crate::limits::Exceeded::Settled`]), with
+    /// a definitive verdict.
+    pub verdict_only: bool,
     /// What printing a value of an outcome will cost, so that the limits
     /// keep time and memory for the report (`limits::OutputCost`).
     pub output_cost: OutputCost,
@@ -120,6 +154,8 @@ impl Default for RunOptions {
             static_barriers: true,
             static_counters: true,
             commute_counters: true,
+            project: Projection::All,
+            verdict_only: false,
             output_cost: OutputCost::default(),
             jobs: 1,
             exact: false,
@@ -316,7 +352,10 @@ const AX_STACK: usize = 256 << 20;
 /// memory ceiling, so the whole run returns within the time limit, and the
 /// complete set of whichever engine finished is kept.
 pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
-    let budget = Budget::new(opts.limits).with_output_cost(opts.output_cost);
+    let mut budget = Budget::new(opts.limits).with_output_cost(opts.output_cost);
+    if opts.verdict_only {
+        budget = budget.stop_at(settles(p));
+    }
     let groups = crate::ir::elect::groups(p);
     let grains = crate::ir::copies::choices(p);
     if crate::ir::elect::count(&groups) <= 1 && grains.len() <= 1 {
@@ -355,6 +394,24 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
     r.filtered_out = filtered_out;
     r.seconds = start.elapsed().as_secs_f64();
     r
+}
+
+/// `--verdict-only`: whether a final state of `p` (over every column, as
+/// the engines produce them) settles its condition — it passes the filter
+/// and satisfies the proposition of an `exists` (a witness) or falsifies
+/// that of a `forall` / satisfies that of a `~exists` (a counter-example).
+/// Either way the verdict is decided by that state alone, whatever the
+/// other states are.
+fn settles(p: &Program) -> Box<crate::limits::SettlesFn> {
+    use crate::ir::Quantifier;
+    let cols = Columns::of(p);
+    let prop = p.condition.prop.clone();
+    let filter = p.filter.clone();
+    let want = !matches!(p.condition.quantifier, Quantifier::Forall);
+    Box::new(move |s: &[crate::ir::Value]| {
+        let term = |t: &crate::ir::Term| cols.term(s, t);
+        filter.as_ref().is_none_or(|f| f.eval(&term)) && prop.eval(&term) == want
+    })
 }
 
 /// Two variants' results (leader choices, copy granularities) as one
@@ -417,7 +474,14 @@ fn merge_races(a: RaceCheck, b: RaceCheck) -> RaceCheck {
 
 /// [`run`] for one program (one choice of `elect.sync` leaders) on `budget`.
 fn run_within(p: &Program, opts: &RunOptions, budget: &Budget) -> RunResult {
-    let columns = Columns::of(p);
+    // The engines produce states over every column; a projected run lists
+    // them over the observed ones (`--project condition`).
+    let full = Columns::of(p);
+    let columns = match opts.project {
+        Projection::All => full.clone(),
+        Projection::Condition => Columns::projected(p, false),
+        Projection::Memory => Columns::projected(p, true),
+    };
     let start = budget.start();
     // Lowered once for every engine and phase: each of them lowers what it
     // is given, which borrows an already lowered program (lowering keeps
@@ -472,7 +536,16 @@ fn run_within(p: &Program, opts: &RunOptions, budget: &Budget) -> RunResult {
             None => RaceStatus::Complete,
         },
     };
-    let (op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
+    let (mut op, op_stats) = op.map_or((None, None), |(r, s)| (Some(r), s));
+    if columns.is_projection() {
+        // Compared, filtered and judged over the observed columns: the
+        // oracle zeroed the unobserved registers, so the full states of the
+        // two engines need not match.
+        let at = columns.positions_in(&full);
+        for r in [ax.as_mut(), op.as_mut()].into_iter().flatten() {
+            r.outcomes = Columns::project(&at, std::mem::take(&mut r.outcomes));
+        }
+    }
     stats.ax = ax_stats.map(|s| s.0);
     stats.ax_termination = ax_stats.and_then(|s| s.1);
     stats.op = op_stats;
@@ -628,6 +701,7 @@ fn run_ax(
         static_barriers: opts.static_barriers,
         static_counters: opts.static_counters,
         commute_counters: opts.commute_counters,
+        project: opts.project.projects(),
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,
         ..AxOptions::default()

@@ -56,6 +56,10 @@ pub enum Exceeded {
     /// The memory left below `max_memory` (the limit, in bytes) is what
     /// printing the outcomes found so far needs.
     OutputMemory(u64),
+    /// `--verdict-only`: an engine found a final state that settles the
+    /// condition (a witness of `exists`, a counter-example of `forall` or
+    /// `~exists`), so the run stopped there ([`Budget::stop_at`]).
+    Settled,
 }
 
 impl std::fmt::Display for Exceeded {
@@ -70,6 +74,10 @@ impl std::fmt::Display for Exceeded {
                 f,
                 "the time limit ({:.1} s) was nearly reached: the time left is kept to print the outcomes found",
                 t.as_secs_f64()
+            ),
+            Exceeded::Settled => write!(
+                f,
+                "stopped at the first final state that settles the condition (--verdict-only): the verdict stands; other final states, termination and races were not searched to the end"
             ),
             Exceeded::OutputMemory(m) => write!(
                 f,
@@ -163,6 +171,22 @@ pub struct Budget {
     output_values: [AtomicU64; 2],
     /// What printing a value costs.
     output_cost: OutputCost,
+    /// `--verdict-only`: the final states (over every column) that settle
+    /// the condition ([`Budget::stop_at`]).
+    settles: Option<Settles>,
+}
+
+/// Whether a final state (one value per column of the program, as the
+/// engines produce them) settles a test's condition.
+pub type SettlesFn = dyn Fn(&[crate::ir::Value]) -> bool + Send + Sync;
+
+/// [`SettlesFn`], boxed, for [`Budget`] (which derives `Debug`).
+struct Settles(Box<SettlesFn>);
+
+impl std::fmt::Debug for Settles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Settles(..)")
+    }
 }
 
 /// Which engine found an outcome ([`Budget::reserve_output`]).
@@ -188,6 +212,26 @@ impl Budget {
             last_rss: AtomicU64::new(0),
             output_values: [AtomicU64::new(0), AtomicU64::new(0)],
             output_cost: OutputCost::default(),
+            settles: None,
+        }
+    }
+
+    /// The same budget, stopping every engine ([`Exceeded::Settled`]) as
+    /// soon as one finds a final state for which `settles` holds
+    /// ([`Budget::offer`]).
+    pub fn stop_at(mut self, settles: Box<SettlesFn>) -> Budget {
+        self.settles = Some(Settles(settles));
+        self
+    }
+
+    /// An engine found the final state `state` (over every column): with
+    /// [`Budget::stop_at`], if it settles the condition, the budget is hit
+    /// with [`Exceeded::Settled`], which every engine's next poll sees.
+    pub fn offer(&self, state: &[crate::ir::Value]) {
+        if let Some(Settles(f)) = &self.settles {
+            if f(state) {
+                self.set(Exceeded::Settled);
+            }
         }
     }
 

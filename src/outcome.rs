@@ -27,12 +27,20 @@ pub enum Column {
 
 /// The columns of a program's final states. Agent threads added by lowering
 /// and mbarrier or hidden locations have none.
+///
+/// Every column ([`Columns::of`], herd's final states) or, with
+/// `--project condition`, only those the test asks about
+/// ([`Columns::projected`]: the condition's terms, the filter's and herd's
+/// `locations [...]`), in the same order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Columns {
     /// In order: registers by thread, then locations.
     pub columns: Vec<Column>,
-    reg_base: Vec<Option<usize>>,
+    /// Per thread, per register: its column.
+    reg_col: Vec<Vec<Option<usize>>>,
     loc_col: Vec<Option<usize>>,
+    /// Only some columns are kept ([`Columns::projected`]).
+    projected: bool,
 }
 
 impl Columns {
@@ -44,36 +52,87 @@ impl Columns {
         String::from_utf8(out).expect("names and numbers are UTF-8")
     }
 
-    /// The columns of `p`.
+    /// The columns of `p`: every register of every test thread, then every
+    /// data location.
     pub fn of(p: &Program) -> Columns {
+        Columns::keeping(p, |_| true, false)
+    }
+
+    /// The columns `p`'s test asks about ([`observed`]; with `memory`, every
+    /// data location too), in the order of [`Columns::of`]: what `--project
+    /// condition` (`--project memory`) lists.
+    pub fn projected(p: &Program, memory: bool) -> Columns {
+        let seen = observed(p, memory);
+        Columns::keeping(p, |c| seen.contains(c), true)
+    }
+
+    /// Whether only the observed columns are kept ([`Columns::projected`]).
+    pub fn is_projection(&self) -> bool {
+        self.projected
+    }
+
+    /// The columns of `p` that `keep` keeps.
+    fn keeping(p: &Program, keep: impl Fn(&Column) -> bool, projected: bool) -> Columns {
         let mut columns = Vec::new();
-        let mut reg_base = Vec::new();
+        let mut reg_col = Vec::new();
         for (t, th) in p.threads.iter().enumerate() {
-            if th.agent.is_some() {
-                reg_base.push(None);
-                continue;
+            let mut cols = vec![None; th.regs.len()];
+            if th.agent.is_none() {
+                for (reg, col) in cols.iter_mut().enumerate() {
+                    let c = Column::Reg { thread: t, reg };
+                    if keep(&c) {
+                        *col = Some(columns.len());
+                        columns.push(c);
+                    }
+                }
             }
-            reg_base.push(Some(columns.len()));
-            columns.extend((0..th.regs.len()).map(|reg| Column::Reg { thread: t, reg }));
+            reg_col.push(cols);
         }
         let mut loc_col = Vec::new();
         for (l, loc) in p.locations.iter().enumerate() {
-            if matches!(loc.kind, LocKind::Data | LocKind::TensorMemory) {
+            let c = Column::Loc(l);
+            if matches!(loc.kind, LocKind::Data | LocKind::TensorMemory) && keep(&c) {
                 loc_col.push(Some(columns.len()));
-                columns.push(Column::Loc(l));
+                columns.push(c);
             } else {
                 loc_col.push(None);
             }
         }
         Columns {
             columns,
-            reg_base,
+            reg_col,
             loc_col,
+            projected,
         }
     }
-    /// Index of a register's column (`None` for an agent's registers).
+
+    /// Where each of these columns stands in `full` (the columns of the
+    /// same program this projects), to project `full`'s states
+    /// ([`Columns::project`]).
+    pub fn positions_in(&self, full: &Columns) -> Vec<usize> {
+        self.columns
+            .iter()
+            .map(|c| match *c {
+                Column::Reg { thread, reg } => full.reg(thread, reg),
+                Column::Loc(l) => full.loc(l),
+            })
+            .map(|i| i.expect("a projection keeps columns of the full set"))
+            .collect()
+    }
+
+    /// `states`, final states over `full`, over these columns instead
+    /// (`positions` from [`Columns::positions_in`]).
+    pub fn project(positions: &[usize], states: Outcomes) -> Outcomes {
+        states
+            .into_iter()
+            .map(|s| positions.iter().map(|&i| s[i]).collect())
+            .collect()
+    }
+
+    /// Index of a register's column (`None` for an agent's registers, and
+    /// for registers a projection leaves out).
     pub fn reg(&self, thread: ThreadId, reg: RegId) -> Option<usize> {
-        self.reg_base[thread].map(|b| b + reg)
+        self.reg_col[thread].get(reg).copied().flatten()
     }
     /// Index of a location's column (`None` for mbarriers and hidden locations).
     pub fn loc(&self, loc: LocId) -> Option<usize> {
@@ -99,6 +158,54 @@ impl Columns {
             Term::Const(v) => *v,
         }
     }
+}
+
+/// The registers and locations `p`'s test asks about: the terms of its
+/// condition and of its filter, and herd's `locations [...]` (`p.shown`);
+/// with `memory`, every location as well (a kernel's buffers: `--project
+/// memory`). These are what a projected run lists and keeps apart.
+pub fn observed(p: &Program, memory: bool) -> Vec<Column> {
+    let mut terms = p.condition.prop.terms();
+    if let Some(f) = &p.filter {
+        terms.extend(f.terms());
+    }
+    terms.extend(p.shown.iter().copied());
+    let mut out: Vec<Column> = Vec::new();
+    for t in terms {
+        let c = match t {
+            Term::Reg { thread, reg } => Column::Reg { thread, reg },
+            Term::Loc(l) => Column::Loc(l),
+            Term::Const(_) => continue,
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    if memory {
+        for l in 0..p.locations.len() {
+            if !out.contains(&Column::Loc(l)) {
+                out.push(Column::Loc(l));
+            }
+        }
+    }
+    out
+}
+
+/// Per thread of `p`, per register: whether [`observed`] names it.
+pub fn observed_regs(p: &Program) -> Vec<Vec<bool>> {
+    let mut out: Vec<Vec<bool>> = p
+        .threads
+        .iter()
+        .map(|t| vec![false; t.regs.len()])
+        .collect();
+    for c in observed(p, false) {
+        if let Column::Reg { thread, reg } = c {
+            if let Some(b) = out.get_mut(thread).and_then(|r| r.get_mut(reg)) {
+                *b = true;
+            }
+        }
+    }
+    out
 }
 
 /// A final state: one value per column.

@@ -153,6 +153,21 @@ pub struct Graph<'p, S: Bits> {
 }
 
 impl<'p, S: Bits> Graph<'p, S> {
+    /// A projected run (`--project condition`): every final register that
+    /// `observed[t][r]` does not name becomes the constant 0, so no read's
+    /// value reaches the final state through it (`docs/oracle.md`,
+    /// "Projection"). Only for the outcome search: a stuck path's registers
+    /// still tell which barriers it may reach.
+    pub fn project_final_regs(&mut self, observed: &[Vec<bool>]) {
+        for (t, regs) in self.final_regs.iter_mut().enumerate() {
+            for (r, e) in regs.iter_mut().enumerate() {
+                if observed.get(t).and_then(|o| o.get(r)).copied() != Some(true) {
+                    *e = Expr::Const(0);
+                }
+            }
+        }
+    }
+
     /// Build the candidate skeleton for one path per thread.
     pub fn new(program: &'p Program, paths: &[&Path]) -> Graph<'p, S> {
         let mut events = Vec::new();

@@ -68,6 +68,13 @@ pub struct AxOptions {
     /// (`docs/oracle.md`, "Commuting additions"; outcome search only, with
     /// `static_counters`); `false` only to check that reduction.
     pub commute_counters: bool,
+    /// `--project condition`: the final states list only the registers and
+    /// locations the test asks about ([`crate::outcome::observed`]), so a
+    /// register nobody asks about is no part of an outcome — which lets an
+    /// `atom` whose result nothing else reads commute like a `red`
+    /// (`docs/oracle.md`, "Projection"). The outcomes are full-width states
+    /// all the same, with such registers 0.
+    pub project: bool,
 }
 
 impl Default for AxOptions {
@@ -82,6 +89,7 @@ impl Default for AxOptions {
             fairness: Default::default(),
             static_counters: true,
             commute_counters: true,
+            project: false,
         }
     }
 }
@@ -189,6 +197,7 @@ fn search_all(
         .then(|| counters::Counters::new(p))
         .flatten();
     let mut combos = combos::Combos::new(p, &paths);
+    let observed = opts.project.then(|| crate::outcome::observed_regs(p));
     loop {
         // One combination is one search node at least, so the state limit
         // and the clock bound this walk even when every search is trivial.
@@ -207,7 +216,10 @@ fn search_all(
             // The event sets of this combination are as wide as its events
             // need (`rel::with_width!`), so there is no cap but the widest.
             crate::with_width!(nevents, S => {
-                let g = graph::Graph::<S>::new(p, &combo);
+                let mut g = graph::Graph::<S>::new(p, &combo);
+                if let Some(seen) = &observed {
+                    g.project_final_regs(seen);
+                }
                 let mut s = search::Search::new(&g, &cols, &mut r.outcomes, budget, r.stats.nodes)
                     .forced_coherence(opts.forced_coherence);
                 if let Some(c) = &counters {

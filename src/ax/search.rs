@@ -1983,6 +1983,9 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             }
             if self.out.insert(state.clone()) {
                 self.poll.budget().reserve_output(Finder::Oracle, width);
+                // `--verdict-only`: a settling state stops the search at
+                // the poll just below.
+                self.poll.budget().offer(&state);
             }
             if self.poll() {
                 return;

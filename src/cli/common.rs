@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::Exit;
-use crate::engine::{EngineChoice, RunOptions};
+use crate::engine::{EngineChoice, Projection, RunOptions};
 use crate::explain::TerminationNote;
 use crate::ir::Prop;
 use crate::limits::Limits;
@@ -116,6 +116,21 @@ pub struct EngineArgs {
     /// reduction).
     #[arg(long)]
     pub no_commute_counters: bool,
+    /// Which columns final states are listed over: `all` (every register
+    /// and location, herd's final states) or `condition` (only the
+    /// registers and locations of the condition, the filter and herd's
+    /// `locations [...]`; the oracle lets additions whose result nobody
+    /// asks about commute), or `memory` (those and every location's final
+    /// value: a kernel's buffers). docs/exploration.md, "Projection".
+    #[arg(long, value_enum, default_value_t = Projection::default())]
+    pub project: Projection,
+    /// Stop both engines at the first final state that settles the
+    /// condition (a witness of `exists`, a counter-example of `forall` or
+    /// `~exists`). The verdict stands; the run is reported incomplete
+    /// (exit 4): the states listed are only those found, and termination
+    /// and races are not searched to the end.
+    #[arg(long)]
+    pub verdict_only: bool,
     /// Remember full machine states instead of 64-bit fingerprints (no collision risk, more memory).
     #[arg(long)]
     pub exact: bool,
@@ -178,6 +193,8 @@ impl EngineArgs {
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,
             commute_counters: !self.no_commute_counters,
+            project: self.project,
+            verdict_only: self.verdict_only,
             // The costlier format; a command that prints less says so.
             output_cost: crate::limits::OutputCost::default(),
             // Several tests: one worker per test; one test: the workers share it.

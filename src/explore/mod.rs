@@ -269,6 +269,9 @@ impl<S: Bits> Ctx<'_, '_, '_, S> {
                     // poll while taking them.
                     m.for_each_outcome(&st, |o| {
                         let width = o.len() as u64;
+                        // `--verdict-only`: a settling state stops the run
+                        // at the next poll (just below).
+                        self.budget.offer(&o);
                         if local.insert(o) {
                             self.budget.reserve_output(Finder::Machine, width);
                         }

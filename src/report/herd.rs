@@ -77,8 +77,38 @@ fn head(r: &TestReport) -> String {
         };
         writeln!(out, "Incomplete: {why}{found}").unwrap();
     }
+    if res.columns.is_projection() {
+        // `--project condition`: say which columns the states are over, so
+        // a projected list is never read as herd's full final states.
+        let names: Vec<String> = res
+            .columns
+            .columns
+            .iter()
+            .map(|c| column_name(p, c))
+            .collect();
+        writeln!(
+            out,
+            "States over: {} (projected: other registers and locations are not listed)",
+            if names.is_empty() {
+                "nothing".to_string()
+            } else {
+                names.join(" ")
+            }
+        )
+        .unwrap();
+    }
     writeln!(out, "States {}", res.outcomes.len()).unwrap();
     out
+}
+
+/// A column's name as a final state writes it (`0:r0`, `x`).
+fn column_name(p: &Program, c: &crate::outcome::Column) -> String {
+    match *c {
+        crate::outcome::Column::Reg { thread, reg } => {
+            format!("{thread}:{}", p.threads[thread].regs[reg].name)
+        }
+        crate::outcome::Column::Loc(l) => p.locations[l].name.clone(),
+    }
 }
 
 /// The report after the final states: the verdict, the counts, the

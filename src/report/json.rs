@@ -105,7 +105,7 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
             "termination": d.termination.map(|(op, ax)| json!({ "op": word(op), "ax": word(ax) })),
         })
     });
-    let head = json!({
+    let mut head = json!({
         "name": p.name,
         "file": r.file,
         "engine": res.engine,
@@ -116,7 +116,12 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
         "filter": filter,
         "filtered_out": res.filtered_out.len(),
     });
-    let tail = json!({
+    if res.columns.is_projection() {
+        // `--project`: the columns the outcomes are over (absent: every
+        // register and location, herd's final states).
+        head["states_over"] = json!(names.clone());
+    }
+    let mut tail = json!({
         "verdict": if res.verdict.holds { "Ok" } else { "No" },
         "holds": res.verdict.holds,
         "positive": res.verdict.positive,
@@ -143,6 +148,11 @@ pub fn object<'a>(r: &TestReport<'a>) -> Report<'a> {
         "engine_stats": res.stats,
         "time_s": res.seconds,
     });
+    if res.partial {
+        // No engine finished (a limit, or `--verdict-only` stopped it): the
+        // outcomes listed are only those found, never the full set.
+        tail["states_partial"] = json!(true);
+    }
     let (Value::Object(head), Value::Object(tail)) = (head, tail) else {
         unreachable!("json! of braces is an object")
     };
