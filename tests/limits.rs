@@ -581,3 +581,36 @@ fn the_oracle_plans_poisoned_barrier_phases_within_its_limits() {
         );
     }
 }
+
+/// The machine lists the orbits of the final states it found under its
+/// symmetry (`op::symmetry::Symmetry::expand`) within the run's limits: 32
+/// interchangeable readers of one flag have 2^32 final states, and a
+/// mutant of the library (kept in `tests/data/`) once made `run --timeout
+/// 0.5` list them for more than 10 s.
+#[test]
+fn the_machine_expands_symmetric_orbits_within_its_limits() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/machine-symmetric-orbit-mutant.litmus"
+    );
+    for engine in ["op", "both"] {
+        let (code, out, took) = ptxmc_within(
+            &[
+                "run",
+                "--engine",
+                engine,
+                "--timeout",
+                "0.5",
+                "--jobs",
+                "1",
+                path,
+            ],
+            guard_of(0.5),
+        );
+        assert_eq!(code, 4, "{engine}: returned in {took:?}\n{out}");
+        assert!(
+            out.contains("Incomplete: ") && out.contains("the time limit (0.5 s) was reached"),
+            "{engine}: {out}"
+        );
+    }
+}

@@ -476,15 +476,23 @@ fn explore_from<'m, S: Bits>(
         peak_rss_bytes: peak_rss().unwrap_or(0),
     };
     let mut outcomes = ctx.outcomes.into_inner().unwrap();
+    let mut why = ctx.why.into_inner().unwrap();
     if let Some(y) = sym {
-        outcomes = y.expand(outcomes, |o| {
-            budget.reserve_output(Finder::Machine, o.len() as u64)
+        // The orbits of the final states found are final states too; their
+        // listing is bounded by the run's limits like the search.
+        let (all, whole) = y.expand(outcomes, |o| {
+            budget.reserve_output(Finder::Machine, o.len() as u64);
+            budget.check().is_none()
         });
+        outcomes = all;
+        if !whole && why.is_none() {
+            why = budget.check();
+        }
     }
     Explored {
         outcomes,
         bound_hit: ctx.bound_hit.load(Ordering::Relaxed),
-        incomplete: ctx.why.into_inner().unwrap(),
+        incomplete: why,
         hang: ctx.hang.into_inner().unwrap(),
         undefined: ctx.undefined.into_inner().unwrap(),
         cut_reached: ctx.cut_reached.load(Ordering::Relaxed),

@@ -870,8 +870,15 @@ impl<S: Bits> Symmetry<S> {
     /// Every final state of the orbits of `found`: the members' columns
     /// moved between members in every distinct way (values of private
     /// locations relabelled into the receiving member's), group after group.
-    /// `fresh` is told of each final state added (to reserve its output).
-    pub fn expand(&self, found: Outcomes, mut fresh: impl FnMut(&[Value])) -> Outcomes {
+    /// `fresh` is told of each final state added (to reserve its output)
+    /// and answers whether to go on: an orbit can be huge (32 readers of
+    /// one flag have 2^32 final states), so the run's limits end the
+    /// expansion too; the second value then says it stopped short.
+    pub fn expand(
+        &self,
+        found: Outcomes,
+        mut fresh: impl FnMut(&[Value]) -> bool,
+    ) -> (Outcomes, bool) {
         let mut out = found;
         for g in &self.groups {
             let mut next = Outcomes::new();
@@ -904,8 +911,10 @@ impl<S: Bits> Symmetry<S> {
                             };
                         }
                     }
-                    if !out.contains(&s) && !next.contains(&s) {
-                        fresh(&s);
+                    if !out.contains(&s) && !next.contains(&s) && !fresh(&s) {
+                        next.insert(s);
+                        next.extend(out.iter().cloned());
+                        return (next, false);
                     }
                     next.insert(s);
                     if !next_permutation(&mut blocks) {
@@ -915,7 +924,7 @@ impl<S: Bits> Symmetry<S> {
             }
             out = next;
         }
-        out
+        (out, true)
     }
 }
 
