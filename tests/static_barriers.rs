@@ -80,6 +80,12 @@ fn static_barriers_keep_every_answer_of_the_barrier_kernels() {
             continue;
         }
         let t = ptx::load_file(&path, None, None).unwrap_or_else(|e| panic!("{}", e.rendered()));
+        // Without the planning, the oracle's termination search tries every
+        // set of lanes stuck at a barrier: 2^64 for the 64-thread CUTLASS
+        // named-barrier kernel, which `tests/kernels.rs` checks with it on.
+        if t.program.threads.len() > 16 {
+            continue;
+        }
         same_both_ways(&path.display().to_string(), &t.program, Reading::Isa);
         n += 1;
     }
