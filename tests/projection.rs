@@ -122,7 +122,7 @@ fn same_projected_as(
     assert_eq!(proj.bound_hit, full.bound_hit, "{name}: bound flag");
     assert_eq!(proj.termination, full.termination, "{name}: termination");
     assert_eq!(proj.undefined, full.undefined, "{name}: undefined");
-    assert_eq!(races(&proj), races(&full), "{name}: races");
+    assert_eq!(races(&proj), races(full), "{name}: races");
     assert!(
         full.disagreement.is_none() && proj.disagreement.is_none(),
         "{name}: engines disagree"
@@ -189,7 +189,7 @@ fn same_verdict_as(name: &str, p: &Program, full: &RunResult) -> bool {
         assert_eq!(fast.outcomes, full.outcomes, "{name}: outcomes");
         assert_eq!(fast.termination, full.termination, "{name}: termination");
         assert_eq!(fast.undefined, full.undefined, "{name}: undefined");
-        assert_eq!(races(&fast), races(&full), "{name}: races");
+        assert_eq!(races(&fast), races(full), "{name}: races");
     }
     stopped
 }

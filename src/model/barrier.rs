@@ -1126,7 +1126,10 @@ pub fn warp_divergence(p: &Program, lanes: &[StuckLane]) -> Option<Undefined> {
 /// a warp of several lanes whose CTA barrier instructions include a counted
 /// one and are not all counted with one constant name.
 pub fn warps_may_diverge(p: &Program) -> bool {
-    let mut warps: Vec<((u32, u32, u32), Vec<(Option<Value>, bool)>)> = Vec::new();
+    /// A warp (gpu, CTA, warp) and its lanes' CTA barriers: (name if
+    /// constant, counted).
+    type WarpBarriers = ((u32, u32, u32), Vec<(Option<Value>, bool)>);
+    let mut warps: Vec<WarpBarriers> = Vec::new();
     for (t, th) in p.threads.iter().enumerate() {
         let Some(w) = th.placement.warp else { continue };
         if th.agent.is_some() || p.warp_lanes(t).len() < 2 {
