@@ -1207,22 +1207,21 @@ fn a_wgmma_launched_with_fewer_than_128_threads_is_undefined() {
     };
     // (`wgmma_nofence` is undefined first for its missing `wgmma.fence`,
     // `tests/tensor_core.rs`.)
-    for (name, first) in [("wgmma_fenced.ptx", "wgmma.fence.sync.aligned")] {
-        let t = load(name);
-        let r = engine::run(&t.program, &opts);
-        assert!(r.disagreement.is_none(), "{name}: engines disagree");
-        let u = r.undefined.as_ref().expect("undefined");
-        let rep = ptxmc::report::ub::of(&t, u);
-        assert_eq!(rep.kind, "warpgroup", "{name}");
-        assert_eq!(
-            rep.what,
-            format!(
-                "P0 executes `{first}`, which all 128 threads of its warpgroup must execute \
-                 together, but the launch gives warpgroup 0 of its CTA 1 thread"
-            ),
-            "{name}"
-        );
-    }
+    let (name, first) = ("wgmma_fenced.ptx", "wgmma.fence.sync.aligned");
+    let t = load(name);
+    let r = engine::run(&t.program, &opts);
+    assert!(r.disagreement.is_none(), "{name}: engines disagree");
+    let u = r.undefined.as_ref().expect("undefined");
+    let rep = ptxmc::report::ub::of(&t, u);
+    assert_eq!(rep.kind, "warpgroup", "{name}");
+    assert_eq!(
+        rep.what,
+        format!(
+            "P0 executes `{first}`, which all 128 threads of its warpgroup must execute \
+             together, but the launch gives warpgroup 0 of its CTA 1 thread"
+        ),
+        "{name}"
+    );
 }
 
 /// Which threads the launch leaves short of their warpgroup: a kernel's

@@ -556,11 +556,18 @@ fn explain_enumerates_barrier_phases_within_its_limits() {
 /// 0.5` ran past 10 s. The planner now asks its budget at every choice.
 #[test]
 fn the_oracle_plans_poisoned_barrier_phases_within_its_limits() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/oracle-poisoned-warp-barrier-mutant.litmus"
+    ends_incomplete_at_half_a_second(
+        "oracle-poisoned-warp-barrier-mutant.litmus",
+        &["ax", "both"],
+        "Incomplete: axiomatic engine: the time limit (0.5 s) was reached",
     );
-    for engine in ["ax", "both"] {
+}
+
+/// `ptxmc run --engine E --timeout 0.5` on `tests/data/NAME` ends within
+/// its guard with exit 4 and a report that contains `says`, for each E.
+fn ends_incomplete_at_half_a_second(name: &str, engines: &[&str], says: &str) {
+    let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    for engine in engines {
         let (code, out, took) = ptxmc_within(
             &[
                 "run",
@@ -570,15 +577,12 @@ fn the_oracle_plans_poisoned_barrier_phases_within_its_limits() {
                 "0.5",
                 "--jobs",
                 "1",
-                path,
+                &path,
             ],
             guard_of(0.5),
         );
         assert_eq!(code, 4, "{engine}: returned in {took:?}\n{out}");
-        assert!(
-            out.contains("Incomplete: axiomatic engine: the time limit (0.5 s) was reached"),
-            "{engine}: {out}"
-        );
+        assert!(out.contains(says), "{engine}: {out}");
     }
 }
 
@@ -589,28 +593,9 @@ fn the_oracle_plans_poisoned_barrier_phases_within_its_limits() {
 /// 0.5` list them for more than 10 s.
 #[test]
 fn the_machine_expands_symmetric_orbits_within_its_limits() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/machine-symmetric-orbit-mutant.litmus"
+    ends_incomplete_at_half_a_second(
+        "machine-symmetric-orbit-mutant.litmus",
+        &["op", "both"],
+        "the time limit (0.5 s) was reached",
     );
-    for engine in ["op", "both"] {
-        let (code, out, took) = ptxmc_within(
-            &[
-                "run",
-                "--engine",
-                engine,
-                "--timeout",
-                "0.5",
-                "--jobs",
-                "1",
-                path,
-            ],
-            guard_of(0.5),
-        );
-        assert_eq!(code, 4, "{engine}: returned in {took:?}\n{out}");
-        assert!(
-            out.contains("Incomplete: ") && out.contains("the time limit (0.5 s) was reached"),
-            "{engine}: {out}"
-        );
-    }
 }
