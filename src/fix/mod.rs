@@ -628,11 +628,16 @@ fn search_within(
     report.incomplete |= budget.exceeded().is_some();
     let mut fixes: Vec<Fix> = found
         .into_iter()
-        .map(|v| {
+        .filter_map(|v| {
             let q = sites::apply(p, &sites, &v);
             let left = end.map(|d| d.saturating_duration_since(Instant::now()));
             let (ok, undefined) =
                 match verified_and_undefined(&q, want, opts.loop_bound, opts.barriers, left) {
+                    // Both engines agree, completely, that the changed
+                    // program can hang: the change is no fix (the outcome
+                    // search judged final states only), not a proposal the
+                    // engines failed to verify.
+                    Ok((v, _)) if v.allowed.is_some() && v.hangs => return None,
                     Ok((v, u)) if report.outcome_kept => (v.is_some() && !v.hangs, u),
                     Ok((v, u)) => (v.allowed == Some(false) && !v.hangs, u),
                     Err(()) => {
@@ -649,13 +654,13 @@ fn search_within(
                 })
                 .collect();
             let total = changes.iter().map(|c| c.cost).sum();
-            Fix {
+            Some(Fix {
                 changes,
                 cost: total,
                 verified: ok,
                 undefined,
                 program: q,
-            }
+            })
         })
         .collect();
     fixes.sort_by(|a, b| {
