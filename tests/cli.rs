@@ -194,7 +194,7 @@ fn check_passes_the_project_library() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let (out, racy) = without_races(&out);
-    assert_eq!(out, "413 passed, 0 failed\n");
+    assert_eq!(out, "414 passed, 0 failed\n");
     // Many library tests keep weak data on purpose (message passing's
     // payload): each is said to be racy.
     assert!(racy >= 100, "{racy}");
@@ -627,7 +627,7 @@ fn check_termination_passes_the_liveness_library() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let (out, _) = without_races(&out);
-    assert_eq!(out, "121 passed, 0 failed\n");
+    assert_eq!(out, "122 passed, 0 failed\n");
 }
 
 #[test]
@@ -1339,4 +1339,28 @@ fn fix_weaken_flags_weakenings_that_reach_undefined_behaviour() {
         v["flagged"][1]["changes_what"][0],
         "undefined behaviour: the thread count is not a multiple of the warp size (32)"
     );
+}
+
+/// A lane at a counted barrier whose warp's other lane waits at another
+/// barrier is worded as waiting for that lane of its warp (issue 25: it
+/// used to name the instruction at the waiting lane's position in the
+/// other lane's code), by both engines alike, and JSON says `"on": "warp"`.
+#[test]
+fn a_lane_waiting_for_its_warp_names_the_lane_that_never_comes() {
+    let path = "litmus/ub/Bar-warp-names-differ.litmus";
+    let hang = "Hang: deadlock — P0 waits at `bar.cta.sync 1, 32` for P1 of its warp, which never \
+                comes: a warp arrives at a counted barrier as a whole; P1 waits at `bar.cta.sync \
+                2, 32` for P0 of its warp, which never comes: a warp arrives at a counted barrier \
+                as a whole; every other thread has finished or is stuck too, so nothing can \
+                release them\n";
+    for engine in ["op", "ax"] {
+        let (code, out, err) = ptxmc(&["run", "--engine", engine, path]);
+        assert_eq!(code, 6, "{engine}: {err}");
+        assert!(out.contains(hang), "{engine}: {out}");
+    }
+    let (_, out, _) = ptxmc(&["run", "--format", "json", path]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v[0]["termination"]["threads"];
+    assert_eq!(t[0]["on"], "warp");
+    assert_eq!(t[1]["on"], "warp");
 }

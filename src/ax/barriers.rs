@@ -86,6 +86,8 @@ pub fn isa_choices<S: Bits>(
             ub: r.ub,
             waits,
             stuck: b.stuck,
+            own_waits: waits,
+            own_stuck: b.stuck,
         });
         of.push(bi);
         match per_thread.iter_mut().find(|(u, _)| *u == t) {
@@ -304,6 +306,8 @@ fn warp_units<S: Bits>(
             ub,
             waits: lanes.iter().any(|&a| arr[a].waits),
             stuck: lanes.iter().any(|&a| arr[a].stuck),
+            own_waits: lanes.iter().any(|&a| arr[a].thread == key && arr[a].waits),
+            own_stuck: lanes.iter().any(|&a| arr[a].thread == key && arr[a].stuck),
         });
         u.lanes.push(lanes);
         match u.per_thread.iter_mut().find(|(k, _)| *k == key) {
@@ -379,37 +383,42 @@ fn warp_units<S: Bits>(
         warps.push((lead, events));
     }
     // Each thread's events in its program order (the planner takes them so):
-    // its own arrivals one by one, and a warp's events in its first lane's
-    // list where that lane's own warp arrivals stand (a lane that has both
-    // count-less and counted arrivals at one name keeps their order), the
-    // events it is absent from after them. Another lane's part in an event
+    // its own arrivals one by one, and each warp event in the list of one of
+    // its lanes, where that lane's own warp arrival stands. The lane is the
+    // event's first lane with count-less arrivals at this name, else its
+    // first lane: so a lane with both count-less and counted arrivals keeps
+    // their order in its list (a count-less phase takes every listed
+    // thread's next arrival, and an event listed under another lane, one
+    // that has exited or arrives count-less later, would stand in its way:
+    // `Bar-warp-countless-after-counted`). Another lane's part in an event
     // is ordered against its own arrivals by the time edges above.
-    let mut placed: Vec<(usize, usize)> = Vec::new();
+    let countless = |t: usize| {
+        per_thread
+            .iter()
+            .any(|(x, l)| *x == t && l.iter().any(|&a| !is_unit(a)))
+    };
+    let key = |lanes: &[usize]| {
+        lanes
+            .iter()
+            .map(|&a| arr[a].thread)
+            .find(|&t| countless(t))
+            .unwrap_or(arr[lanes[0]].thread)
+    };
     for (t, list) in per_thread {
-        let mine = warps.iter().find(|(l, _)| l == t);
+        let lead = p.warp_lanes(*t)[0];
+        let events = warps.iter().find(|(l, _)| *l == lead).map(|(_, e)| e);
         let mut k = 0;
         for &a in list {
             if !is_unit(a) {
                 push(&mut u, *t, vec![a]);
                 continue;
             }
-            let Some((_, events)) = mine else { continue };
-            if let Some(Some(lanes)) = events.get(k) {
-                push(&mut u, *t, lanes.clone());
+            if let Some(Some(lanes)) = events.and_then(|e| e.get(k)) {
+                if key(lanes) == *t {
+                    push(&mut u, *t, lanes.clone());
+                }
             }
             k += 1;
-        }
-        if mine.is_some() {
-            placed.push((*t, k));
-        }
-    }
-    for (lead, events) in &warps {
-        let from = placed
-            .iter()
-            .find(|(l, _)| l == lead)
-            .map_or(0, |(_, k)| *k);
-        for lanes in events.iter().skip(from).flatten() {
-            push(&mut u, *lead, lanes.clone());
         }
     }
     Some(u)

@@ -198,7 +198,7 @@ fn describe<S: Bits>(
                 // (`model::barrier::warp_unit`) waits for the lanes stuck
                 // elsewhere.
                 let Some(inst) = inst else {
-                    let missing =
+                    let lanes =
                         p.warp_lanes(t)
                             .into_iter()
                             .filter(|&w| {
@@ -207,12 +207,11 @@ fn describe<S: Bits>(
                                         o.kind != StuckKind::Barrier || o.pc != sp.pc
                                     })
                             })
-                            .map(|w| (w, sp.pc))
                             .collect();
                     stuck.push(Stuck {
                         thread: t,
                         pc: sp.pc,
-                        on: Waits::Await { missing },
+                        on: Waits::Warp { lanes },
                     });
                     continue;
                 };

@@ -399,6 +399,17 @@ pub struct PlanArrival {
     /// The thread's path stops here for good (termination search): its
     /// phase must never complete.
     pub stuck: bool,
+    /// Whether the thread of the list this arrival stands in itself waits
+    /// here. Equal to `waits` except for a warp's event
+    /// (`ax::barriers::warp_units`), which waits when any lane does but
+    /// stands in its first lane's list: a first lane that only arrives goes
+    /// on to its own later arrivals (count-less ones) while the phase is
+    /// still open, and they may join it.
+    pub own_waits: bool,
+    /// Whether the list's thread itself stops here for good (as
+    /// `own_waits` to `waits`): a warp's event stuck because of another
+    /// lane may be followed by its first lane's own arrivals.
+    pub own_stuck: bool,
 }
 
 /// One phase of a plan.
@@ -642,7 +653,7 @@ fn open_phase(
             if arr[a].waits && !arr[a].stuck {
                 return Vec::new();
             }
-            if arr[a].stuck && n + k + 1 != l.len() {
+            if arr[a].own_stuck && n + k + 1 != l.len() {
                 return Vec::new();
             }
             members.push(a);
@@ -728,7 +739,7 @@ fn poison_orders(
         for (mi, r) in rest.iter().enumerate() {
             let Some(&m) = r.get(take[mi]) else { continue };
             // `m` comes only if its own thread's earlier arrivals go on.
-            if r[..take[mi]].iter().any(|&a| arr[a].waits) {
+            if r[..take[mi]].iter().any(|&a| arr[a].own_waits) {
                 continue;
             }
             // `f`: the first of `B` in time, the first of its thread's; or
@@ -1016,12 +1027,26 @@ pub fn phase_ub(members: impl Iterator<Item = PhaseMember>) -> Option<Undefined>
             });
         }
     }
-    // `.aligned`: the lanes of one warp in one phase at one instruction.
-    for m in &members {
+    // `.aligned`: the lanes of one warp arriving together at one
+    // instruction. A warp may arrive again in the same phase (a run-ahead
+    // `bar.arrive`, then `bar.sync`): each lane's i-th arrival in the phase
+    // belongs to its warp's i-th arrival event (a lane absent from one has
+    // exited and has no later one), so lanes are compared arrival by
+    // arrival, not every arrival of the warp in the phase with every other.
+    let nth = |k: usize| {
+        members[..k]
+            .iter()
+            .filter(|o| o.at.0 == members[k].at.0)
+            .count()
+    };
+    for (k, m) in members.iter().enumerate() {
         let Some(w) = m.aligned_warp else { continue };
+        let i = nth(k);
         let lanes: Vec<&PhaseMember> = members
             .iter()
-            .filter(|o| o.aligned_warp.is_some_and(|l| l.warp == w.warp))
+            .enumerate()
+            .filter(|&(j, o)| o.aligned_warp.is_some_and(|l| l.warp == w.warp) && nth(j) == i)
+            .map(|(_, o)| o)
             .collect();
         if lanes
             .iter()

@@ -76,6 +76,13 @@ pub enum Waits {
         /// The `(thread, instruction)` points not reached.
         missing: Vec<(ThreadId, usize)>,
     },
+    /// A lane of a warp at a counted CTA barrier, which its warp reaches
+    /// as one event (`model::barrier::warp_unit`): the other lanes named
+    /// are stuck elsewhere and never come to it.
+    Warp {
+        /// The lanes of its warp that never come.
+        lanes: Vec<ThreadId>,
+    },
     /// A spin or retry loop: each iteration reads the coherence-latest
     /// values and goes back.
     Spin {

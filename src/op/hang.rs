@@ -185,9 +185,7 @@ impl<S: Bits> Machine<'_, S> {
                 let e = windows.get(t).entries.first()?.clone();
                 match self.warp_gate(st, t, &e, &windows) {
                     super::steps::WarpGate::Wait(missing) if !missing.is_empty() => {
-                        stuck(Waits::Await {
-                            missing: missing.into_iter().map(|u| (u, pc)).collect(),
-                        })
+                        stuck(Waits::Warp { lanes: missing })
                     }
                     _ => None,
                 }

@@ -93,12 +93,13 @@ pub fn at(p: &Program, s: &Stuck) -> String {
     Names::of(p).instr(s.thread, s.pc, p)
 }
 
-/// `barrier`, `phase`, `await` or `spin`.
+/// `barrier`, `phase`, `await`, `warp` or `spin`.
 pub fn on(s: &Stuck) -> &'static str {
     match s.on {
         Waits::Barrier { .. } => "barrier",
         Waits::Phase { .. } => "phase",
         Waits::Await { .. } => "await",
+        Waits::Warp { .. } => "warp",
         Waits::Spin { .. } => "spin",
     }
 }
@@ -159,6 +160,14 @@ fn predicate(n: &Names, p: &Program, s: &Stuck, plural: bool) -> String {
             format!(
                 "{wait} at `{at}` for {}, which never completes",
                 list(&what)
+            )
+        }
+        Waits::Warp { lanes } => {
+            let names: Vec<String> = lanes.iter().map(|&u| n.thread(u).to_string()).collect();
+            format!(
+                "{wait} at `{at}` for {} of its warp, which never {}: a warp arrives at a counted barrier as a whole",
+                list(&names),
+                if names.len() == 1 { "comes" } else { "come" }
             )
         }
         Waits::Spin { reads, .. } if reads.is_empty() => {
