@@ -21,15 +21,20 @@ pub struct KernelArgs {
     /// The kernel to check (mangled or demangled name; default: the only one).
     #[arg(long, value_name = "NAME")]
     pub entry: Option<String>,
-    /// CTAs of the grid: `X[,Y[,Z]]`.
+    /// CTAs of the grid: `X[,Y[,Z]]` (again after `--dependent`: its grid).
     #[arg(long, value_name = "X,Y,Z")]
-    pub grid: Option<String>,
-    /// Threads per CTA: `X[,Y[,Z]]`.
+    pub grid: Vec<String>,
+    /// Threads per CTA: `X[,Y[,Z]]` (again after `--dependent`: its block).
     #[arg(long, value_name = "X,Y,Z")]
-    pub block: Option<String>,
-    /// CTAs per cluster: `X[,Y[,Z]]`.
+    pub block: Vec<String>,
+    /// CTAs per cluster: `X[,Y[,Z]]` (again after `--dependent`: its cluster).
     #[arg(long, value_name = "X,Y,Z")]
-    pub cluster: Option<String>,
+    pub cluster: Vec<String>,
+    /// A second kernel, launched as the programmatic dependent of the first:
+    /// the flags after it are its own; `--buffer NAME` alone passes the
+    /// first kernel's buffer (docs/kernels.md, "Two kernels").
+    #[arg(long, value_name = "NAME")]
+    pub dependent: Option<String>,
     /// A buffer for the next pointer parameter: `NAME:TYPE[LEN]` or `NAME:TYPE[LEN]={v,...}`.
     #[arg(long, value_name = "NAME:TYPE[LEN]={..}")]
     pub buffer: Vec<String>,
@@ -81,9 +86,11 @@ fn quoted(v: &str) -> String {
     }
 }
 
-/// The launch flags as one launch text, the parameter flags (`--buffer`,
-/// `--scalar`, `--tensormap`, `--struct`) in the order they were given on
-/// the command line.
+/// The launch flags as one launch text, the dimension and parameter flags
+/// (`--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`,
+/// `--tensormap`, `--struct`) and `--dependent` in the order they were
+/// given on the command line (the flags after `--dependent` are the
+/// dependent kernel's).
 fn flags_text(a: &KernelArgs) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut push = |flag: &str, v: &str| {
@@ -93,21 +100,16 @@ fn flags_text(a: &KernelArgs) -> String {
     if let Some(v) = &a.entry {
         push("--entry", v);
     }
-    for (f, v) in [
-        ("--grid", &a.grid),
-        ("--block", &a.block),
-        ("--cluster", &a.cluster),
-    ] {
-        if let Some(v) = v {
-            push(f, v);
-        }
-    }
-    // Order of parameters: as the flags came.
+    // Order: as the flags came.
     let mut lists = [
+        ("--grid", a.grid.iter()),
+        ("--block", a.block.iter()),
+        ("--cluster", a.cluster.iter()),
         ("--buffer", a.buffer.iter()),
         ("--scalar", a.scalar.iter()),
         ("--tensormap", a.tensormap.iter()),
         ("--struct", a.structs.iter()),
+        ("--dependent", a.dependent.as_slice().iter()),
     ];
     for arg in std::env::args() {
         for (flag, values) in lists.iter_mut() {

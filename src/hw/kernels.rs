@@ -102,7 +102,9 @@ impl KernelRun {
     /// model carries it).
     ///
     /// A kernel the runner cannot launch exactly is refused with the reason:
-    /// a `--tensormap` the driver cannot encode ([`encodable`]).
+    /// a `--tensormap` the driver cannot encode ([`encodable`]), or a
+    /// programmatic dependent launch (`--dependent`: the runner launches
+    /// one kernel).
     pub fn from_launch(
         id: &str,
         test: &str,
@@ -110,6 +112,11 @@ impl KernelRun {
         launch: &Launch,
         ptx: &str,
     ) -> Result<KernelRun, String> {
+        const DEPENDENT: &str = "a programmatic dependent launch (`--dependent`): the kernel \
+                                 runner launches one kernel";
+        if launch.dependent.is_some() {
+            return Err(DEPENDENT.to_string());
+        }
         let signed = |name: &str| name.starts_with("int");
         let buffer = |b: &crate::ptx::launch::Buffer| RunParam::Buffer {
             name: b.name.clone(),
@@ -162,6 +169,7 @@ impl KernelRun {
                 }),
                 Binding::Buffer(b) => Ok(buffer(b)),
                 Binding::Scalar(s) => Ok(scalar(s)),
+                Binding::Primary { .. } => Err(DEPENDENT.to_string()),
             })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(KernelRun {

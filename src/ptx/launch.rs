@@ -23,6 +23,12 @@
 //!                         offset, a pointer to a new buffer (`--buffer`'s
 //!                         value) or a value (`--scalar`'s)
 //! --exists COND | --not-exists COND | --forall COND
+//! --dependent NAME        the flags after it describe a second kernel, NAME,
+//!                         launched as the programmatic dependent of the
+//!                         first (grid 1 of the test, docs/griddep.md): its
+//!                         own `--grid`, `--block`, `--cluster` and
+//!                         parameters, where `--buffer NAME` alone passes
+//!                         the first kernel's buffer NAME
 //! ```
 //!
 //! Every error is a [`Diagnostic`] positioned in the launch text.
@@ -175,6 +181,14 @@ pub enum Binding {
     TensorMap(TensorMapBinding),
     /// `--struct`
     Struct(StructBinding),
+    /// `--buffer NAME` in a dependent kernel's part: the pointer to the
+    /// primary kernel's buffer `NAME` (both kernels get the same memory).
+    Primary {
+        /// The buffer's name.
+        name: String,
+        /// Where it was given.
+        span: Span,
+    },
 }
 
 /// A launch description.
@@ -194,6 +208,12 @@ pub struct Launch {
     pub condition: Option<(Quantifier, String, Span)>,
     /// Whether each dimension flag was given (a later source may fill the others).
     pub given: Given,
+    /// `--dependent NAME` and the flags after it: a second kernel launched
+    /// as this one's programmatic dependent (`cudaLaunchKernelEx` with
+    /// `cudaLaunchAttributeProgrammaticStreamSerialization`), grid 1 of the
+    /// test (docs/griddep.md). Its `entry` is `NAME`; the condition is the
+    /// launch's, wherever it was written.
+    pub dependent: Option<Box<Launch>>,
 }
 
 /// Which parts a launch text gave.
@@ -217,6 +237,7 @@ impl Default for Launch {
             params: Vec::new(),
             condition: None,
             given: Given::default(),
+            dependent: None,
         }
     }
 }
@@ -233,6 +254,10 @@ impl Launch {
     /// CTAs in the launch.
     pub fn ctas(&self) -> u64 {
         self.grid.iter().map(|&d| u64::from(d)).product()
+    }
+    /// Threads of this kernel and of its dependent.
+    pub fn all_threads(&self) -> u64 {
+        self.threads() + self.dependent.as_ref().map_or(0, |d| d.threads())
     }
     /// Whether nothing was given.
     pub fn is_empty(&self) -> bool {
@@ -279,16 +304,19 @@ fn words(text: &str) -> Result<Vec<(String, Span)>, Diagnostic> {
 pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
     let ws = words(text)?;
     let mut l = Launch::default();
+    // The dependent kernel's part, once `--dependent` is read.
+    let mut dependent: Option<Launch> = None;
     let mut it = ws.into_iter().peekable();
     while let Some((w, span)) = it.next() {
         let (flag, inline) = match w.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (w.clone(), None),
         };
-        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--tensormap`, `--struct`, `--exists`, `--not-exists`, `--forall`)";
+        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--tensormap`, `--struct`, `--exists`, `--not-exists`, `--forall`, `--dependent`)";
         if !matches!(
             flag.as_str(),
             "--entry"
+                | "--dependent"
                 | "--grid"
                 | "--block"
                 | "--cluster"
@@ -323,26 +351,59 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
                 }
             },
         };
+        // The flags after `--dependent` describe the dependent kernel.
+        let in_dependent = dependent.is_some();
+        let k: &mut Launch = match dependent.as_mut() {
+            Some(d) => d,
+            None => &mut l,
+        };
         match flag.as_str() {
-            "--entry" => l.entry = Some((value, vspan)),
+            "--entry" if in_dependent => {
+                return Err(Diagnostic::expected(
+                    span,
+                    "`--entry` before `--dependent` (the dependent kernel is named by `--dependent NAME`)",
+                    "`--entry` after it",
+                ));
+            }
+            "--entry" => k.entry = Some((value, vspan)),
+            "--dependent" => {
+                if in_dependent {
+                    return Err(Diagnostic::expected(
+                        span,
+                        "one dependent kernel",
+                        "a second `--dependent`",
+                    ));
+                }
+                dependent = Some(Launch {
+                    entry: Some((value, vspan)),
+                    ..Launch::default()
+                });
+            }
             "--grid" => {
-                l.grid = dims(&value, vspan)?;
-                l.given.grid = true;
+                k.grid = dims(&value, vspan)?;
+                k.given.grid = true;
             }
             "--block" => {
-                l.block = dims(&value, vspan)?;
-                l.given.block = true;
+                k.block = dims(&value, vspan)?;
+                k.given.block = true;
             }
             "--cluster" => {
-                l.cluster = dims(&value, vspan)?;
-                l.given.cluster = true;
+                k.cluster = dims(&value, vspan)?;
+                k.given.cluster = true;
             }
-            "--buffer" => l.params.push(Binding::Buffer(buffer(&value, vspan)?)),
-            "--scalar" => l.params.push(Binding::Scalar(scalar(&value, vspan)?)),
-            "--tensormap" => l
+            "--buffer" if in_dependent && !value.contains(':') => {
+                name_only(&value, vspan)?;
+                k.params.push(Binding::Primary {
+                    name: value,
+                    span: vspan,
+                });
+            }
+            "--buffer" => k.params.push(Binding::Buffer(buffer(&value, vspan)?)),
+            "--scalar" => k.params.push(Binding::Scalar(scalar(&value, vspan)?)),
+            "--tensormap" => k
                 .params
                 .push(Binding::TensorMap(tensor_map(&value, vspan)?)),
-            "--struct" => l.params.push(Binding::Struct(struct_param(&value, vspan)?)),
+            "--struct" => k.params.push(Binding::Struct(struct_param(&value, vspan)?)),
             q => {
                 if l.condition.is_some() {
                     return Err(Diagnostic::expected(span, "one condition", "a second one"));
@@ -356,11 +417,12 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             }
         }
     }
-    if l.threads() > MAX_THREADS {
+    l.dependent = dependent.map(Box::new);
+    if l.all_threads() > MAX_THREADS {
         return Err(Diagnostic::expected(
             Span::new(0, text.len()),
             format!("a launch of at most {MAX_THREADS} threads (grid × block)"),
-            format!("{} threads", l.threads()),
+            format!("{} threads", l.all_threads()),
         )
         .with_note("every CUDA thread becomes one thread of the model checker, which explores all their interleavings: check a small launch"));
     }
@@ -390,6 +452,18 @@ fn dims(v: &str, span: Span) -> Result<[u32; 3], Diagnostic> {
         }
     }
     Ok(out)
+}
+
+/// A buffer's name alone (`--buffer NAME` in a dependent kernel's part).
+fn name_only(v: &str, span: Span) -> Result<(), Diagnostic> {
+    if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(Diagnostic::expected(
+            span,
+            "`NAME` (a buffer of the primary kernel) or `NAME:TYPE[LEN]` (a new buffer)",
+            format!("`{v}`"),
+        ));
+    }
+    Ok(())
 }
 
 fn name_and_type(v: &str, span: Span) -> Result<(String, &str, Span), Diagnostic> {
@@ -820,6 +894,34 @@ mod tests {
             "{}",
             e.message()
         );
+    }
+
+    #[test]
+    fn flags_after_dependent_describe_the_dependent_kernel() {
+        let text = "--entry a --grid 2 --buffer d:int32[2] --dependent b --block 3 --buffer d --buffer o:int32[1] --forall 'o[0] == 1'";
+        let l = parse(text).unwrap();
+        assert_eq!((l.grid, l.block, l.params.len()), ([2, 1, 1], [1, 1, 1], 1));
+        assert!(l.condition.is_some());
+        let d = l.dependent.as_deref().unwrap();
+        let (name, span) = d.entry.clone().unwrap();
+        assert_eq!((name.as_str(), &text[span.start..span.end]), ("b", "b"));
+        assert_eq!((d.grid, d.block), ([1, 1, 1], [3, 1, 1]));
+        assert!(d.condition.is_none());
+        let Binding::Primary { name, span } = &d.params[0] else {
+            panic!("{:?}", d.params[0])
+        };
+        assert_eq!((name.as_str(), &text[span.start..span.end]), ("d", "d"));
+        assert!(matches!(&d.params[1], Binding::Buffer(b) if b.name == "o"));
+        assert_eq!(l.all_threads(), 5);
+        // `--buffer NAME` alone is a reference only in the dependent's part.
+        let e = parse("--buffer d").unwrap_err();
+        assert_eq!(e.message(), "expected `NAME:TYPE...`, found `d`");
+        let e = parse("--dependent b --buffer d-x").unwrap_err();
+        assert_eq!(
+            e.message(),
+            "expected `NAME` (a buffer of the primary kernel) or `NAME:TYPE[LEN]` (a new buffer), found `d-x`"
+        );
+        assert_eq!(e.span, Span::new(23, 26));
     }
 
     #[test]

@@ -452,26 +452,33 @@ pub fn select<'m>(m: &'m Module, launch: &Launch) -> Result<&'m Function, Error>
     }
 }
 
-/// Lower `f` of `m` under `launch`.
+/// Lower the kernel `launch` names in `m`, and the dependent kernel it
+/// names (`--dependent`: grid 1 of the test, after the primary's CTAs and
+/// clusters, `docs/griddep.md`), under `launch`.
 pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, Error> {
-    let f = select(m, launch)?;
     let whole = Span::new(0, launch_len);
-    if launch.params.len() != f.params.len() {
-        return Err(Box::new((
-            Source::Launch,
-            Diagnostic::expected(
-                whole,
-                format!(
-                    "{} parameter binding{} (`--buffer`, `--scalar`, `--tensormap` or `--struct`, in order) for kernel `{}`",
-                    f.params.len(),
-                    if f.params.len() == 1 { "" } else { "s" },
-                    f.name
-                ),
-                format!("{}", launch.params.len()),
-            ),
-        )));
+    let mut kernels: Vec<(&Function, &Launch)> = vec![(select(m, launch)?, launch)];
+    if let Some(d) = launch.dependent.as_deref() {
+        kernels.push((select(m, d)?, d));
     }
-    let multi_cta = launch.ctas() > 1;
+    for &(f, l) in &kernels {
+        if l.params.len() != f.params.len() {
+            return Err(Box::new((
+                Source::Launch,
+                Diagnostic::expected(
+                    whole,
+                    format!(
+                        "{} parameter binding{} (`--buffer`, `--scalar`, `--tensormap` or `--struct`, in order) for kernel `{}`",
+                        f.params.len(),
+                        if f.params.len() == 1 { "" } else { "s" },
+                        f.name
+                    ),
+                    format!("{}", l.params.len()),
+                ),
+            )));
+        }
+    }
+    let multi_cta = kernels.iter().map(|(_, l)| l.ctas()).sum::<u64>() > 1;
     let mut ctx = Ctx {
         locations: Vec::new(),
         addresses: Vec::new(),
@@ -486,54 +493,117 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         tc: tensor_core::Shared::default(),
     };
     let mut seen_names: HashMap<&str, Span> = HashMap::new();
-    for (p, b) in f.params.iter().zip(&launch.params) {
-        let names: Vec<(&String, Span)> = match b {
-            Binding::Buffer(b) => vec![(&b.name, b.span)],
-            Binding::Scalar(s) => vec![(&s.name, s.span)],
-            Binding::TensorMap(t) => vec![(&t.buffer.name, t.buffer.span)],
-            Binding::Struct(st) => st
-                .fields
-                .iter()
-                .map(|f| match &f.binding {
-                    FieldBinding::Buffer(b) => (&b.name, b.span),
-                    FieldBinding::Scalar(s) => (&s.name, s.span),
-                })
-                .collect(),
-        };
-        for (name, span) in names {
-            if seen_names.insert(name, span).is_some() {
-                return Err(Box::new((
-                    Source::Launch,
-                    Diagnostic::expected(
-                        span,
-                        "a name not bound before",
-                        format!("`{name}` again"),
-                    ),
-                )));
-            }
-        }
-        let pbytes = param_bytes(&p.ty);
-        match b {
-            Binding::Buffer(b) => {
-                if pbytes != 8 || p.len.is_some() {
+    let mut threads = Vec::new();
+    // Per thread: its CTA and linear thread id (for warpgroups).
+    let mut wg_members: Vec<(u32, u32)> = Vec::new();
+    // Per kernel: its first thread and its block's size (for warpgroups).
+    let mut kernel_threads: Vec<(usize, u32)> = Vec::new();
+    let mut elects = Vec::new();
+    let mut spans = SourceMap::default();
+    let mut lines = Vec::new();
+    // The dependent's CTAs and clusters are numbered after the primary's.
+    let (mut cta_base, mut cluster_base) = (0u32, 0u32);
+    for (grid_no, &(f, launch)) in kernels.iter().enumerate() {
+        // Parameters are per kernel; buffers and variables are shared.
+        ctx.params.clear();
+        for (p, b) in f.params.iter().zip(&launch.params) {
+            let names: Vec<(&String, Span)> = match b {
+                Binding::Buffer(b) => vec![(&b.name, b.span)],
+                Binding::Scalar(s) => vec![(&s.name, s.span)],
+                Binding::TensorMap(t) => vec![(&t.buffer.name, t.buffer.span)],
+                Binding::Struct(st) => st
+                    .fields
+                    .iter()
+                    .map(|f| match &f.binding {
+                        FieldBinding::Buffer(b) => (&b.name, b.span),
+                        FieldBinding::Scalar(s) => (&s.name, s.span),
+                    })
+                    .collect(),
+                // A reference to a buffer bound before, not a new name.
+                Binding::Primary { .. } => Vec::new(),
+            };
+            for (name, span) in names {
+                if seen_names.insert(name, span).is_some() {
                     return Err(Box::new((
                         Source::Launch,
                         Diagnostic::expected(
-                            b.span,
-                            format!("{} for parameter `{}` ({})", binds(p), p.name, declared(p)),
-                            "`--buffer`",
-                        )
-                        .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
+                            span,
+                            "a name not bound before",
+                            format!("`{name}` again"),
+                        ),
                     )));
                 }
-                let k = ctx.add_buffer(b);
-                ctx.params
-                    .push((p.name.clone(), vec![(0, Val::Ptr(Region::Buffer(k), 0), 8)]));
             }
-            Binding::TensorMap(t) => {
-                let b = &t.buffer;
-                if pbytes != 1 || p.len != Some(128) {
-                    return Err(Box::new((
+            let pbytes = param_bytes(&p.ty);
+            match b {
+                Binding::Primary { name, span } => {
+                    if pbytes != 8 || p.len.is_some() {
+                        return Err(Box::new((
+                            Source::Launch,
+                            Diagnostic::expected(
+                                *span,
+                                format!(
+                                    "{} for parameter `{}` ({})",
+                                    binds(p),
+                                    p.name,
+                                    declared(p)
+                                ),
+                                "`--buffer`",
+                            )
+                            .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
+                        )));
+                    }
+                    let Some(k) = ctx.buffers.iter().position(|b| b.name == *name) else {
+                        let names: Vec<String> = ctx
+                            .buffers
+                            .iter()
+                            .map(|b| format!("`{}`", b.name))
+                            .collect();
+                        return Err(Box::new((
+                        Source::Launch,
+                        Diagnostic::expected(
+                            *span,
+                            format!(
+                                "a buffer of the primary kernel ({})",
+                                if names.is_empty() {
+                                    "it binds none".to_string()
+                                } else {
+                                    names.join(", ")
+                                }
+                            ),
+                            format!("`{name}`"),
+                        )
+                        .with_note("`--buffer NAME` alone passes the primary kernel's buffer; `--buffer NAME:TYPE[LEN]` binds a new one"),
+                    )));
+                    };
+                    ctx.params
+                        .push((p.name.clone(), vec![(0, Val::Ptr(Region::Buffer(k), 0), 8)]));
+                }
+                Binding::Buffer(b) => {
+                    if pbytes != 8 || p.len.is_some() {
+                        return Err(Box::new((
+                            Source::Launch,
+                            Diagnostic::expected(
+                                b.span,
+                                format!(
+                                    "{} for parameter `{}` ({})",
+                                    binds(p),
+                                    p.name,
+                                    declared(p)
+                                ),
+                                "`--buffer`",
+                            )
+                            .with_note("a buffer binds a pointer parameter (a 64-bit one)"),
+                        )));
+                    }
+                    let k = ctx.add_buffer(b);
+                    ctx.params
+                        .push((p.name.clone(), vec![(0, Val::Ptr(Region::Buffer(k), 0), 8)]));
+                }
+                Binding::TensorMap(t) => {
+                    let b = &t.buffer;
+                    if pbytes != 1 || p.len != Some(128) {
+                        return Err(Box::new((
                         Source::Launch,
                         Diagnostic::expected(
                             b.span,
@@ -542,28 +612,28 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         )
                         .with_note("a tensor map binds a `.param .b8 NAME[128]` parameter (a `const __grid_constant__ CUtensorMap`)"),
                     )));
+                    }
+                    let buffer = ctx.add_buffer(b);
+                    ctx.params.push((
+                        p.name.clone(),
+                        vec![(0, Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0), 128)],
+                    ));
+                    ctx.tmaps.push(TensorMapInfo {
+                        param: p.name.clone(),
+                        buffer,
+                        map: crate::litmus::tensor::TensorMap {
+                            name: p.name.clone(),
+                            global: b.name.clone(),
+                            dims: t.dims.clone(),
+                            boxdims: t.boxdims.clone(),
+                            elem: b.elem.bytes(),
+                            span: b.span,
+                        },
+                    });
                 }
-                let buffer = ctx.add_buffer(b);
-                ctx.params.push((
-                    p.name.clone(),
-                    vec![(0, Val::Ptr(Region::TensorMap(ctx.tmaps.len()), 0), 128)],
-                ));
-                ctx.tmaps.push(TensorMapInfo {
-                    param: p.name.clone(),
-                    buffer,
-                    map: crate::litmus::tensor::TensorMap {
-                        name: p.name.clone(),
-                        global: b.name.clone(),
-                        dims: t.dims.clone(),
-                        boxdims: t.boxdims.clone(),
-                        elem: b.elem.bytes(),
-                        span: b.span,
-                    },
-                });
-            }
-            Binding::Scalar(s) => {
-                if p.len.is_some() || pbytes == 0 {
-                    return Err(Box::new((
+                Binding::Scalar(s) => {
+                    if p.len.is_some() || pbytes == 0 {
+                        return Err(Box::new((
                         Source::Launch,
                         unsupported(
                             s.span,
@@ -572,14 +642,14 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         )
                         .with_note("a struct passed by value (`.param .align A .b8 NAME[N]`) is bound with `--struct` (docs/kernels.md)"),
                     )));
+                    }
+                    ctx.params
+                        .push((p.name.clone(), vec![(0, Val::Known(s.value), pbytes)]));
                 }
-                ctx.params
-                    .push((p.name.clone(), vec![(0, Val::Known(s.value), pbytes)]));
-            }
-            Binding::Struct(st) => {
-                // A struct passed by value: `.param .align A .b8 NAME[N]`.
-                let Some(n) = p.len.filter(|_| pbytes == 1) else {
-                    return Err(Box::new((
+                Binding::Struct(st) => {
+                    // A struct passed by value: `.param .align A .b8 NAME[N]`.
+                    let Some(n) = p.len.filter(|_| pbytes == 1) else {
+                        return Err(Box::new((
                         Source::Launch,
                         Diagnostic::expected(
                             st.span,
@@ -588,142 +658,158 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                         )
                         .with_note("a struct binds a `.param .align A .b8 NAME[N]` parameter (a struct passed by value)"),
                     )));
-                };
-                let mut fields = Vec::new();
-                for fd in &st.fields {
-                    let size = fd.bytes();
-                    if fd.offset + size > n {
-                        return Err(Box::new((
-                            Source::Launch,
-                            Diagnostic::expected(
-                                fd.span,
-                                format!(
-                                    "a field inside parameter `{}` (bytes 0 to {})",
-                                    p.name,
-                                    n - 1
-                                ),
-                                format!("bytes {} to {}", fd.offset, fd.offset + size - 1),
-                            ),
-                        )));
-                    }
-                    let v = match &fd.binding {
-                        FieldBinding::Buffer(b) => Val::Ptr(Region::Buffer(ctx.add_buffer(b)), 0),
-                        FieldBinding::Scalar(s) => Val::Known(s.value),
                     };
-                    fields.push((fd.offset as i64, v, size));
+                    let mut fields = Vec::new();
+                    for fd in &st.fields {
+                        let size = fd.bytes();
+                        if fd.offset + size > n {
+                            return Err(Box::new((
+                                Source::Launch,
+                                Diagnostic::expected(
+                                    fd.span,
+                                    format!(
+                                        "a field inside parameter `{}` (bytes 0 to {})",
+                                        p.name,
+                                        n - 1
+                                    ),
+                                    format!("bytes {} to {}", fd.offset, fd.offset + size - 1),
+                                ),
+                            )));
+                        }
+                        let v = match &fd.binding {
+                            FieldBinding::Buffer(b) => {
+                                Val::Ptr(Region::Buffer(ctx.add_buffer(b)), 0)
+                            }
+                            FieldBinding::Scalar(s) => Val::Known(s.value),
+                        };
+                        fields.push((fd.offset as i64, v, size));
+                    }
+                    ctx.params.push((p.name.clone(), fields));
                 }
-                ctx.params.push((p.name.clone(), fields));
             }
         }
-    }
-    for v in m.vars.iter().chain(&f.vars) {
-        if matches!(v.space, VarSpace::Local | VarSpace::Param) {
-            continue;
+        // Module variables once (both kernels see the same ones), then the
+        // kernel's own.
+        let module_vars = if grid_no == 0 { &m.vars[..] } else { &[] };
+        for v in module_vars.iter().chain(&f.vars) {
+            if matches!(v.space, VarSpace::Local | VarSpace::Param) {
+                continue;
+            }
+            if ctx.var_names.contains_key(&v.name) {
+                return Err(ptx(Diagnostic::expected(
+                    v.span,
+                    "a variable of the dependent kernel whose name the primary kernel does not declare",
+                    format!("`{}` again", v.name),
+                )));
+            }
+            let eb = param_bytes(&v.ty).max(1);
+            let id = ctx.vars.len();
+            ctx.vars.push(VarInfo {
+                name: v.name.clone(),
+                space: v.space,
+                bytes: eb * v.len.unwrap_or(1),
+                init: v.init.iter().map(|&x| sext(x, (eb * 8) as u32)).collect(),
+                elem_bytes: eb,
+                span: v.span,
+            });
+            ctx.var_names.insert(v.name.clone(), id);
         }
-        let eb = param_bytes(&v.ty).max(1);
-        let id = ctx.vars.len();
-        ctx.vars.push(VarInfo {
-            name: v.name.clone(),
-            space: v.space,
-            bytes: eb * v.len.unwrap_or(1),
-            init: v.init.iter().map(|&x| sext(x, (eb * 8) as u32)).collect(),
-            elem_bytes: eb,
-            span: v.span,
-        });
-        ctx.var_names.insert(v.name.clone(), id);
-    }
-    let live = liveness(f);
-    let mut threads = Vec::new();
-    // Per thread: its CTA and linear thread id (for warpgroups).
-    let mut wg_members: Vec<(u32, u32)> = Vec::new();
-    let mut elects = Vec::new();
-    let mut spans = SourceMap::default();
-    let mut lines = Vec::new();
-    let [gx, gy, gz] = launch.grid;
-    let [bx, by, bz] = launch.block;
-    let [cx, cy, cz] = launch.cluster;
-    for (k, &c) in launch.cluster.iter().enumerate() {
-        if launch.grid[k] % c != 0 {
-            return Err(Box::new((
-                Source::Launch,
-                Diagnostic::expected(
-                    whole,
-                    "a grid whose every dimension is a multiple of the cluster's",
-                    format!("grid {:?} and cluster {:?}", launch.grid, launch.cluster),
-                ),
-            )));
+        let live = liveness(f);
+        kernel_threads.push((threads.len(), launch.block.iter().product()));
+        let [gx, gy, gz] = launch.grid;
+        let [bx, by, bz] = launch.block;
+        let [cx, cy, cz] = launch.cluster;
+        for (k, &c) in launch.cluster.iter().enumerate() {
+            if launch.grid[k] % c != 0 {
+                return Err(Box::new((
+                    Source::Launch,
+                    Diagnostic::expected(
+                        whole,
+                        "a grid whose every dimension is a multiple of the cluster's",
+                        format!("grid {:?} and cluster {:?}", launch.grid, launch.cluster),
+                    ),
+                )));
+            }
         }
-    }
-    for z in 0..gz {
-        for y in 0..gy {
-            for x in 0..gx {
-                let cta = x + gx * (y + gy * z);
-                let (ncx, ncy) = (gx / cx, gy / cy);
-                let cluster = x / cx + ncx * (y / cy + ncy * (z / cz));
-                let rank = x % cx + cx * (y % cy + cy * (z % cz));
-                for tz in 0..bz {
-                    for ty in 0..by {
-                        for tx in 0..bx {
-                            let linear = tx + bx * (ty + by * tz);
-                            let sp = Specials {
-                                tid: [tx, ty, tz],
-                                ntid: launch.block,
-                                ctaid: [x, y, z],
-                                nctaid: launch.grid,
-                                laneid: linear % 32,
-                                warpid: linear / 32,
-                                cluster_ctarank: rank,
-                                cluster_nctarank: cx * cy * cz,
-                                cluster_ctaid: [x % cx, y % cy, z % cz],
-                                cluster_nctaid: launch.cluster,
-                                clusterid: [x / cx, y / cy, z / cz],
-                                nclusterid: [gx / cx, gy / cy, gz / cz],
-                                cta,
-                            };
-                            let _ = cz;
-                            let t = threads.len();
-                            let mut tl = ThreadLower::new(f, &mut ctx, &live, sp);
-                            tl.run()?;
-                            elects.extend(tl.elects.iter().map(|&(pc, dst, pred)| {
-                                crate::ir::ElectSite {
-                                    thread: t,
-                                    pc,
-                                    dst,
-                                    pred,
-                                }
-                            }));
-                            threads.push(Thread {
-                                name: format!("P{t}"),
-                                // CUDA threads are lanes of warps of 32, in
-                                // linear thread order (`%warpid` is not
-                                // the warp's number: `linear / 32` is).
-                                placement: Placement {
-                                    gpu: 0,
-                                    cluster,
+        for z in 0..gz {
+            for y in 0..gy {
+                for x in 0..gx {
+                    let cta = cta_base + x + gx * (y + gy * z);
+                    let (ncx, ncy) = (gx / cx, gy / cy);
+                    let cluster = cluster_base + x / cx + ncx * (y / cy + ncy * (z / cz));
+                    let rank = x % cx + cx * (y % cy + cy * (z % cz));
+                    for tz in 0..bz {
+                        for ty in 0..by {
+                            for tx in 0..bx {
+                                let linear = tx + bx * (ty + by * tz);
+                                let sp = Specials {
+                                    tid: [tx, ty, tz],
+                                    ntid: launch.block,
+                                    ctaid: [x, y, z],
+                                    nctaid: launch.grid,
+                                    laneid: linear % 32,
+                                    warpid: linear / 32,
+                                    cluster_ctarank: rank,
+                                    cluster_nctarank: cx * cy * cz,
+                                    cluster_ctaid: [x % cx, y % cy, z % cz],
+                                    cluster_nctaid: launch.cluster,
+                                    clusterid: [x / cx, y / cy, z / cz],
+                                    nclusterid: [gx / cx, gy / cy, gz / cz],
                                     cta,
-                                    warp: Some(linear / 32),
-                                    grid: 0,
-                                },
-                                regs: tl.regs,
-                                code: tl.code,
-                                labels: Vec::new(),
-                                agent: None,
-                                sites: tl.sites,
-                            });
-                            wg_members.push((cta, linear));
-                            spans.instrs.push(tl.spans);
-                            spans.threads.push(f.span);
-                            spans.initialised.push(Vec::new());
-                            lines.push(tl.lines);
+                                    cta_base,
+                                };
+                                let _ = cz;
+                                let t = threads.len();
+                                let mut tl = ThreadLower::new(f, &mut ctx, &live, sp);
+                                tl.run()?;
+                                elects.extend(tl.elects.iter().map(|&(pc, dst, pred)| {
+                                    crate::ir::ElectSite {
+                                        thread: t,
+                                        pc,
+                                        dst,
+                                        pred,
+                                    }
+                                }));
+                                threads.push(Thread {
+                                    name: format!("P{t}"),
+                                    // CUDA threads are lanes of warps of 32, in
+                                    // linear thread order (`%warpid` is not
+                                    // the warp's number: `linear / 32` is).
+                                    placement: Placement {
+                                        gpu: 0,
+                                        cluster,
+                                        cta,
+                                        warp: Some(linear / 32),
+                                        grid: grid_no as u32,
+                                    },
+                                    regs: tl.regs,
+                                    code: tl.code,
+                                    labels: Vec::new(),
+                                    agent: None,
+                                    sites: tl.sites,
+                                });
+                                wg_members.push((cta, linear));
+                                spans.instrs.push(tl.spans);
+                                spans.threads.push(f.span);
+                                spans.initialised.push(Vec::new());
+                                lines.push(tl.lines);
+                            }
                         }
                     }
                 }
             }
         }
+        cta_base += gx * gy * gz;
+        cluster_base += (gx / cx) * (gy / cy) * (gz / cz);
     }
     ctx.check_tiles().map_err(ptx)?;
+    let base = |f: &Function| demangled_base(&f.name).unwrap_or(&f.name).to_string();
     let mut program = Program {
-        name: demangled_base(&f.name).unwrap_or(&f.name).to_string(),
+        name: kernels
+            .iter()
+            .map(|(f, _)| base(f))
+            .collect::<Vec<_>>()
+            .join("+"),
         docs: Vec::new(),
         locations: ctx.locations,
         addresses: ctx.addresses,
@@ -741,14 +827,27 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         short_warpgroups: Vec::new(),
         tc_unfenced: Vec::new(),
     };
-    program.short_warpgroups =
-        short_warpgroups(&program, &spans, &wg_members, launch.block.iter().product());
+    // Each kernel's warpgroups, under its own block size.
+    let mut short = Vec::new();
+    for (k, &(first, block)) in kernel_threads.iter().enumerate() {
+        let end = kernel_threads
+            .get(k + 1)
+            .map_or(program.threads.len(), |n| n.0);
+        short.extend(short_warpgroups(
+            &program,
+            &spans,
+            &wg_members[first..end],
+            first,
+            block,
+        ));
+    }
+    program.short_warpgroups = short;
     crate::ir::elect::apply_first(&mut program);
     Ok(Lowered {
         program,
         spans,
         lines,
-        entry: f.name.clone(),
+        entry: kernels[0].0.name.clone(),
     })
 }
 
@@ -761,13 +860,15 @@ fn short_warpgroups(
     p: &Program,
     spans: &SourceMap,
     members: &[(u32, u32)],
+    first: usize,
     block: u32,
 ) -> Vec<crate::ir::tensor_core::ShortWarpgroup> {
     use crate::ir::tensor_core::{WarpgroupMember, is_warpgroup_op};
     let members: Vec<WarpgroupMember> = members
         .iter()
         .enumerate()
-        .map(|(t, &(cta, linear))| WarpgroupMember {
+        .map(|(k, &(cta, linear))| (first + k, cta, linear))
+        .map(|(t, cta, linear)| WarpgroupMember {
             cta,
             linear,
             sequence: p.threads[t]
@@ -779,7 +880,12 @@ fn short_warpgroups(
                 .collect(),
         })
         .collect();
-    crate::ir::tensor_core::short_warpgroups(&members, block)
+    // `short_warpgroups` numbers threads by their place in `members`.
+    let mut out = crate::ir::tensor_core::short_warpgroups(&members, block);
+    for s in &mut out {
+        s.thread += first;
+    }
+    out
 }
 
 /// Parse the launch's condition against the lowered program: `buf[i]`
@@ -899,7 +1005,7 @@ impl Specials {
             c[k] = self.ctaid[k] - self.cluster_ctaid[k] + at[k];
         }
         let [gx, gy, _] = self.nctaid;
-        Some(c[0] + gx * (c[1] + gy * c[2]))
+        Some(self.cta_base + c[0] + gx * (c[1] + gy * c[2]))
     }
 }
 
@@ -918,6 +1024,9 @@ struct Specials {
     clusterid: [u32; 3],
     nclusterid: [u32; 3],
     cta: u32,
+    /// The number of the grid's first CTA among the test's CTAs (the
+    /// dependent grid's CTAs follow the primary's).
+    cta_base: u32,
 }
 
 impl Specials {
@@ -2109,9 +2218,9 @@ impl ThreadLower<'_> {
             }
             "elect" => self.elect(i, parts, env)?,
             // `griddepcontrol.wait` / `.launch_dependents` (PTX ISA,
-            // "griddepcontrol"): a launch runs one grid, which has no
-            // prerequisite grid in the check, so the engines read both as
-            // control instructions that order nothing (`docs/griddep.md`).
+            // "griddepcontrol"): the primary kernel is grid 0 and a
+            // `--dependent` kernel grid 1; `model::griddep` gives both
+            // their meaning from the threads' grids (`docs/griddep.md`).
             "griddepcontrol" => {
                 let wait = match parts.get(1..) {
                     Some(["wait"]) => true,
