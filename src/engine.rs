@@ -108,6 +108,10 @@ pub struct RunOptions {
     /// The oracle's one order per class of commuting additions to a counter
     /// (off only to check it: `docs/oracle.md`, "Commuting additions").
     pub commute_counters: bool,
+    /// The oracle's least unplaced twin per chain position among
+    /// interchangeable adders (off only to check it: `docs/oracle.md`,
+    /// "Interchangeable adders").
+    pub twin_adders: bool,
     /// Which columns the final states are listed over (`Projection::All`:
     /// herd's full states).
     pub project: Projection,
@@ -154,6 +158,7 @@ impl Default for RunOptions {
             static_barriers: true,
             static_counters: true,
             commute_counters: true,
+            twin_adders: true,
             project: Projection::All,
             verdict_only: false,
             output_cost: OutputCost::default(),
@@ -701,6 +706,7 @@ fn run_ax(
         static_barriers: opts.static_barriers,
         static_counters: opts.static_counters,
         commute_counters: opts.commute_counters,
+        twin_adders: opts.twin_adders,
         project: opts.project.projects(),
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,

@@ -21,6 +21,7 @@ pub mod graph;
 pub mod race;
 pub mod search;
 pub mod termination;
+pub mod twins;
 pub mod unfold;
 
 use serde::Serialize;
@@ -68,6 +69,11 @@ pub struct AxOptions {
     /// (`docs/oracle.md`, "Commuting additions"; outcome search only, with
     /// `static_counters`); `false` only to check that reduction.
     pub commute_counters: bool,
+    /// With `commute_counters`: of interchangeable adders (`twins`), try at
+    /// each position of a chain only the least still unplaced
+    /// (`docs/oracle.md`, "Interchangeable adders"); `false` only to check
+    /// that reduction.
+    pub twin_adders: bool,
     /// `--project condition`: the final states list only the registers and
     /// locations the test asks about ([`crate::outcome::observed`]), so a
     /// register nobody asks about is no part of an outcome — which lets an
@@ -89,6 +95,7 @@ impl Default for AxOptions {
             fairness: Default::default(),
             static_counters: true,
             commute_counters: true,
+            twin_adders: true,
             project: false,
         }
     }
@@ -198,6 +205,7 @@ fn search_all(
         .flatten();
     let mut combos = combos::Combos::new(p, &paths);
     let observed = opts.project.then(|| crate::outcome::observed_regs(p));
+    let twins = twins::classes(p);
     loop {
         // One combination is one search node at least, so the state limit
         // and the clock bound this walk even when every search is trivial.
@@ -226,6 +234,9 @@ fn search_all(
                     s = s.chains_first(c.flags());
                     if opts.commute_counters {
                         s = s.commute_chains(c.flags());
+                        if opts.twin_adders {
+                            s = s.twin_adders(&twins);
+                        }
                     }
                 }
                 s.barriers = opts.barriers;

@@ -233,6 +233,10 @@ pub struct Search<'a, 'p, S: Bits> {
     /// Per location: how many descents of commuting additions the chain
     /// bound so far has (each needs a read of its own to tell it apart).
     descents: Vec<usize>,
+    /// With [`Search::twin_adders`]: per chain read half, the read halves
+    /// of the same location's chain that belong to lesser twins of its
+    /// thread (`ax::twins`; empty: none).
+    lesser_twins: Vec<S>,
     out: &'a mut Outcomes,
 }
 
@@ -488,6 +492,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             read_half: Vec::new(),
             ascending_only: Vec::new(),
             descents: vec![0; g.writes_of.len()],
+            lesser_twins: Vec::new(),
             out,
         }
     }
@@ -690,6 +695,43 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         self
     }
 
+    /// With the chains bound by position ([`Search::commute_chains`]): of
+    /// the commuting additions of twin adders (`rep[t]`: the least twin of
+    /// thread `t`, [`super::twins::classes`]), try at each position only
+    /// the least one still unplaced (`docs/oracle.md`, "Interchangeable
+    /// adders"): exchanging two twins maps a consistent execution to one
+    /// with the same final state, races and undefined steps, and fixes
+    /// every chain prefix that places neither.
+    pub fn twin_adders(mut self, rep: &[usize]) -> Self {
+        let g = self.g;
+        if self.chain_len == 0 || rep.iter().enumerate().all(|(t, &r)| r == t) {
+            return self;
+        }
+        let mut lesser = vec![S::EMPTY; g.len()];
+        let mut any = false;
+        for l in 0..self.chain_reads.len() {
+            let reads = self.chain_reads[l] & self.commuting;
+            for rb in members(reads) {
+                let Some(tb) = g.events[rb].thread else {
+                    continue;
+                };
+                for ra in members(reads) {
+                    let Some(ta) = g.events[ra].thread else {
+                        continue;
+                    };
+                    if ra < rb && ta != tb && rep[ta] == rep[tb] {
+                        lesser[rb] |= bit(ra);
+                        any = true;
+                    }
+                }
+            }
+        }
+        if any {
+            self.lesser_twins = lesser;
+        }
+        self
+    }
+
     /// Whether write `w` of location `l` may still be read by a read that
     /// is not an RMW's: one reads it already, or one is unbound and its
     /// thread's branch outcomes do not fail when it reads `w`.
@@ -759,8 +801,19 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             .filter(|&r| self.rf[r].is_none())
             .collect();
         let least = unbound.first().copied();
+        let unbound_set = unbound.iter().fold(S::EMPTY, |m, &r| m | bit(r));
         for &rb in &unbound {
             if self.ascending_only[loc] && Some(rb) != least {
+                self.stats.pruned_commuted += 1;
+                continue;
+            }
+            // A lesser twin still unplaced: its exchange with `rb`'s thread
+            // is tried instead (`twin_adders`).
+            if self
+                .lesser_twins
+                .get(rb)
+                .is_some_and(|m| *m & unbound_set != S::EMPTY)
+            {
                 self.stats.pruned_commuted += 1;
                 continue;
             }

@@ -116,6 +116,11 @@ pub struct EngineArgs {
     /// reduction).
     #[arg(long)]
     pub no_commute_counters: bool,
+    /// Make the oracle try every interchangeable adder at each position of
+    /// a counter's chain instead of the least one still unplaced (to check
+    /// that reduction; docs/oracle.md, "Interchangeable adders").
+    #[arg(long)]
+    pub no_twin_adders: bool,
     /// Which columns final states are listed over: `all` (every register
     /// and location, herd's final states) or `condition` (only the
     /// registers and locations of the condition, the filter and herd's
@@ -193,6 +198,7 @@ impl EngineArgs {
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,
             commute_counters: !self.no_commute_counters,
+            twin_adders: !self.no_twin_adders,
             project: self.project,
             verdict_only: self.verdict_only,
             // The costlier format; a command that prints less says so.
