@@ -108,6 +108,9 @@ pub struct RunOptions {
     /// The oracle's one order per class of commuting additions to a counter
     /// (off only to check it: `docs/oracle.md`, "Commuting additions").
     pub commute_counters: bool,
+    /// The oracle's reads-from binds forced reads first (off only to check
+    /// it: `docs/oracle.md`, "Forced reads first").
+    pub forced_reads: bool,
     /// Which columns the final states are listed over (`Projection::All`:
     /// herd's full states).
     pub project: Projection,
@@ -154,6 +157,7 @@ impl Default for RunOptions {
             static_barriers: true,
             static_counters: true,
             commute_counters: true,
+            forced_reads: true,
             project: Projection::All,
             verdict_only: false,
             output_cost: OutputCost::default(),
@@ -701,6 +705,7 @@ fn run_ax(
         static_barriers: opts.static_barriers,
         static_counters: opts.static_counters,
         commute_counters: opts.commute_counters,
+        forced_reads: opts.forced_reads,
         project: opts.project.projects(),
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,

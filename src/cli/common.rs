@@ -116,6 +116,11 @@ pub struct EngineArgs {
     /// reduction).
     #[arg(long)]
     pub no_commute_counters: bool,
+    /// Make the oracle bind reads in its fixed order only, instead of
+    /// binding first, at each node, a read with at most one candidate left
+    /// (to check that search order).
+    #[arg(long)]
+    pub no_forced_reads: bool,
     /// Which columns final states are listed over: `all` (every register
     /// and location, herd's final states) or `condition` (only the
     /// registers and locations of the condition, the filter and herd's
@@ -193,6 +198,7 @@ impl EngineArgs {
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,
             commute_counters: !self.no_commute_counters,
+            forced_reads: !self.no_forced_reads,
             project: self.project,
             verdict_only: self.verdict_only,
             // The costlier format; a command that prints less says so.
