@@ -112,6 +112,9 @@ pub struct RunOptions {
     /// interchangeable adders (off only to check it: `docs/oracle.md`,
     /// "Interchangeable adders").
     pub twin_adders: bool,
+    /// The oracle's reads-from binds forced reads first (off only to check
+    /// it: `docs/oracle.md`, "Forced reads first").
+    pub forced_reads: bool,
     /// Which columns the final states are listed over (`Projection::All`:
     /// herd's full states).
     pub project: Projection,
@@ -159,6 +162,7 @@ impl Default for RunOptions {
             static_counters: true,
             commute_counters: true,
             twin_adders: true,
+            forced_reads: true,
             project: Projection::All,
             verdict_only: false,
             output_cost: OutputCost::default(),
@@ -707,6 +711,7 @@ fn run_ax(
         static_counters: opts.static_counters,
         commute_counters: opts.commute_counters,
         twin_adders: opts.twin_adders,
+        forced_reads: opts.forced_reads,
         project: opts.project.projects(),
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,

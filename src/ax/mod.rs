@@ -74,6 +74,11 @@ pub struct AxOptions {
     /// (`docs/oracle.md`, "Interchangeable adders"); `false` only to check
     /// that reduction.
     pub twin_adders: bool,
+    /// Reads-from binds first, at each node, a read that has at most one
+    /// candidate left (a *forced* read), and drops a node where some read
+    /// has none (`docs/oracle.md`, "Forced reads first"; outcome search
+    /// only); `false` only to check that search order.
+    pub forced_reads: bool,
     /// `--project condition`: the final states list only the registers and
     /// locations the test asks about ([`crate::outcome::observed`]), so a
     /// register nobody asks about is no part of an outcome — which lets an
@@ -96,6 +101,7 @@ impl Default for AxOptions {
             static_counters: true,
             commute_counters: true,
             twin_adders: true,
+            forced_reads: true,
             project: false,
         }
     }
@@ -241,6 +247,7 @@ fn search_all(
                 }
                 s.barriers = opts.barriers;
                 s.static_barriers = opts.static_barriers;
+                s.forced_reads = opts.forced_reads;
                 let found = s.run();
                 add_stats(&mut r.stats, &s.stats);
                 for (race, w) in std::mem::take(&mut s.races) {

@@ -68,6 +68,16 @@ pub struct AxStats {
     pub pruned_commuted: u64,
 }
 
+/// What [`Search::forced_read`] found at a node.
+enum Forced {
+    /// Some read not bound yet has no candidate left.
+    Dead,
+    /// The read at this index of the order has exactly one.
+    At(usize),
+    /// Every read not bound yet has two or more.
+    Free,
+}
+
 /// What the search of one skeleton found.
 pub struct Found {
     /// Some consistent execution exists.
@@ -161,6 +171,16 @@ pub struct Search<'a, 'p, S: Bits> {
     /// or count depends on a read (ISA reading; `docs/oracle.md`, "Barrier
     /// phases before reads-from"); `false` only to check that shortcut.
     pub static_barriers: bool,
+    /// Bind forced reads first ([`Search::forced_read`]; `docs/oracle.md`,
+    /// "Forced reads first"). Off by default: the outcome search turns it
+    /// on (`AxOptions::forced_reads`).
+    pub forced_reads: bool,
+    /// With `forced_reads`: bind a forced read out of the fixed order
+    /// (`true`, the outcome search), or only drop a node where some read
+    /// has no candidate, keeping the order and so the first execution
+    /// found (`false`, the termination search, whose first hang is its
+    /// witness).
+    pub forced_order: bool,
     /// With [`Search::static_barriers`], when they apply: every way the
     /// barrier arrivals form phases, which reads-from cannot change.
     pre_choices: Vec<super::barriers::BarChoice<S>>,
@@ -470,6 +490,8 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             bar_instances: Vec::new(),
             bar_ub: None,
             static_barriers: true,
+            forced_reads: false,
+            forced_order: true,
             pre_choices: Vec::new(),
             alive: Vec::new(),
             pre_planned: false,
@@ -959,6 +981,22 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             self.stats.rf_candidates += 1;
             return self.barrier_step();
         };
+        // Forced reads first: bind a read with one candidate left before
+        // the read the fixed order names, and drop the node if some read
+        // has none left.
+        let mut swapped = None;
+        let mut r = r;
+        if self.forced_reads && !self.pre_planned && k + 1 < self.order.len() {
+            match self.forced_read(k) {
+                Forced::Dead => return,
+                Forced::At(j) => {
+                    self.order.swap(k, j);
+                    swapped = Some(j);
+                    r = self.order[k];
+                }
+                Forced::Free => {}
+            }
+        }
         let loc = self.g.events[r].loc;
         for w in members(self.g.writes_of[loc]) {
             if self.g.rmw.has(r, w) {
@@ -979,9 +1017,55 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));
             self.rf[r] = None;
             if self.stop() {
-                return;
+                break;
             }
         }
+        if let Some(j) = swapped {
+            self.order.swap(k, j);
+        }
+    }
+
+    /// Among the reads not bound yet (`order[k..]`, scanned in order), the
+    /// first that has at most one candidate write the checks of
+    /// [`Search::partial_ok`] accept with the reads bound so far: `Dead`
+    /// if it has none (no extension of this node is consistent), `At` its
+    /// index if it has one (only with `forced_order`), `Free` otherwise.
+    /// The checks are monotone in the reads bound, so which read is bound
+    /// next changes no complete assignment the search accepts, only how
+    /// soon a dead prefix is cut (`docs/oracle.md`, "Forced reads first").
+    /// The trial checks leave the counters as they were.
+    fn forced_read(&mut self, k: usize) -> Forced {
+        let saved = self.stats;
+        let mut out = Forced::Free;
+        'reads: for j in k..self.order.len() {
+            let r = self.order[j];
+            let loc = self.g.events[r].loc;
+            let mut alive = 0;
+            for w in members(self.g.writes_of[loc]) {
+                if self.g.rmw.has(r, w) {
+                    continue;
+                }
+                self.rf[r] = Some(w);
+                self.rf_rel.add(w, r);
+                let ok = self.partial_ok(r, false);
+                self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));
+                self.rf[r] = None;
+                if ok {
+                    alive += 1;
+                    if alive > 1 || !self.forced_order {
+                        continue 'reads;
+                    }
+                }
+            }
+            out = if alive == 0 {
+                Forced::Dead
+            } else {
+                Forced::At(j)
+            };
+            break;
+        }
+        self.stats = saved;
+        out
     }
 
     /// Checks that only get harder as more reads are fixed. After the last

@@ -105,6 +105,8 @@ pub fn termination_within(
                         .fairness(opts.fairness);
                     s.barriers = opts.barriers;
                     s.static_barriers = opts.static_barriers;
+                    s.forced_reads = opts.forced_reads;
+                    s.forced_order = false;
                     s.hunt_undefined = hunt;
                     s.run();
                     super::add_stats(&mut result.stats, &s.stats);

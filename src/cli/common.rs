@@ -121,6 +121,11 @@ pub struct EngineArgs {
     /// that reduction; docs/oracle.md, "Interchangeable adders").
     #[arg(long)]
     pub no_twin_adders: bool,
+    /// Make the oracle bind reads in its fixed order only, instead of
+    /// binding first, at each node, a read with at most one candidate left
+    /// (to check that search order).
+    #[arg(long)]
+    pub no_forced_reads: bool,
     /// Which columns final states are listed over: `all` (every register
     /// and location, herd's final states) or `condition` (only the
     /// registers and locations of the condition, the filter and herd's
@@ -199,6 +204,7 @@ impl EngineArgs {
             static_counters: !self.no_static_counters,
             commute_counters: !self.no_commute_counters,
             twin_adders: !self.no_twin_adders,
+            forced_reads: !self.no_forced_reads,
             project: self.project,
             verdict_only: self.verdict_only,
             // The costlier format; a command that prints less says so.
