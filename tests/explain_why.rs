@@ -283,3 +283,59 @@ fn explain_json_carries_the_races() {
     assert_eq!(v["races"], serde_json::json!([]));
     assert_eq!(v["races_status"], "complete");
 }
+
+/// The `missing:` lines of an explanation.
+fn missing_lines(rel: &str) -> Vec<String> {
+    explain_text(rel)
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("missing: "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Waiting bugs: an asynchronous operation read as complete before a later
+/// instruction of its thread that no wait orders after it (issue 28). They
+/// were "allowed under sequential consistency"; each now names the wait
+/// that is missing, or what the wait written leaves pending.
+#[test]
+fn a_missing_or_short_wait_is_named() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "litmus/async/CpAsync-no-wait.litmus",
+            "`P0.async@0 (write [s], generic proxy) s=42` is not complete at `P0 ld.shared::cta s=0`: `cp.async.ca.shared::cta.global [s], [g], 4` is asynchronous, and nothing between them waits for it: `cp.async.commit_group` and `cp.async.wait_group 0` (or `cp.async.wait_all`) between them are missing",
+        ),
+        (
+            "litmus/async/Y1+wait_group.read.litmus",
+            "`P0.async@2 (write [g], async proxy) g=1` is not complete at `P0 ld.global g=0`: `cp.async.bulk.global.shared::cta.bulk_group [g], [s], 4` is asynchronous, and `cp.async.bulk.wait_group.read 0` (line 13:2) waits only until it has read its source, not for its writes: `cp.async.bulk.wait_group` without `.read` is needed",
+        ),
+        (
+            "tests/data/explain/bulk-wait_group-1.litmus",
+            "`P0.async@3 (write [h], async proxy) h=2` is not complete at `P0 ld.global h=0`: `cp.async.bulk.global.shared::cta.bulk_group [h], [t], 4` is asynchronous, and `cp.async.bulk.wait_group 1` (line 14:2) lets the 1 most recent group stay pending, the operation's among them: a count of at most 0 is needed",
+        ),
+        (
+            "litmus/tcgen05/St+mma-no-wait_st.litmus",
+            "`P0.async@0 (write [t], async proxy) t=3` is not complete at `P0.async@1 (read [t], async proxy) t=0`: `tcgen05.st.sync.aligned.32x32b.x1.b32 [t], 3` is asynchronous, and nothing between them waits for it: `tcgen05.wait::st` between them is missing",
+        ),
+        (
+            "litmus/tcgen05/Pipeline-tmem-reuse-before-wait-ld.litmus",
+            "`P1.async@2 (read [t], async proxy) t=9007` is not complete at `P1 mbarrier.arrive.release.cta.shared::cta.b64 tmem_empty=[phase 1, 1 of 1 arrivals pending, tx 0] (write)` (line 17:59): `tcgen05.ld.sync.aligned.32x32b.x1.b32 r3, [t]` is asynchronous, and nothing between them waits for it: `tcgen05.wait::ld` between them is missing",
+        ),
+        (
+            "litmus/wgmma/Wgmma-consumer+tma-release-before-wait.litmus",
+            "`P1.async@2 (read [s], async proxy) s=9` is not complete at `P1 mbarrier.arrive.release.cta.shared::cta.b64 empty=[phase 1, 1 of 1 arrivals pending, tx 0] (write)` (line 16:4): `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0` is asynchronous, and nothing between them waits for it: `wgmma.wait_group 0` between them is missing",
+        ),
+    ];
+    for (file, want) in cases {
+        let got = missing_lines(file);
+        assert!(
+            got.iter().any(|l| l == want),
+            "{file}: no line\n{want}\nin\n{}",
+            got.join("\n")
+        );
+        // The pair is the data, not the mbarrier wait that read its arrival.
+        assert!(
+            !explain_text(file).contains("  1. `P0 mbarrier.try_wait"),
+            "{file}"
+        );
+    }
+}

@@ -215,3 +215,59 @@ fn an_outcome_that_needs_more_changes_says_how_many_were_found() {
         assert_eq!(v["fixes"][0]["verified"], true, "{file}");
     }
 }
+
+/// The reason when changes within the bound forbid the outcome though the
+/// search found no fix (it rejected each one it met: the program then
+/// hangs, or a wait never succeeds). `why_no_fix` is asked directly with a
+/// bound the 2-change fix of `MP+rlx+rlx` fits in: it used to say "a fix
+/// needs more than 3 changes; 2 of them suffice", which contradicts itself.
+#[test]
+fn changes_within_the_bound_that_forbid_it_are_not_called_a_fix_needing_more() {
+    use ptxmc::fix::why::{NoFixKind, why_no_fix};
+    let t = ptxmc::litmus::parse_file(&root().join("litmus/mp/MP+rlx+rlx.gpu.litmus"))
+        .unwrap()
+        .remove(0);
+    let p = &t.program;
+    let want = p.condition.target();
+    let sites = ptxmc::fix::sites::strengthening_sites(p);
+    let budget = ptxmc::limits::Budget::new(ptxmc::limits::Limits::default());
+    let why = why_no_fix(
+        p,
+        &want,
+        &sites,
+        3,
+        2,
+        ptxmc::model::barrier::Reading::default(),
+        &budget,
+        None,
+    );
+    assert_eq!(why.kind, NoFixKind::FixesRejected);
+    assert_eq!(
+        why.text,
+        format!(
+            "the strongest program — every access at its strongest semantics and widest scope (loads acquire, stores release, RMWs acq_rel), every fence fence.sc and fence.sc between every two instructions: {} changes — forbids it (checked by both engines), and so do 2 of its changes (verified by both engines); but the search rejected every fix of at most 3 changes it found: with each, the program can hang (both engines agree) or a wait that succeeds as written never succeeds, so none is listed",
+            sites.len()
+        )
+    );
+    assert_eq!(why.fix_changes, None);
+    assert!(why.fix.is_empty());
+    // With a bound below the fix's size the reason is still "needs more".
+    let why = why_no_fix(
+        p,
+        &want,
+        &sites,
+        1,
+        2,
+        ptxmc::model::barrier::Reading::default(),
+        &budget,
+        None,
+    );
+    assert_eq!(why.kind, NoFixKind::NeedsMoreChanges);
+    assert!(
+        why.text.ends_with(
+            "a fix needs more than 1 change; 2 of them suffice (verified by both engines); try --bound 2"
+        ),
+        "{}",
+        why.text
+    );
+}

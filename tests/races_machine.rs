@@ -260,3 +260,17 @@ Final state: 1:r0=0; 1:r1=0; x=1; f=1;
 The machine checks it: step 2 retires P0 `st.weak f, 1` and step 4 retires P1 `ld.weak r0, f`, each without the other in its causal past (its view of the line it accesses: Front and Front⁺, docs/machine.md §2).
 Replay: ptxmc trace litmus/races/DR-MP-weak.litmus --follow 0,0,0,0,0,0
 "#;
+
+/// README's tour of `trace --race N` shows the binary's output verbatim:
+/// the block under its command line is compared byte for byte.
+#[test]
+fn readme_race_replay_block_is_the_binary_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cmd = "$ ptxmc trace litmus/mp/MP+rel+acq.gpu.litmus --race 1\n";
+    let start = readme.find(cmd).expect("README shows the command") + cmd.len();
+    let len = readme[start..].find("```").expect("the block ends");
+    let shown = &readme[start..start + len];
+    let (code, out, err) = ptxmc(&["trace", "litmus/mp/MP+rel+acq.gpu.litmus", "--race", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(shown, out);
+}

@@ -166,6 +166,16 @@ pub fn analyse<S: Bits>(
     // is stale (load buffering): on a cycle that has a stale read too, it
     // is the same cycle seen from another edge.
     if shapes.is_empty() {
+        // An mbarrier wait that reads the arrival it synchronises with is
+        // the same cycle seen from the wait: the data read is the pair a
+        // programmer asks about, when there is one.
+        let mbar = |s: &Shape| {
+            matches!(*s, Shape::Later { read, .. }
+                if g.program.locations[g.events[read].loc].kind == crate::ir::LocKind::Mbarrier)
+        };
+        if later.iter().any(|(s, _)| !mbar(s)) {
+            later.retain(|(s, _)| !mbar(s));
+        }
         shapes = later;
     }
     if shapes.is_empty() {
@@ -273,6 +283,7 @@ fn programmer_edges<S: Bits>(
     add(&rels.fr, EdgeRel::Fr);
     add(&g.await_edges, EdgeRel::Async);
     issue_edges(words, rels, &mut out);
+    super::waits::completion_edges(words, rels, &mut out);
     for (a, b) in w.bar.pairs() {
         out.push(Edge {
             from: a,
@@ -747,7 +758,13 @@ impl<S: Bits> Links<'_, '_, '_, S> {
                 }
                 EdgeRel::Bar if l.sync.is_none() => vec![self.barrier_link(l.from, l.to)],
                 EdgeRel::Async if !self.rels.cb.has(l.from, l.to) => {
-                    vec![self.issue_link(l.from, l.to)]
+                    if super::waits::is_completion(self.words, l.from) {
+                        vec![super::waits::missing_wait(self.words, l.from, l.to, &|e| {
+                            self.q(e)
+                        })]
+                    } else {
+                        vec![self.issue_link(l.from, l.to)]
+                    }
                 }
                 // A barrier that synchronised and an operation's issue or
                 // completion are base causality already.

@@ -40,6 +40,11 @@ pub enum NoFixKind {
     /// No execution that ends gives the outcome: only a stuck program shows
     /// it (`stuck.rs`).
     FromHang,
+    /// The strongest program forbids the outcome, and so do changes within
+    /// the bound, but the search rejected each fix it found there: the
+    /// program could then hang, or a wait that succeeds as written never
+    /// would.
+    FixesRejected,
     /// A search without repairs (`--no-repairs`): no fence or annotation
     /// forbids the outcome, but a barrier (inserted, or changed) within the
     /// bound does, verified by both engines.
@@ -223,6 +228,24 @@ pub fn why_no_fix(
             left(),
         ) == Ok(false);
     let more = bound + 1;
+    if verified && kept.len() <= bound {
+        // The search met this set (or a weaker one) and rejected each fix
+        // of at most `bound` changes it found: with it both engines agree
+        // the program can hang, or a wait that succeeds as written never
+        // does (`starve.rs`). The reason says so; it does not call the
+        // set a fix, nor claim a count the bound already covers.
+        let k = kept.len();
+        return NoFix {
+            kind: NoFixKind::FixesRejected,
+            text: format!(
+                "the strongest program — {words}: {changes} — forbids it (checked by both engines), and so do {k} of its changes (verified by both engines); but the search rejected every fix of at most {bound} change{} it found: with each, the program can hang (both engines agree) or a wait that succeeds as written never succeeds, so none is listed",
+                plural(bound)
+            ),
+            strongest_changes: n,
+            fix_changes: None,
+            fix: Vec::new(),
+        };
+    }
     let (fix_changes, fix, suffice) = if verified {
         let k = kept.len();
         let texts = kept

@@ -69,9 +69,18 @@ pub fn instr_text(source: &Program, lowered: &Program, t: usize, pc: usize) -> S
     }
 }
 
-/// A location's value as text; mbarrier states decoded.
+/// A location's value as text; mbarrier states decoded. Only mbarriers
+/// (and the hidden mbarrier of `barrier.cluster`) hold an encoded state:
+/// tensor memory and the hidden locations that carry a `wgmma` or
+/// `tcgen05.ld` register result hold plain numbers.
 pub fn value_text(p: &Program, loc: usize, v: Value) -> String {
-    if p.locations[loc].kind == LocKind::Data {
+    let l = &p.locations[loc];
+    let encoded = match l.kind {
+        LocKind::Mbarrier => true,
+        LocKind::Synthetic => l.name.starts_with("%cluster_barrier"),
+        LocKind::Data | LocKind::TensorMemory => false,
+    };
+    if !encoded {
         return v.to_string();
     }
     mbar::describe(v)
