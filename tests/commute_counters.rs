@@ -7,6 +7,8 @@
 //! to and read counters (where the machine must agree too); and they pay on
 //! the families.
 
+mod same_answers;
+
 use std::path::{Path, PathBuf};
 
 use ptxmc::ax::counters::Counters;
@@ -32,20 +34,7 @@ fn ax(commute_counters: bool) -> RunOptions {
 fn same_both_ways(name: &str, p: &Program) -> (u64, u64, u64) {
     let a = engine::run(p, &ax(true));
     let b = engine::run(p, &ax(false));
-    assert!(
-        a.incomplete.is_none() && b.incomplete.is_none(),
-        "{name}: incomplete"
-    );
-    assert_eq!(a.outcomes, b.outcomes, "{name}: outcomes changed");
-    assert_eq!(a.bound_hit, b.bound_hit, "{name}: bound flag changed");
-    assert_eq!(a.termination, b.termination, "{name}: termination changed");
-    assert_eq!(a.undefined, b.undefined, "{name}: undefined changed");
-    // The same races (which execution shows one may differ).
-    let races = |r: &engine::RunResult| {
-        let v: Vec<_> = r.races.found.iter().map(|f| f.race.clone()).collect();
-        (v, r.races.status.clone())
-    };
-    assert_eq!(races(&a), races(&b), "{name}: races changed");
+    same_answers::assert_same(name, &a, &b, true);
     let nodes = |r: &engine::RunResult| r.stats.ax.map_or(0, |s| s.nodes);
     let pruned = |r: &engine::RunResult| r.stats.ax.map_or(0, |s| s.pruned_commuted);
     assert_eq!(pruned(&b), 0, "{name}: pruned with the reduction off");

@@ -6,6 +6,8 @@
 //! seeded random programs that spin on counters; and they pay on the grid
 //! barrier.
 
+mod same_answers;
+
 use std::path::{Path, PathBuf};
 
 use ptxmc::ax::counters::Counters;
@@ -31,20 +33,7 @@ fn ax(static_counters: bool) -> RunOptions {
 fn same_both_ways(name: &str, p: &Program) -> (u64, u64, u64, u64) {
     let a = engine::run(p, &ax(true));
     let b = engine::run(p, &ax(false));
-    assert!(
-        a.incomplete.is_none() && b.incomplete.is_none(),
-        "{name}: incomplete"
-    );
-    assert_eq!(a.outcomes, b.outcomes, "{name}: outcomes changed");
-    assert_eq!(a.bound_hit, b.bound_hit, "{name}: bound flag changed");
-    assert_eq!(a.termination, b.termination, "{name}: termination changed");
-    assert_eq!(a.undefined, b.undefined, "{name}: undefined changed");
-    // The same races (which execution shows one may differ: chains first).
-    let races = |r: &engine::RunResult| {
-        let v: Vec<_> = r.races.found.iter().map(|f| f.race.clone()).collect();
-        (v, r.races.status.clone())
-    };
-    assert_eq!(races(&a), races(&b), "{name}: races changed");
+    same_answers::assert_same(name, &a, &b, true);
     let term = |r: &engine::RunResult| r.stats.ax_termination.map_or(0, |s| s.nodes);
     let all = |r: &engine::RunResult| term(r) + r.stats.ax.map_or(0, |s| s.nodes);
     (term(&a), term(&b), all(&a), all(&b))
