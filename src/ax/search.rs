@@ -1045,6 +1045,12 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                 if self.g.rmw.has(r, w) {
                     continue;
                 }
+                // Every read against every write is a long loop inside one
+                // node: the limits must stop it (found by the mutation
+                // campaign: `fix --timeout 0.5` ran past 10 s).
+                if self.poll() {
+                    break 'reads;
+                }
                 self.rf[r] = Some(w);
                 self.rf_rel.add(w, r);
                 let ok = self.partial_ok(r, false);
