@@ -1342,6 +1342,32 @@ fn engines_agree_on_warp_programs() {
     assert_eq!(unchecked, 0);
 }
 
+/// Compares `text` with both engines ([`compare`]), then runs each engine
+/// alone and asserts the same least undefined step, not only the same
+/// verdict; returns (operational, axiomatic).
+fn engines_alone(text: &str) -> (engine::RunResult, engine::RunResult) {
+    if let Err(e) = compare(text) {
+        panic!("{e}");
+    }
+    let p = &litmus::parse_source("random.litmus", text).unwrap()[0].program;
+    let run = |engine| {
+        engine::run(
+            p,
+            &RunOptions {
+                engine,
+                ..RunOptions::default()
+            },
+        )
+    };
+    let (op, ax) = (run(EngineChoice::Op), run(EngineChoice::Ax));
+    assert_eq!(
+        op.undefined, ax.undefined,
+        "undefined behaviour: operational {:?}, axiomatic {:?} on\n{text}",
+        op.undefined, ax.undefined
+    );
+    (op, ax)
+}
+
 /// Items of a random program of two warps of two lanes at CTA barriers:
 /// accesses, early exits, and the barrier mix that makes lanes of one warp
 /// meet at counted and count-less barriers of one name, arrive-only and
@@ -1386,25 +1412,7 @@ fn engines_agree_on_warp_barrier_programs() {
             .map(|t| format!("P{t}@cta 0,warp {},gpu 0", t / 2))
             .collect();
         let text = render_barrier_table(&threads, header);
-        if let Err(e) = compare(&text) {
-            panic!("{e}");
-        }
-        let p = &litmus::parse_source("random.litmus", &text).unwrap()[0].program;
-        let run = |engine| {
-            engine::run(
-                p,
-                &RunOptions {
-                    engine,
-                    ..RunOptions::default()
-                },
-            )
-        };
-        let (op, ax) = (run(EngineChoice::Op), run(EngineChoice::Ax));
-        assert_eq!(
-            op.undefined, ax.undefined,
-            "undefined behaviour: operational {:?}, axiomatic {:?} on\n{text}",
-            op.undefined, ax.undefined
-        );
+        let (op, ax) = engines_alone(&text);
         assert_eq!(
             op.termination.hangs(),
             ax.termination.hangs(),
@@ -1440,26 +1448,7 @@ fn engines_agree_on_barrier_programs() {
     let (mut hangs, mut terminates, mut unchecked, mut undefined) = (0, 0, 0, 0);
     for (two_ctas, threads) in sample(strategy, 0x5eed_ba55, cases) {
         let text = render_barriers(&threads, two_ctas);
-        if let Err(e) = compare(&text) {
-            panic!("{e}");
-        }
-        let p = &litmus::parse_source("random.litmus", &text).unwrap()[0].program;
-        let run = |engine| {
-            engine::run(
-                p,
-                &RunOptions {
-                    engine,
-                    ..RunOptions::default()
-                },
-            )
-        };
-        let (op, ax) = (run(EngineChoice::Op), run(EngineChoice::Ax));
-        // The same least undefined step, not only the same verdict.
-        assert_eq!(
-            op.undefined, ax.undefined,
-            "undefined behaviour: operational {:?}, axiomatic {:?} on\n{text}",
-            op.undefined, ax.undefined
-        );
+        let (op, _) = engines_alone(&text);
         undefined += op.undefined.is_some() as usize;
         *verdict_count(&op, &mut hangs, &mut terminates, &mut unchecked) += 1;
     }
