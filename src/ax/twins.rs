@@ -52,22 +52,10 @@ use crate::ir::{Instr, LocKind, Operand, Program};
 pub fn classes(p: &Program) -> Vec<usize> {
     let n = p.threads.len();
     let mut rep: Vec<usize> = (0..n).collect();
-    let plain = |i: &Instr| {
-        matches!(
-            i,
-            Instr::Load { .. }
-                | Instr::Store { .. }
-                | Instr::Rmw { .. }
-                | Instr::Fence { restrict: None, .. }
-                | Instr::Mov { .. }
-                | Instr::Arith { .. }
-                | Instr::Branch { .. }
-        )
-    };
     if n < 2
         || p.threads
             .iter()
-            .any(|t| t.agent.is_some() || !t.code.iter().all(plain))
+            .any(|t| t.agent.is_some() || !t.code.iter().all(Instr::is_plain))
     {
         return rep;
     }

@@ -1021,6 +1021,22 @@ pub enum Instr {
 }
 
 impl Instr {
+    /// A plain access, an unrestricted fence, or register code: the
+    /// instructions the reductions over interchangeable threads admit
+    /// (`op::symmetry`'s groups, `ax::twins`' adders).
+    pub fn is_plain(&self) -> bool {
+        matches!(
+            self,
+            Instr::Load { .. }
+                | Instr::Store { .. }
+                | Instr::Rmw { .. }
+                | Instr::Fence { restrict: None, .. }
+                | Instr::Mov { .. }
+                | Instr::Arith { .. }
+                | Instr::Branch { .. }
+        )
+    }
+
     /// The memory access of a load, store or RMW.
     pub fn access(&self) -> Option<&Access> {
         match self {

@@ -100,21 +100,6 @@ fn relation(p: &Program, a: usize, b: usize) -> (bool, bool, bool) {
     )
 }
 
-/// The instructions a group member (indeed any thread of a program with
-/// groups) may use.
-fn plain(i: &Instr) -> bool {
-    matches!(
-        i,
-        Instr::Load { .. }
-            | Instr::Store { .. }
-            | Instr::Rmw { .. }
-            | Instr::Fence { restrict: None, .. }
-            | Instr::Mov { .. }
-            | Instr::Arith { .. }
-            | Instr::Branch { .. }
-    )
-}
-
 /// How member `b`'s code corresponds to member `a`'s.
 struct Matching {
     /// `a`'s private locations in order of first use, and `b`'s counterparts.
@@ -135,7 +120,7 @@ impl<S: Bits> Symmetry<S> {
         let simple = p
             .threads
             .iter()
-            .all(|t| t.agent.is_none() && t.code.iter().all(plain));
+            .all(|t| t.agent.is_none() && t.code.iter().all(Instr::is_plain));
         if !loop_free || !simple || !l.line_pairs.is_empty() {
             return None;
         }
