@@ -155,8 +155,22 @@ pub fn isa_choices<S: Bits>(
         }
         choices = next;
     }
-    // Lanes of one warp stuck for good at different barriers, one counted.
-    if let Some(u) = warp_divergence(g, rf) {
+    // Lanes of one warp stuck for good at different barriers, one counted;
+    // or a lane stuck at an `.aligned` barrier while another lane of its
+    // warp is stuck elsewhere.
+    let away = barrier::aligned_lane_away(
+        g.program,
+        &g.stuck
+            .iter()
+            .enumerate()
+            .filter_map(|(t, sp)| Some((t, sp.as_ref()?.pc)))
+            .collect::<Vec<_>>(),
+    );
+    let divergence = match (warp_divergence(g, rf), away) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(u) = divergence {
         for c in &mut choices {
             if c.ub.as_ref().is_none_or(|b| u < *b) {
                 c.ub = Some(u.clone());

@@ -110,6 +110,10 @@ pub enum BarrierUb {
     /// Lanes of one warp stay for good at different CTA barriers, one of
     /// them counted (its warp arrival can never gather the lanes).
     WarpBarriersDiffer,
+    /// A lane waits for good at an `.aligned` CTA barrier that another lane
+    /// of its warp, which has not exited, never executes (it is stuck at
+    /// another instruction: a spin loop, a wait, another barrier).
+    AlignedLaneAway,
 }
 
 impl BarrierUb {
@@ -135,6 +139,10 @@ impl BarrierUb {
             BarrierUb::WarpBarriersDiffer => {
                 "lanes of one warp wait for good at different barriers, one of them counted: the \
                  warp's arrival at the counted barrier can never gather its lanes"
+            }
+            BarrierUb::AlignedLaneAway => {
+                "a lane waits for good at an `.aligned` barrier that another lane of its warp, \
+                 which has not exited, never executes"
             }
         }
     }
@@ -182,6 +190,15 @@ impl BarrierUb {
                  undefined\", and for sm_6x and below \"all threads in warp (except for those have \
                  exited) must execute barrier{.cta} instruction in convergence\"; the ISA gives no \
                  meaning to a warp whose lanes name different barriers"
+            }
+            BarrierUb::AlignedLaneAway => {
+                "PTX ISA 9.7.13.1: \"the optional .aligned modifier indicates that all threads in CTA \
+                 will execute the same barrier{.cta} instruction. In conditionally executed code, an \
+                 aligned barrier{.cta} instruction should only be used if it is known that all threads \
+                 in CTA evaluate the condition identically, otherwise behavior is undefined\"; a lane \
+                 that has exited is excused (\"wait for all non-exited threads from its warp\"), one \
+                 stuck elsewhere is not (barriers are executed per warp: ptxmc applies it to the \
+                 lanes of a warp)"
             }
         }
     }
@@ -1144,6 +1161,78 @@ pub fn warp_divergence(p: &Program, lanes: &[StuckLane]) -> Option<Undefined> {
         }
     }
     best
+}
+
+/// The least undefined step of a stuck configuration (ISA reading) in which
+/// a lane of a warp waits for good at an `.aligned` CTA barrier instruction
+/// while another lane of its warp is stuck at a different instruction (a
+/// spin loop's head, a blocking wait, another barrier). `stuck` is every
+/// stuck thread of the hang as `(thread, instruction)`, as both engines'
+/// [`crate::model::hang::Hang`]s list them; lanes that exited are not in it
+/// and are excused (PTX ISA §9.7.13.1: *"wait for all non-exited threads
+/// from its warp"*; §9.7.13.3, `exit`: a barrier held up only by exited
+/// threads is released). The witness names every stuck lane of the warp,
+/// in (thread, instruction) order. Lanes compare by [`crate::ir::Thread::site`],
+/// so the lanes of a kernel, each with its own code, compare by the PTX
+/// instruction they run.
+pub fn aligned_lane_away(p: &Program, stuck: &[(usize, usize)]) -> Option<Undefined> {
+    let at_aligned = |t: usize, pc: usize| {
+        p.threads.get(t).is_some_and(|th| {
+            th.agent.is_none()
+                && matches!(
+                    th.code.get(pc),
+                    Some(Instr::Barrier { kind, aligned: true, .. }) if !kind.is_warp()
+                )
+        })
+    };
+    let warp_of = |t: usize| {
+        let th = p.threads.get(t)?;
+        if th.agent.is_some() || th.placement.warp.is_none() || p.warp_lanes(t).len() < 2 {
+            return None;
+        }
+        Some((th.placement.gpu, th.placement.cta, WarpOf::of(p, t).key))
+    };
+    let site = |t: usize, pc: usize| p.threads[t].site(pc);
+    let mut best: Option<Undefined> = None;
+    for &(t, pc) in stuck {
+        if !at_aligned(t, pc) {
+            continue;
+        }
+        let Some(w) = warp_of(t) else { continue };
+        let mine: Vec<(usize, usize)> = stuck
+            .iter()
+            .copied()
+            .filter(|&(o, _)| warp_of(o) == Some(w))
+            .collect();
+        if mine.iter().all(|&(o, opc)| site(o, opc) == site(t, pc)) {
+            continue;
+        }
+        let mut at = mine;
+        at.sort_unstable();
+        at.dedup();
+        let u = Undefined {
+            kind: super::ub::UbKind::Barrier(BarrierUb::AlignedLaneAway),
+            at,
+        };
+        if best.as_ref().is_none_or(|b| u < *b) {
+            best = Some(u);
+        }
+    }
+    best
+}
+
+/// Whether some warp of `p` (lowered) has several lanes and an `.aligned`
+/// CTA barrier: only then can [`aligned_lane_away`] find anything.
+pub fn aligned_warps(p: &Program) -> bool {
+    p.threads.iter().enumerate().any(|(t, th)| {
+        th.agent.is_none()
+            && th.placement.warp.is_some()
+            && th
+                .code
+                .iter()
+                .any(|i| matches!(i, Instr::Barrier { kind, aligned: true, .. } if !kind.is_warp()))
+            && p.warp_lanes(t).len() >= 2
+    })
 }
 
 /// Whether lanes of one warp of `p` (lowered) may wait at different CTA

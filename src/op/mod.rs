@@ -129,6 +129,10 @@ pub struct Machine<'p, S: Bits = u128> {
     /// Lanes of a warp may wait at different barriers, one counted
     /// (`model::barrier::warps_may_diverge`): hangs are judged for it.
     warps_diverge: bool,
+    /// Some warp of several lanes has an `.aligned` CTA barrier
+    /// (`model::barrier::aligned_warps`): hangs are judged for a lane that
+    /// stays away from it ([`Machine::warp_divergence`]).
+    aligned_warps: bool,
     /// Per CTA: its source threads (agents are no CUDA threads).
     cta_threads: Vec<Vec<usize>>,
     /// Per location: whether it is *total* — every slot of it generic, at
@@ -288,6 +292,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             .collect();
         let order_free = crate::model::barrier::order_free_counted(p);
         let warps_diverge = crate::model::barrier::warps_may_diverge(p);
+        let aligned_warps = crate::model::barrier::aligned_warps(p);
         let symmetry = symmetry::Symmetry::detect(p, &layout, &columns);
         Ok(Machine {
             use_symmetry: true,
@@ -298,6 +303,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             cta_counted,
             order_free,
             warps_diverge,
+            aligned_warps,
             cta_threads,
             program,
             source,
@@ -884,13 +890,65 @@ impl<'p, S: Bits> Machine<'p, S> {
     /// CTA barriers, one of them counted (`model::barrier::warp_divergence`):
     /// a lane at a counted barrier that its warp's other lanes never reach
     /// (it waits at the gate, [`Machine::warp_gate`]) or one that has
-    /// arrived and waits for its phase. Only a hang makes it so: before
-    /// that, a lane waiting for a phase may still go on to the others.
+    /// arrived and waits for its phase; or a lane at an `.aligned` barrier
+    /// while another lane of its warp is stuck elsewhere
+    /// (`model::barrier::aligned_lane_away`). Only a hang makes it so:
+    /// before that, a lane waiting for a phase may still go on to the others.
     fn warp_divergence(&self, st: &State<S>) -> Option<crate::model::ub::Undefined> {
-        use crate::model::barrier::{self, Reading, StuckLane};
-        if !self.warps_diverge || self.barriers != Reading::Isa {
+        use crate::model::barrier::{self, Reading};
+        if self.barriers != Reading::Isa {
             return None;
         }
+        let differ = if self.warps_diverge {
+            self.warp_barriers_differ(st)
+        } else {
+            None
+        };
+        let away = self.aligned_warps && self.lane_may_stay_away(st);
+        if differ.is_none() && !away {
+            return None;
+        }
+        let hang::Quiescence::Hang(h) = self.quiescence(st) else {
+            return None;
+        };
+        let away = if away {
+            let stuck: Vec<(usize, usize)> = h.stuck.iter().map(|s| (s.thread, s.pc)).collect();
+            barrier::aligned_lane_away(&self.program, &stuck)
+        } else {
+            None
+        };
+        match (differ, away) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Whether some unfinished lane stands at an `.aligned` CTA barrier while
+    /// another unfinished lane of its warp stands at a different instruction:
+    /// the cheap test before [`Machine::warp_divergence`] asks for the hang.
+    fn lane_may_stay_away(&self, st: &State<S>) -> bool {
+        let p = &self.program;
+        let live = |t: usize| {
+            let ts = &st.threads[t];
+            !ts.cut && !ts.finished(p.threads[t].code.len()) && p.threads[t].agent.is_none()
+        };
+        p.threads.iter().enumerate().any(|(t, th)| {
+            let pc = st.threads[t].pc;
+            live(t)
+                && matches!(
+                    th.code.get(pc),
+                    Some(Instr::Barrier { kind, aligned: true, .. }) if !kind.is_warp()
+                )
+                && p.warp_lanes(t).into_iter().any(|o| {
+                    o != t && live(o) && p.threads[o].site(st.threads[o].pc) != th.site(pc)
+                })
+        })
+    }
+
+    /// The stuck lanes of one warp at different CTA barriers, one of them
+    /// counted, if `st` were a hang (`model::barrier::warp_divergence`).
+    fn warp_barriers_differ(&self, st: &State<S>) -> Option<crate::model::ub::Undefined> {
+        use crate::model::barrier::{self, StuckLane};
         let p = &self.program;
         let mut lanes = Vec::new();
         let mut windows = None;
@@ -929,8 +987,7 @@ impl<'p, S: Bits> Machine<'p, S> {
                 });
             }
         }
-        let u = barrier::warp_divergence(p, &lanes)?;
-        matches!(self.quiescence(st), hang::Quiescence::Hang(_)).then_some(u)
+        barrier::warp_divergence(p, &lanes)
     }
 
     fn cta_of_thread(&self, t: usize) -> usize {
