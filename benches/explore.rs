@@ -303,6 +303,13 @@ fn issue27(c: &mut Criterion) {
                 (true, true),
             )
         }))
+        .chain([(2, 8), (2, 32)].into_iter().map(|(w, l)| {
+            (
+                format!("warp-barriers-{w}x{l}"),
+                families::warp_barriers(w, l, w),
+                (true, true),
+            )
+        }))
         .collect();
     for (name, text, how) in cases {
         let p = parse(&text);

@@ -149,6 +149,12 @@ fn issue27(c: &mut Criterion) {
                 .into_iter()
                 .map(|(s, r)| (format!("pipeline-{s}x{r}"), families::pipeline(s, r))),
         )
+        .chain([(2, 8), (2, 32)].into_iter().map(|(w, l)| {
+            (
+                format!("warp-barriers-{w}x{l}"),
+                families::warp_barriers(w, l, w),
+            )
+        }))
         .collect();
     for (name, text) in cases {
         let p = parse(&text);

@@ -29,6 +29,9 @@ fn main() {
         Some("grid-atom") => families::grid_barrier(num(1) as usize, families::Arrival::Atom),
         Some("counter") => families::counter(num(1) as usize),
         Some("pipeline") => families::pipeline(num(1) as usize, num(2) as usize),
+        Some("warp-barriers") => {
+            families::warp_barriers(num(1) as usize, num(2) as usize, num(3) as usize)
+        }
         _ => usage(),
     };
     print!("{text}");
@@ -36,7 +39,7 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: family random SEED THREADS INSTRS | family iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp|barrier|grid-red|grid-atom|counter N | family pipeline STAGES ROUNDS"
+        "usage: family random SEED THREADS INSTRS | family iriw|mp-chain|sb-ring|writers|spin-lock|wide-mp|barrier|grid-red|grid-atom|counter N | family pipeline STAGES ROUNDS | family warp-barriers WARPS LANES COUNTED_WARPS"
     );
     std::process::exit(2)
 }

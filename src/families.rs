@@ -284,6 +284,41 @@ pub fn cta_barrier(n: usize) -> String {
     )
 }
 
+/// The warp barrier family of issue 25/27: `warps` warps of `lanes` lanes
+/// each in CTA 0; every lane stores `1` to its own slot `s{i}` (weak), meets
+/// the CTA at the count-less `bar.sync 0`, then at the counted
+/// `bar.sync 1, 32·counted` (which a warp reaches as one arrival of 32
+/// threads), and lane 0 of warp 0 then reads the last slot into `r0`. With
+/// `counted == warps` the condition (a stale read) is forbidden and every
+/// run terminates; with more warps counted than there are, every lane hangs
+/// at the counted barrier. The cost lies in the lanes' count-less arrivals
+/// beside a counted barrier: each lane arrives on its own.
+pub fn warp_barriers(warps: usize, lanes: usize, counted: usize) -> String {
+    assert!(warps >= 1 && lanes >= 1, "at least one lane");
+    let n = warps * lanes;
+    let cols: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            let mut c = vec![
+                format!("st.weak s{i}, 1"),
+                "bar.sync 0".to_string(),
+                format!("bar.sync 1, {}", 32 * counted),
+            ];
+            if i == 0 {
+                c.push(format!("ld.weak r0, s{}", n - 1));
+            }
+            c
+        })
+        .collect();
+    let headers: Vec<String> = (0..n)
+        .map(|i| format!("P{i}@cta 0,warp {},gpu 0", i / lanes))
+        .collect();
+    let init: String = (0..n).map(|i| format!("s{i}=0; ")).collect();
+    format!(
+        "PTX Warp-barriers-{warps}x{lanes}-{counted}\n{{ {init}}}\n{}exists (P0:r0 == 0)\n",
+        crate::litmus::print::table(&headers, &cols),
+    )
+}
+
 /// How a grid barrier's arrival adds to the counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arrival {

@@ -124,3 +124,49 @@ fn the_barrier_family_at_128_threads_is_linear_in_both_engines() {
     assert_eq!(r.stats.ax_termination.unwrap().path_combinations, 0);
     assert_eq!(r.stats.op.unwrap().distinct_states, 130);
 }
+
+/// Count-less lanes beside a counted barrier (issue 25): the warp barrier
+/// family, whose count-less `bar.sync 0` shares its CTA with the counted
+/// `bar.sync 1, 64`, keeps every answer without the planning at small sizes
+/// (terminating, and hanging with a third warp counted), and the planning
+/// pays there.
+#[test]
+fn static_barriers_keep_every_answer_of_the_warp_barrier_family_and_pay() {
+    for lanes in 1..=4 {
+        for counted in [2, 3] {
+            let text = families::warp_barriers(2, lanes, counted);
+            let t = &litmus::parse_source("warp.litmus", &text).unwrap()[0];
+            let name = format!("Warp-barriers-2x{lanes}-{counted}");
+            let (with, without) = same_both_ways(&name, &t.program, Reading::Isa);
+            if lanes == 4 {
+                assert!(with * 10 < without, "{name}: {with} vs {without} nodes");
+            }
+        }
+    }
+}
+
+/// The target: two full warps of 32 lanes at a count-less and a counted
+/// barrier, both engines, complete and agreeing: the stale read forbidden
+/// and every run terminating; with three warps counted, the hang found and
+/// every lane in it.
+#[test]
+fn two_warps_of_32_lanes_at_count_less_and_counted_barriers_are_answered() {
+    for counted in [2, 3] {
+        let text = families::warp_barriers(2, 32, counted);
+        let t = &litmus::parse_source("warp.litmus", &text).unwrap()[0];
+        let r = engine::run(&t.program, &RunOptions::default());
+        assert!(r.incomplete.is_none(), "{counted}: {:?}", r.incomplete);
+        assert!(r.disagreement.is_none(), "{counted}");
+        assert!(r.undefined.is_none(), "{counted}");
+        assert!(r.termination.checked());
+        if counted == 2 {
+            assert_eq!(r.outcomes.len(), 1);
+            assert!(!r.verdict.holds);
+            assert!(!r.termination.hangs());
+        } else {
+            assert!(r.termination.hangs());
+            let hang = r.termination.hang().expect("a hang");
+            assert_eq!(hang.stuck.len(), 64);
+        }
+    }
+}

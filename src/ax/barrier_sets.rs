@@ -10,9 +10,11 @@
 //! rejects. Here that planner's answer is worked out per *resource*, from
 //! three facts per path, before any combination is built.
 //!
-//! It applies to a CTA whose every barrier instruction is `bar.sync a` with
-//! an immediate name `a` in 0..15 and no thread count (a *pure* CTA; ISA
-//! reading). For one resource `a` of such a CTA, each thread's path gives:
+//! It applies to each *pure* resource `a` of a CTA: `bar.sync a` with an
+//! immediate name in 0..15 and no thread count, where no other barrier
+//! instruction of the CTA names `a` and every one names an immediate (ISA
+//! reading; counted barriers at other names may be there). For one such
+//! resource, each thread's path gives:
 //! `c`, its arrivals at `a` whose phase completes (every arrival, or all but
 //! the last when the path is stuck at `a`), and its class: it finishes (runs
 //! to its end, or is cut at the loop bound), it is stuck at `a`, or it is
@@ -333,11 +335,17 @@ impl Resource {
     }
 }
 
-/// The names of the barriers of a CTA (its threads `in_cta`) if every
-/// barrier instruction of every one of them is `bar.sync a` with `a` an
-/// immediate in 0..15 and no thread count; `None` otherwise.
+/// The *pure* count-less resources of a CTA (its threads `in_cta`): the
+/// names `a` (immediates in 0..15) of its `bar.sync a` instructions without
+/// a thread count that no other barrier instruction of the CTA names (no
+/// counted form, no `bar.arrive`). A counted barrier at another name does
+/// not touch them: the planner plans each resource by its own arrivals, and
+/// a thread waiting at the counted one is, for `a`, stuck elsewhere. `None`
+/// when some CTA barrier names its resource with a register (any name may
+/// then be shared) or is out of range, or the CTA has a warp barrier.
 fn pure_names(p: &Program, in_cta: &[ThreadId]) -> Option<Vec<Value>> {
     let mut ids = Vec::new();
+    let mut shared = Vec::new();
     for &t in in_cta {
         for i in &p.threads[t].code {
             let Instr::Barrier {
@@ -352,10 +360,16 @@ fn pure_names(p: &Program, in_cta: &[ThreadId]) -> Option<Vec<Value>> {
                         ids.push(*a);
                     }
                 }
+                (BarrierKind::Sync | BarrierKind::Arrive, [Operand::Imm(a), ..], _)
+                    if (0..16).contains(a) && !(id.len() == 1 && count.is_none()) =>
+                {
+                    shared.push(*a);
+                }
                 _ => return None,
             }
         }
     }
+    ids.retain(|a| !shared.contains(a));
     Some(ids)
 }
 

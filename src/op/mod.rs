@@ -30,7 +30,7 @@ pub mod window;
 use smallvec::SmallVec;
 use std::borrow::Cow;
 
-use crate::ir::{Instr, Program, Proxy, Value};
+use crate::ir::{Instr, Operand, Program, Proxy, Value};
 use crate::model::lower;
 use crate::outcome::{Columns, State as Outcome};
 use crate::rel::{Bits, bit, members};
@@ -118,10 +118,13 @@ pub struct Machine<'p, S: Bits = u128> {
     /// Which writes spinning reads must eventually see (the hang witness,
     /// `hang.rs`).
     pub fairness: crate::model::hang::Fairness,
-    /// Per CTA (index into [`Layout::ctas`]): whether some thread of it has
-    /// a barrier with a thread count (then, under the ISA reading, the order
-    /// of count-less arrivals matters too, and is a choice).
-    cta_counted: Vec<bool>,
+    /// Per CTA (index into [`Layout::ctas`]): the names of its barriers
+    /// with a thread count. Under the ISA reading a count-less arrival at a
+    /// name that also has counted arrivals may join a counted phase or start
+    /// the next, so its order against other arrivals is a choice; at a name
+    /// no counted barrier of its CTA uses, every phase waits for every
+    /// thread and the order of arrivals decides nothing.
+    cta_counted: Vec<CountedNames>,
     /// Counted barriers whose arrivals are order-free, as (GPU, CTA, name)
     /// (`model::barrier::order_free_counted`): under the ISA reading their
     /// arrivals retire without a choice.
@@ -282,13 +285,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             .collect();
         let cta_counted = cta_threads
             .iter()
-            .map(|ts| {
-                ts.iter().any(|&t| {
-                    p.threads[t].code.iter().any(|i| {
-                        matches!(i, Instr::Barrier { id, count, .. } if count.is_some() || id.len() == 2)
-                    })
-                })
-            })
+            .map(|ts| CountedNames::of(p, ts))
             .collect();
         let order_free = crate::model::barrier::order_free_counted(p);
         let warps_diverge = crate::model::barrier::warps_may_diverge(p);
@@ -997,6 +994,63 @@ impl<'p, S: Bits> Machine<'p, S> {
             .iter()
             .position(|c| *c == (p.gpu, p.cta))
             .unwrap()
+    }
+}
+
+/// The names of the counted CTA barriers of one CTA's threads
+/// ([`Machine::cta_counted`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum CountedNames {
+    /// No barrier of the CTA has a thread count.
+    #[default]
+    None,
+    /// Every counted barrier names one of these constants.
+    Names(SmallVec<[Value; 2]>),
+    /// Some counted barrier names its barrier with a register: any name
+    /// may be counted.
+    Any,
+}
+
+impl CountedNames {
+    /// The counted names of the CTA barriers of `threads` (warp barriers,
+    /// `bar.warp.sync`, are no CTA barriers).
+    fn of(p: &Program, threads: &[usize]) -> CountedNames {
+        let mut names = CountedNames::None;
+        for &t in threads {
+            for i in &p.threads[t].code {
+                let Instr::Barrier {
+                    kind, id, count, ..
+                } = i
+                else {
+                    continue;
+                };
+                if kind.is_warp() || (count.is_none() && id.len() != 2) {
+                    continue;
+                }
+                names = match (names, id.first()) {
+                    (CountedNames::Any, _) | (_, Some(Operand::Reg(_)) | None) => CountedNames::Any,
+                    (CountedNames::None, Some(Operand::Imm(v))) => {
+                        CountedNames::Names(smallvec::smallvec![*v])
+                    }
+                    (CountedNames::Names(mut ns), Some(Operand::Imm(v))) => {
+                        if !ns.contains(v) {
+                            ns.push(*v);
+                        }
+                        CountedNames::Names(ns)
+                    }
+                };
+            }
+        }
+        names
+    }
+
+    /// Whether a barrier named `name` may have counted arrivals.
+    pub(crate) fn may_count(&self, name: Option<Value>) -> bool {
+        match (self, name) {
+            (CountedNames::None, _) => false,
+            (CountedNames::Any, _) | (CountedNames::Names(_), None) => true,
+            (CountedNames::Names(ns), Some(n)) => ns.contains(&n),
+        }
     }
 }
 

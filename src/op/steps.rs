@@ -1162,7 +1162,8 @@ impl<S: Bits> Machine<'_, S> {
                     return false;
                 }
                 let cta = self.layout.slots[e.slot.unwrap()].cta;
-                self.cta_counted[cta] || self.resolve_barrier(t, *kind, &ids, c).needed.is_some()
+                self.cta_counted[cta].may_count(ids.first().copied())
+                    || self.resolve_barrier(t, *kind, &ids, c).needed.is_some()
             }
         }
     }
