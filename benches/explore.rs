@@ -295,7 +295,7 @@ fn issue27(c: &mut Criterion) {
                 .flat_map(|n| [grid(n, true), grid(n, false)]),
         )
         .chain([counter(4, true), counter(6, true), counter(6, false)])
-        .chain([counter(8, true), counter(12, true)])
+        .chain([counter(8, true), counter(12, true), counter(16, true)])
         .chain([(2, 1), (2, 2)].into_iter().map(|(s, r)| {
             (
                 format!("pipeline-{s}x{r}"),

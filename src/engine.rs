@@ -96,6 +96,10 @@ pub struct RunOptions {
     /// With `symmetry`, the machine offers symmetric choices once (off only
     /// to check it: `docs/exploration.md`, "Symmetric choices").
     pub symmetric_choices: bool,
+    /// The machine checks SC per location only for cycles through what a
+    /// step adds (off only to check it: `docs/exploration.md`, "Incremental
+    /// SC per location").
+    pub incremental_sc: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -157,6 +161,7 @@ impl Default for RunOptions {
             spin_persistent: true,
             symmetry: true,
             symmetric_choices: true,
+            incremental_sc: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -796,6 +801,7 @@ fn run_op_at<S: Bits>(
     m.spin_persistent = opts.spin_persistent;
     m.use_symmetry = opts.symmetry;
     m.symmetric_choices = opts.symmetric_choices;
+    m.incremental_sc = opts.incremental_sc;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
     let eo = ExploreOptions {

@@ -95,6 +95,11 @@ pub struct EngineArgs {
     /// instead of one per class of symmetric choices (to check that).
     #[arg(long)]
     pub no_symmetric_choices: bool,
+    /// Make the machine check SC per location over each location's whole
+    /// graph at every step instead of only through what the step added (to
+    /// check that shortcut).
+    #[arg(long)]
+    pub no_incremental_sc: bool,
     /// Make the oracle search every coherence orientation instead of adding
     /// the edges an axiom forces and reading total locations' final values
     /// off the least coherence (to check that shortcut).
@@ -199,6 +204,7 @@ impl EngineArgs {
             spin_persistent: !self.no_spin_persistent,
             symmetry: !self.no_symmetry,
             symmetric_choices: !self.no_symmetric_choices,
+            incremental_sc: !self.no_incremental_sc,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,

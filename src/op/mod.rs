@@ -95,6 +95,12 @@ pub struct Machine<'p, S: Bits = u128> {
     /// twin not yet named (`docs/exploration.md`, "Symmetric choices").
     /// Off only to check it.
     pub symmetric_choices: bool,
+    /// Check SC per location only for cycles through what a step added (a
+    /// bound read, an issued write, the targets of new coherence edges),
+    /// the rest of the location's graph being acyclic already
+    /// (`docs/exploration.md`, "Incremental SC per location"). Off only to
+    /// check it.
+    pub incremental_sc: bool,
     /// The program's groups of interchangeable threads, if any
     /// ([`symmetry::Symmetry::detect`]).
     pub symmetry: Option<symmetry::Symmetry<S>>,
@@ -294,6 +300,7 @@ impl<'p, S: Bits> Machine<'p, S> {
         Ok(Machine {
             use_symmetry: true,
             symmetric_choices: true,
+            incremental_sc: true,
             symmetry,
             barriers: Default::default(),
             fairness: Default::default(),
@@ -543,11 +550,12 @@ impl<'p, S: Bits> Machine<'p, S> {
 
     // ---- coherence checks -------------------------------------------------
 
-    /// Add `a <co b` to the closed coherence order.
-    fn add_co(&self, st: &mut State<S>, a: usize, b: usize) {
+    /// Add `a <co b` to the closed coherence order. Returns the versions
+    /// that gained a coherence predecessor (the targets of the new edges).
+    fn add_co(&self, st: &mut State<S>, a: usize, b: usize) -> S {
         // Coherence never crosses locations: only `a`'s location's rows change.
         let here = self.layout.loc_slots[self.layout.slots[a].loc];
-        add_co_in(st.versions & here, &mut st.co, a, b);
+        add_co_in(st.versions & here, &mut st.co, a, b)
     }
 
     /// For location `loc`: coherence acyclic, obligations respected, RMWs
@@ -565,6 +573,33 @@ impl<'p, S: Bits> Machine<'p, S> {
     /// [`Machine::co_check`] with the coherence order `co` in place of the
     /// state's (a completion being tried, `coherence.rs`).
     fn co_check_with(&self, st: &State<S>, co: &[S], loc: usize) -> Result<(), Reason> {
+        self.co_check_from(st, co, loc, None)
+    }
+
+    /// [`Machine::co_check`] after a change whose new SC-per-location edges
+    /// all end in (or leave a new node in) `changed`, on a state whose
+    /// location graph was acyclic before it ([`Machine::ser_ok_through`]).
+    fn co_check_after(&self, st: &State<S>, loc: usize, changed: S) -> Result<(), Reason> {
+        self.co_check_from(st, &st.co, loc, Some(changed))
+    }
+
+    /// [`Machine::co_check_with`]; with `changed`, SC per location looks only
+    /// for cycles through it (when `incremental_sc` is on).
+    fn co_check_from(
+        &self,
+        st: &State<S>,
+        co: &[S],
+        loc: usize,
+        changed: Option<S>,
+    ) -> Result<(), Reason> {
+        // Nothing changed at `loc` since a state that passed every check
+        // here: none can fail now (coherence, obligations, atomicity and SC
+        // per location read only the order, reads-from and the issued
+        // accesses; an obligation added since is never violated when added,
+        // the Stale check at retirement sees to that).
+        if self.incremental_sc && changed.is_some_and(|c| c.is_empty()) {
+            return Ok(());
+        }
         let l = &self.layout;
         let here = l.loc_slots[loc];
         for v in members(st.versions & here) {
@@ -589,7 +624,11 @@ impl<'p, S: Bits> Machine<'p, S> {
                 return Err(Reason::Atomicity { rmw: x, between: y });
             }
         }
-        if self.ser_ok_with(st, co, loc) {
+        let ser = match changed {
+            Some(roots) if self.incremental_sc => self.ser_ok_through(st, co, loc, roots),
+            _ => self.ser_ok_with(st, co, loc),
+        };
+        if ser {
             Ok(())
         } else {
             Err(Reason::ScPerLocation { loc })
@@ -608,37 +647,127 @@ impl<'p, S: Bits> Machine<'p, S> {
     /// [`Machine::ser_ok`] with the coherence order `co`.
     fn ser_ok_with(&self, st: &State<S>, co: &[S], loc: usize) -> bool {
         let l = &self.layout;
-        let live = st.versions | st.bound | st.retired;
-        let nodes = l.loc_slots[loc] & live;
+        let nodes = self.ser_nodes(st, loc);
         if (nodes & !l.inits).count() < 2 {
             return true;
         }
         let mut succ: SmallVec<[S; 32]> = SmallVec::from_elem(S::EMPTY, l.len());
         for a in members(nodes) {
             let sa = &l.slots[a];
-            let mut out = co[a] & l.ms[a];
             if sa.reads() && st.rf[a] != NONE {
                 let src = st.rf[a] as usize;
-                out |= co[src] & l.ms[a];
                 if l.ms(src, a) {
                     succ[src] |= bit(a);
                 }
             }
-            if let Some(t) = sa.thread {
-                match self.po_va_after[a] {
-                    Some(after) => out |= nodes & after,
-                    None => {
-                        for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
-                            if st.seq[a] < st.seq[b] {
-                                out |= bit(b);
-                            }
+            succ[a] |= self.ser_out(st, co, nodes, a);
+        }
+        acyclic(nodes, &succ)
+    }
+
+    /// The nodes of `loc`'s SC-per-location graph: its issued accesses.
+    fn ser_nodes(&self, st: &State<S>, loc: usize) -> S {
+        self.layout.loc_slots[loc] & (st.versions | st.bound | st.retired)
+    }
+
+    /// Node `a`'s successors in its location's SC-per-location graph on
+    /// `nodes`, less the reads that read from `a` (morally strong co, fr
+    /// and program order on one address).
+    fn ser_out(&self, st: &State<S>, co: &[S], nodes: S, a: usize) -> S {
+        let l = &self.layout;
+        let sa = &l.slots[a];
+        let mut out = co[a] & l.ms[a];
+        if sa.reads() && st.rf[a] != NONE {
+            out |= co[st.rf[a] as usize] & l.ms[a];
+        }
+        if let Some(t) = sa.thread {
+            match self.po_va_after[a] {
+                Some(after) => out |= nodes & after,
+                None => {
+                    for b in members(nodes & l.thread_slots[t] & l.va_slots[sa.va]) {
+                        if st.seq[a] < st.seq[b] {
+                            out |= bit(b);
                         }
                     }
                 }
             }
-            succ[a] |= out;
         }
-        acyclic(nodes, &succ)
+        out
+    }
+
+    /// [`Machine::ser_ok_with`] on a state whose location graph was acyclic
+    /// before a change that only added nodes and edges, where every new edge
+    /// ends in `roots` or leaves a new node, and every new node is in
+    /// `roots`. Then a cycle of the new graph has a new edge, so it passes
+    /// through a root: the graph is acyclic iff no cycle is reachable from
+    /// the roots, which a depth-first search from them alone decides, looking
+    /// at the rows of the nodes it reaches only (a bind at the end of a chain
+    /// of additions reaches next to nothing, where the whole check rebuilt
+    /// the chain's graph). The answer is [`Machine::ser_ok_with`]'s
+    /// (`docs/exploration.md`, "Incremental SC per location").
+    fn ser_ok_through(&self, st: &State<S>, co: &[S], loc: usize, roots: S) -> bool {
+        let l = &self.layout;
+        let nodes = self.ser_nodes(st, loc);
+        // The whole check's shortcut, kept so that both give one answer.
+        if (nodes & !l.inits).count() < 2 {
+            return true;
+        }
+        if !roots.meets(nodes) {
+            return true;
+        }
+        // The rf edges `src → r` that the morally strong coherence edge
+        // `src → r` (an RMW's, once ordered after its source) does not give
+        // already; the others change no path. Gathered at the first row
+        // that needs them.
+        let mut rf_own: Option<S> = None;
+        let mut row = |a: usize| -> S {
+            let mut out = self.ser_out(st, co, nodes, a);
+            if l.writes.has(a) {
+                let own = *rf_own.get_or_insert_with(|| {
+                    members(nodes & l.reads)
+                        .filter(|&r| {
+                            let src = st.rf[r];
+                            src != NONE && l.ms(src as usize, r) && !co[src as usize].has(r)
+                        })
+                        .fold(S::EMPTY, |acc, r| acc | bit(r))
+                });
+                for r in members(own) {
+                    if st.rf[r] as usize == a {
+                        out |= bit(r);
+                    }
+                }
+            }
+            out & nodes
+        };
+        let mut done = S::EMPTY;
+        let mut on_stack = S::EMPTY;
+        // Each entry keeps its node's row, computed once when it enters.
+        let mut stack: SmallVec<[(usize, S); 32]> = SmallVec::new();
+        for root in members(roots & nodes) {
+            if done.has(root) {
+                continue;
+            }
+            on_stack |= bit(root);
+            stack.push((root, row(root)));
+            while let Some(&(a, out)) = stack.last() {
+                let left = out & !done;
+                if left.meets(on_stack) {
+                    return false;
+                }
+                match left.first() {
+                    Some(next) => {
+                        on_stack |= bit(next);
+                        stack.push((next, row(next)));
+                    }
+                    None => {
+                        on_stack &= !bit::<S>(a);
+                        done |= bit(a);
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        true
     }
 
     /// Issue write `w` with value `value`: it becomes a version, ordered
@@ -670,9 +799,10 @@ impl<'p, S: Bits> Machine<'p, S> {
         s.value[w] = value;
         s.seq[w] = seq;
         let init = members(l.loc_slots[loc] & l.inits).next().unwrap();
-        self.add_co(&mut s, init, w);
+        // `w` is a new node (or a bound RMW's, whose bind was checked).
+        let changed = bit::<S>(w) | self.add_co(&mut s, init, w);
         let mut out = Vec::new();
-        self.orient(s, w, &partners, &mut out);
+        self.orient(s, w, &partners, changed, &mut out);
         out
     }
 
@@ -696,36 +826,43 @@ impl<'p, S: Bits> Machine<'p, S> {
         s.value[w] = value;
         s.seq[w] = seq;
         let init = members(l.loc_slots[loc] & l.inits).next().unwrap();
-        self.add_co(s, init, w);
-        Some(self.co_ok(s, loc))
+        let changed = bit::<S>(w) | self.add_co(s, init, w);
+        Some(self.co_check_after(s, loc, changed).is_ok())
     }
 
+    /// Order `w` against each of `partners` both ways; `changed` gathers
+    /// the new node and the targets of the new coherence edges, which the
+    /// check at the end needs ([`Machine::co_check_after`]).
     fn orient(
         &self,
         st: Box<State<S>>,
         w: usize,
         partners: &[usize],
+        changed: S,
         out: &mut Vec<Box<State<S>>>,
     ) {
         if self.interrupted() {
             return;
         }
         let Some((&m, rest)) = partners.split_first() else {
-            if self.co_ok(&st, self.layout.slots[w].loc) {
+            if self
+                .co_check_after(&st, self.layout.slots[w].loc, changed)
+                .is_ok()
+            {
                 out.push(st);
             }
             return;
         };
         if st.co_before(m, w) || st.co_before(w, m) {
-            return self.orient(st, w, rest, out);
+            return self.orient(st, w, rest, changed, out);
         }
         // Neither is coherence-before the other, so either edge keeps co acyclic.
         let mut first = Box::new((*st).clone());
-        self.add_co(&mut first, m, w);
-        self.orient(first, w, rest, out);
+        let gained = self.add_co(&mut first, m, w);
+        self.orient(first, w, rest, changed | gained, out);
         let mut second = st;
-        self.add_co(&mut second, w, m);
-        self.orient(second, w, rest, out);
+        let gained = self.add_co(&mut second, w, m);
+        self.orient(second, w, rest, changed | gained, out);
     }
 
     /// Bind read `r` of thread `t` to version `v` (ISSUE-R): the early
@@ -777,7 +914,13 @@ impl<'p, S: Bits> Machine<'p, S> {
         s.bound |= bit(r);
         s.rf[r] = v as u16;
         s.seq[r] = seq;
-        self.ser_ok(s, self.layout.slots[r].loc)
+        // `r` is the one new node: every new edge enters or leaves it.
+        let loc = self.layout.slots[r].loc;
+        if self.incremental_sc {
+            self.ser_ok_through(s, &s.co, loc, bit(r))
+        } else {
+            self.ser_ok(s, loc)
+        }
     }
 
     /// Whether thread `u` may still arrive at the barrier named `id` in CTA `cta`.
@@ -1100,13 +1243,21 @@ fn acyclic<S: Bits>(nodes: S, succ: &[S]) -> bool {
 }
 
 /// Add `a <co b` to the closed coherence order `co` over `versions`.
-fn add_co_in<S: Bits>(versions: S, co: &mut [S], a: usize, b: usize) {
+/// Returns the versions some row gained (those with a new predecessor).
+fn add_co_in<S: Bits>(versions: S, co: &mut [S], a: usize, b: usize) -> S {
+    // Closed: `a`'s predecessors already have `b` and all that follows it.
+    if co[a].has(b) {
+        return S::EMPTY;
+    }
     let add = S::bit(b) | co[b];
+    let mut gained = S::EMPTY;
     for v in members(versions) {
         if v == a || co[v].has(a) {
+            gained |= add & !co[v];
             co[v] |= add;
         }
     }
+    gained
 }
 
 impl<S: Bits> State<S> {

@@ -1295,18 +1295,43 @@ impl<S: Bits> Machine<'_, S> {
     /// Validate and retire entry `e` of thread `t` in `s`, with the view `k`
     /// after propagation (machine-m2.md §4 RETIRE (b), (c)). False if a check
     /// fails (then `s` is garbage).
+    // `s` descends from a state the machine holds through checked steps
+    // only, so its location graphs are acyclic: SC per location may look
+    // only at what this retirement adds.
     fn finish_retire(&self, s: &mut State<S>, t: usize, e: &Entry, k: View<S>) -> bool {
-        self.finish_retire_check(s, t, e, k).is_ok()
+        self.finish_retire_in(s, t, e, k, true).is_ok()
     }
 
-    /// [`Machine::finish_retire`], saying which check fails.
+    /// [`Machine::finish_retire`], saying which check fails. Checks SC per
+    /// location in full: the hang witnesses bind reads unchecked before they
+    /// retire them.
     pub(super) fn finish_retire_check(
         &self,
         s: &mut State<S>,
         t: usize,
         e: &Entry,
-        mut k: View<S>,
+        k: View<S>,
     ) -> Result<(), Reason> {
+        self.finish_retire_in(s, t, e, k, false)
+    }
+
+    /// [`Machine::finish_retire_check`]; with `acyclic_before`, the caller
+    /// vouches that `s`'s SC-per-location graphs are acyclic, so the check
+    /// after new coherence edges looks only for cycles through their targets
+    /// ([`Machine::co_check_after`]).
+    fn finish_retire_in(
+        &self,
+        s: &mut State<S>,
+        t: usize,
+        e: &Entry,
+        mut k: View<S>,
+        acyclic_before: bool,
+    ) -> Result<(), Reason> {
+        let loc = self.layout.slots[e.slot.unwrap()].loc;
+        let check = |s: &State<S>, gained: S| match acyclic_before {
+            true => self.co_check_after(s, loc, gained),
+            false => self.co_check(s, loc),
+        };
         let l = &self.layout;
         let slot = e.slot.unwrap();
         let si = &l.slots[slot];
@@ -1336,10 +1361,11 @@ impl<S: Bits> Machine<'_, S> {
                 }
             }
             if !forced.is_empty() {
+                let mut gained = S::EMPTY;
                 for w in members(forced) {
-                    self.add_co(s, w, v);
+                    gained |= self.add_co(s, w, v);
                 }
-                self.co_check(s, si.loc)?;
+                check(s, gained)?;
             }
             k.raw |= bit(slot);
             if generic {
@@ -1348,10 +1374,11 @@ impl<S: Bits> Machine<'_, S> {
         }
         if si.writes() {
             // Coherence: everything the causal past guarantees is older.
+            let mut gained = S::EMPTY;
             for w in members(self.front_plus(s, &k, slot).0 & l.writes & !S::bit(slot)) {
-                self.add_co(s, w, slot);
+                gained |= self.add_co(s, w, slot);
             }
-            self.co_check(s, si.loc)?;
+            check(s, gained)?;
             // Causality, rf part: no read that returned this write lies in its causal past.
             if let Some(r) = members(self.front(&k, slot) & l.reads & s.bound)
                 .find(|&r| s.rf[r] as usize == slot)
