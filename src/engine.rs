@@ -109,6 +109,9 @@ pub struct RunOptions {
     /// The oracle's counters read off the paths in the termination search
     /// (off only to check it: `docs/oracle.md`, "Spinning on a counter").
     pub static_counters: bool,
+    /// The oracle's mbarrier chains read off the paths in the termination
+    /// search (off only to check it: `docs/oracle.md`, "Mbarrier chains").
+    pub mbar_chains: bool,
     /// The oracle's one order per class of commuting additions to a counter
     /// (off only to check it: `docs/oracle.md`, "Commuting additions").
     pub commute_counters: bool,
@@ -165,6 +168,7 @@ impl Default for RunOptions {
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
+            mbar_chains: true,
             commute_counters: true,
             twin_adders: true,
             forced_reads: true,
@@ -714,6 +718,7 @@ fn run_ax(
         forced_coherence: opts.forced_coherence,
         static_barriers: opts.static_barriers,
         static_counters: opts.static_counters,
+        mbar_chains: opts.mbar_chains,
         commute_counters: opts.commute_counters,
         twin_adders: opts.twin_adders,
         forced_reads: opts.forced_reads,

@@ -18,6 +18,7 @@ pub mod barriers;
 pub mod combos;
 pub mod counters;
 pub mod graph;
+pub mod mbar_chains;
 pub mod race;
 pub mod search;
 pub mod termination;
@@ -64,6 +65,11 @@ pub struct AxOptions {
     /// leave (`docs/oracle.md`, "Spinning on a counter"); `false` only to
     /// check that shortcut.
     pub static_counters: bool,
+    /// Leave out, in the termination search, every path combination in
+    /// which no order of some mbarrier's operations lets every wait read
+    /// what its path assumed (`docs/oracle.md`, "Mbarrier chains");
+    /// `false` only to check that shortcut.
+    pub mbar_chains: bool,
     /// Bind counters' RMW chains position by position and search one order
     /// of the additions that commute for each set of what reads observe
     /// (`docs/oracle.md`, "Commuting additions"; outcome search only, with
@@ -99,6 +105,7 @@ impl Default for AxOptions {
             static_barriers: true,
             fairness: Default::default(),
             static_counters: true,
+            mbar_chains: true,
             commute_counters: true,
             twin_adders: true,
             forced_reads: true,

@@ -76,6 +76,11 @@ pub fn termination_within(
         .static_counters
         .then(|| super::counters::Counters::new(p))
         .flatten();
+    // Waits no order of an mbarrier's operations satisfies (`mbar_chains`).
+    let chains = opts
+        .mbar_chains
+        .then(|| super::mbar_chains::MbarChains::new(p))
+        .flatten();
     let mut combos = match &sets {
         Some(sets) => super::combos::Combos::filtered(p, &paths, sets),
         None => super::combos::Combos::new(p, &paths),
@@ -94,7 +99,8 @@ pub fn termination_within(
         let worth = combo.iter().any(|c| c.stuck.is_some())
             && !(truncated && result.bound_hit)
             && awaits_consistent(p, &combo)
-            && !counters.as_ref().is_some_and(|c| c.spin_leaves(p, &combo));
+            && !counters.as_ref().is_some_and(|c| c.spin_leaves(p, &combo))
+            && !chains.as_ref().is_some_and(|c| c.impossible(p, &combo));
         if worth {
             let nevents = inits + combo.iter().map(|c| c.events.len()).sum::<usize>();
             let step = |result: &mut AxTermination, sink: &mut Outcomes| {

@@ -116,6 +116,12 @@ pub struct EngineArgs {
     /// (to check that shortcut).
     #[arg(long)]
     pub no_static_counters: bool,
+    /// Make the oracle's termination search try every combination in which
+    /// a thread waits on an mbarrier, instead of leaving out those whose
+    /// waits no order of the barrier's operations satisfies (to check that
+    /// shortcut).
+    #[arg(long)]
+    pub no_mbar_chains: bool,
     /// Make the oracle search every order of a counter's additions instead
     /// of one order per set of what its reads observe (to check that
     /// reduction).
@@ -208,6 +214,7 @@ impl EngineArgs {
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,
+            mbar_chains: !self.no_mbar_chains,
             commute_counters: !self.no_commute_counters,
             twin_adders: !self.no_twin_adders,
             forced_reads: !self.no_forced_reads,
