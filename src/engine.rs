@@ -375,29 +375,38 @@ pub fn run(p: &Program, opts: &RunOptions) -> RunResult {
         budget = budget.stop_at(settles(p));
     }
     let groups = crate::ir::elect::groups(p);
+    let masks = crate::ir::activemask::groups(p);
     let grains = crate::ir::copies::choices(p);
-    if crate::ir::elect::count(&groups) <= 1 && grains.len() <= 1 {
+    if crate::ir::elect::count(&groups) <= 1
+        && crate::ir::activemask::count(&masks) <= 1
+        && grains.len() <= 1
+    {
         return run_within(p, opts, &budget);
     }
     // `elect.sync`: the leader is a fixed but unknown function of the
     // warp and mask (`ir::elect`); a copy's bytes complete in chunks the
     // GPU picks (`ir::copies`): the outcomes are the union over every
     // choice of leaders and each granularity, each run on the same budget.
+    // `activemask`: the lanes executing one together are a block of a
+    // partition (`ir::activemask`): the union over every partition too.
     let start = budget.start();
     let mut merged: Option<RunResult> = None;
     'choices: for choice in crate::ir::elect::choices(&groups) {
-        for &grain in grains {
-            let mut variant = p.clone();
-            crate::ir::elect::apply(&mut variant, &groups, &choice);
-            variant.granularity = grain;
-            let r = run_within(&variant, opts, &budget);
-            let stop = r.incomplete.is_some();
-            merged = Some(match merged {
-                None => r,
-                Some(acc) => merge(acc, r),
-            });
-            if stop {
-                break 'choices;
+        for blocks in crate::ir::activemask::choices(&masks) {
+            for &grain in grains {
+                let mut variant = p.clone();
+                crate::ir::elect::apply(&mut variant, &groups, &choice);
+                crate::ir::activemask::apply(&mut variant, &masks, &blocks);
+                variant.granularity = grain;
+                let r = run_within(&variant, opts, &budget);
+                let stop = r.incomplete.is_some();
+                merged = Some(match merged {
+                    None => r,
+                    Some(acc) => merge(acc, r),
+                });
+                if stop {
+                    break 'choices;
+                }
             }
         }
     }

@@ -516,7 +516,6 @@ fn elect_sync_forms_are_refused_by_name() {
         ("elect.sync r0, r1, r2", "membermask `r2`"),
         ("elect r0, r1, 3", "`.sync` after `elect`"),
         ("elect.sync r0, 3", "d, p, membermask"),
-        ("activemask.b32 r0", "activemask"),
     ] {
         let e = refused(&format!(
             "{ELECT} {instr} | elect.sync r0, r1, 3 ;\nexists (P0:r1 == 1)\n"

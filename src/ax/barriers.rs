@@ -115,9 +115,17 @@ pub fn isa_choices<S: Bits>(
                 })
                 .collect()
         });
+        // An `activemask` block's lanes execute it together: a lane that
+        // exits without arriving does not complete it (the planner excuses
+        // only lanes that finish).
+        let never = |_: usize| false;
         let cta_threads = CtaThreads {
             threads: &threads,
-            finishes: &finishes,
+            finishes: if barrier::excuses_exits(id) {
+                &finishes
+            } else {
+                &never
+            },
         };
         let units = warp_units(g, arr, of, per_thread, &last_event)?;
         let plans = barrier::isa_plans(&units.arr, &units.per_thread, &cta_threads, stop);

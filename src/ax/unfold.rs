@@ -587,7 +587,10 @@ pub fn unfold(
                         }));
                     }
                     if waits {
-                        if stuck {
+                        // A lane waiting for good at an `activemask`
+                        // rendezvous is no hang (`ir::activemask`: another
+                        // choice of blocks covers the run): no stuck path.
+                        if stuck && *kind != crate::ir::BarrierKind::ActiveMask {
                             out.push(s.stuck(StuckPoint {
                                 pc,
                                 kind: StuckKind::Barrier,

@@ -415,6 +415,7 @@ fn role(s: &mut String, id: &str, p: &Program, pl: &Plan, t: usize) {
                     // `plan` refuses it by name (`unknown-instruction`).
                     crate::ir::BarrierKind::WarpSync => "warp.sync",
                     crate::ir::BarrierKind::Elect => "elect",
+                    crate::ir::BarrierKind::ActiveMask => "activemask",
                 };
                 let _ = writeln!(
                     s,

@@ -344,13 +344,13 @@ fn plan_program(p: &Program) -> Result<Plan, Reason> {
                     }
                 }
                 Instr::Barrier {
-                    kind: k @ (BarrierKind::WarpSync | BarrierKind::Elect),
+                    kind: k @ (BarrierKind::WarpSync | BarrierKind::Elect | BarrierKind::ActiveMask),
                     ..
                 } => {
-                    let name = if *k == BarrierKind::Elect {
-                        "elect.sync"
-                    } else {
-                        "bar.warp.sync"
+                    let name = match k {
+                        BarrierKind::Elect => "elect.sync",
+                        BarrierKind::ActiveMask => "activemask.b32",
+                        _ => "bar.warp.sync",
                     };
                     return Err(Reason::UnknownInstruction {
                         thread: th.name.clone(),

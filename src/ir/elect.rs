@@ -140,10 +140,20 @@ pub const MAX_VARIANTS: u64 = 256;
 pub struct TooManyLeaders {
     /// How many choices it has (saturating).
     pub choices: u64,
+    /// Whether `activemask` blocks are among them.
+    pub activemask: bool,
 }
 
 impl std::fmt::Display for TooManyLeaders {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.activemask {
+            return write!(
+                f,
+                "{} choices of `elect.sync` leader and `activemask` lanes, more than the \
+                 {MAX_VARIANTS} a stepping session holds (fewer lanes should execute them)",
+                self.choices
+            );
+        }
         write!(
             f,
             "{} choices of `elect.sync` leader, more than the {MAX_VARIANTS} a stepping session \
@@ -160,44 +170,141 @@ impl std::error::Error for TooManyLeaders {}
 /// `explain` run: they follow one choice, the one a witness needs). The
 /// groups with a single candidate are fixed; each *free* group (two
 /// candidates or more) is one leader step of a stepping session.
+///
+/// `activemask` instructions (`ir::activemask`) are choices too: after the
+/// `elect.sync` groups, one group per warp and instruction, whose options
+/// are the partitions of its lanes; one with two lanes or more is free.
 #[derive(Clone, Debug)]
 pub struct Variants {
     /// The groups ([`groups`]).
     pub groups: Vec<Group>,
-    /// The groups with two candidates or more, in group order.
+    /// The `activemask` groups ([`super::activemask::groups`]): choice
+    /// index `groups.len() + i` is group `i`'s partition.
+    pub masks: Vec<super::activemask::Group>,
+    /// The groups with two options or more, in group order (`elect.sync`
+    /// groups, then `activemask` ones).
     pub free: Vec<usize>,
-    /// Every choice (one candidate index per group) and its program, choice
-    /// 0 first ([`choices`]' order).
+    /// Every choice (one candidate index per group, then one partition
+    /// index per `activemask` group) and its program, choice 0 first
+    /// ([`choices`]' order).
     pub programs: Vec<(Vec<usize>, Program)>,
 }
 
 impl Variants {
     /// Every choice of `p`; `Err` beyond [`MAX_VARIANTS`].
     pub fn of(p: &Program) -> Result<Variants, TooManyLeaders> {
+        use super::activemask;
         let groups = groups(p);
-        let n = count(&groups);
+        let masks = activemask::groups(p);
+        let n = count(&groups).saturating_mul(activemask::count(&masks));
         if n > MAX_VARIANTS {
-            return Err(TooManyLeaders { choices: n });
+            return Err(TooManyLeaders {
+                choices: n,
+                activemask: activemask::count(&masks) > 1,
+            });
         }
         let free = (0..groups.len())
             .filter(|&g| groups[g].candidates.len() > 1)
+            .chain(
+                (0..masks.len())
+                    .filter(|&m| masks[m].lanes.len() > 1)
+                    .map(|m| groups.len() + m),
+            )
             .collect();
         let programs = if n <= 1 {
-            vec![(vec![0; groups.len()], p.clone())]
+            vec![(vec![0; groups.len() + masks.len()], p.clone())]
         } else {
-            choices(&groups)
-                .map(|c| {
+            let mut out = Vec::new();
+            for c in choices(&groups) {
+                for m in activemask::choices(&masks) {
                     let mut v = p.clone();
                     apply(&mut v, &groups, &c);
-                    (c, v)
-                })
-                .collect()
+                    activemask::apply(&mut v, &masks, &m);
+                    out.push((c.iter().chain(&m).copied().collect(), v));
+                }
+            }
+            out
         };
         Ok(Variants {
             groups,
+            masks,
             free,
             programs,
         })
+    }
+
+    /// How many options free group `free` has: its candidates, or its
+    /// lanes' partitions.
+    pub fn options(&self, free: usize) -> usize {
+        let g = self.free[free];
+        match self.groups.get(g) {
+            Some(g) => g.candidates.len(),
+            None => super::activemask::bell(self.masks[g - self.groups.len()].lanes.len()) as usize,
+        }
+    }
+
+    /// The step kind of free group `free` (a trace step's kind).
+    pub fn kind(&self, free: usize) -> &'static str {
+        if self.free[free] < self.groups.len() {
+            "elect"
+        } else {
+            "activemask"
+        }
+    }
+
+    /// The step of `activemask` group `m` choosing partition `k`.
+    fn describe_mask(&self, m: usize, k: usize) -> (String, String, String) {
+        let p = self.first();
+        let g = &self.masks[m];
+        let names: Vec<&str> = g
+            .lanes
+            .iter()
+            .map(|&t| p.threads[t].name.as_str())
+            .collect();
+        let t = g.lanes[0];
+        let th = &p.threads[t];
+        let instruction = (0..th.code.len())
+            .find(|&pc| {
+                th.site(pc) == g.site
+                    && matches!(
+                        th.code[pc],
+                        Instr::Barrier {
+                            kind: super::BarrierKind::ActiveMask,
+                            ..
+                        }
+                    )
+            })
+            .and_then(|pc| match th.code.get(pc + 1) {
+                Some(Instr::Mov { dst, .. }) => {
+                    Some(format!("activemask.b32 {}", th.regs[*dst].name))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| "activemask.b32".to_string());
+        let parts = super::activemask::partitions(g.lanes.len());
+        let part = &parts[k];
+        let blocks = part.iter().max().map_or(0, |m| m + 1);
+        let text: Vec<String> = (0..blocks)
+            .map(|b| {
+                let lanes: Vec<&str> = (0..g.lanes.len())
+                    .filter(|&i| part[i] == b)
+                    .map(|i| names[i])
+                    .collect();
+                lanes.join(",")
+            })
+            .collect();
+        let pl = th.placement;
+        let w = pl.warp.map_or_else(|| "-".to_string(), |w| w.to_string());
+        let action = format!(
+            "lanes together: {}, at its every execution in warp {w} of cta {}, gpu {} (choice {} \
+             of {})",
+            text.join(" | "),
+            pl.cta,
+            pl.gpu,
+            k + 1,
+            parts.len()
+        );
+        (names.join(","), instruction, action)
     }
 
     /// The parsed program (choice 0).
@@ -224,6 +331,9 @@ impl Variants {
     /// trace shows it: the lanes that execute the group's `elect.sync`, the
     /// instruction as written, and what the choice fixes.
     pub fn describe(&self, free: usize, k: usize) -> (String, String, String) {
+        if self.free[free] >= self.groups.len() {
+            return self.describe_mask(self.free[free] - self.groups.len(), k);
+        }
         let p = self.first();
         let g = &self.groups[self.free[free]];
         let sites: Vec<&ElectSite> = p

@@ -695,6 +695,13 @@ pub enum BarrierKind {
     /// other, but it orders no memory (the PTX ISA states none). Its results
     /// are the `mov`s that follow it ([`crate::ir::ElectSite`]).
     Elect,
+    /// The rendezvous of `activemask.b32 d` (`docs/warps.md`): the lanes of
+    /// one block of a partition of the lanes executing the instruction wait
+    /// for each other (an exited lane is *not* excused) and order no memory;
+    /// the `mov d, MASK` after it holds the block ([`crate::ir::activemask`]).
+    /// Its one operand is the block's mask with the instruction's pc + 1 in
+    /// bits 32 and up, so that two instructions never share a rendezvous.
+    ActiveMask,
 }
 
 impl BarrierKind {
@@ -704,7 +711,10 @@ impl BarrierKind {
     }
     /// Whether it is a warp-level resource (the lanes named by a membermask).
     pub fn is_warp(self) -> bool {
-        matches!(self, BarrierKind::WarpSync | BarrierKind::Elect)
+        matches!(
+            self,
+            BarrierKind::WarpSync | BarrierKind::Elect | BarrierKind::ActiveMask
+        )
     }
 }
 

@@ -25,6 +25,7 @@
 //! 7. Propositions (the condition, the filter) are at most [`MAX_PROP_DEPTH`]
 //!    deep, so the recursive functions that walk them cannot overflow a stack.
 
+pub mod activemask;
 mod cond;
 pub mod copies;
 pub mod elect;

@@ -441,6 +441,7 @@ impl Builder {
             tc_unfenced: Vec::new(),
         };
         crate::ir::elect::apply_first(&mut program);
+        crate::ir::activemask::apply_first(&mut program);
         (program, self.spans)
     }
 }
@@ -596,4 +597,22 @@ impl Resolver for ThreadCtx<'_> {
             )),
         }
     }
+}
+
+/// Refuse, at its position, an `activemask` the partition model does not
+/// cover exactly (`ir::activemask::check`: on a loop, or executed by more
+/// lanes of one warp than it admits).
+pub fn check_activemask(program: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
+    crate::ir::activemask::check(program).map_err(|r| {
+        Diagnostic::expected(
+            spans.instr(r.thread, r.pc),
+            format!(
+                "an `activemask` that each lane executes at most once, in at most {} lanes of a warp",
+                crate::ir::activemask::MAX_LANES
+            ),
+            r.found,
+        )
+        .with_label("not supported by ptxmc")
+        .with_note(r.note)
+    })
 }

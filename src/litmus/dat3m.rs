@@ -314,6 +314,7 @@ pub fn parse(src: &str) -> Result<(Program, SourceMap), Diagnostic> {
     }
     b.spans.condition = Span::new(cond_start, cur.prev_span().end);
     let (mut program, spans) = b.finish(quantifier, prop, expectation);
+    super::builder::check_activemask(&program, &spans)?;
     super::sizes::check(&program, &spans, &|sp| {
         let before = &src[..sp.start.min(src.len())];
         let line = before.matches('\n').count() + 1;

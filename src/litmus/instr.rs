@@ -194,10 +194,6 @@ fn unsupported_opcode(op: &str) -> Option<&'static str> {
         "tex" | "tld4" => "write texture fetches as `tld` on a texture alias",
         "bra" => return None,
         "vote" | "shfl" | "match" => "warp-level primitives are not modelled",
-        "activemask" => {
-            "`activemask` is not modelled yet: which lanes are active is a scheduling choice \
-             (docs/warps.md)"
-        }
         "multimem" => "multimem operations are not modelled",
         "prefetch" | "prefetchu" | "cvta" | "isspacep" => {
             "address-space and prefetch instructions are not modelled"
@@ -300,6 +296,48 @@ fn decode_elect(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnos
         label: None,
         rest,
         elect: Some((dst.is_some(), true)),
+    })
+}
+
+/// `activemask.b32 d` (PTX ISA, "Parallel Synchronization and Communication
+/// Instructions: activemask"): the rendezvous of the lane's block, then
+/// `mov d, MASK` (`ir::activemask`; the engines run every partition).
+fn decode_activemask(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnostic> {
+    let mn_end = raw.parts.last().map_or(raw.span, |p| p.1);
+    match raw.parts.get(1) {
+        Some((p, _)) if p == "b32" => {}
+        Some((p, s)) => return Err(mod_error("activemask", p, *s, "`.b32` after `activemask`")),
+        None => {
+            return Err(Diagnostic::expected(
+                Span::new(mn_end.end, mn_end.end + 1),
+                "`.b32` after `activemask` (it is mandatory)",
+                "none",
+            ));
+        }
+    }
+    if let Some((p, s)) = raw.parts.get(2) {
+        return Err(mod_error(
+            "activemask",
+            p,
+            *s,
+            "nothing after `activemask.b32`",
+        ));
+    }
+    expect_operands(raw, &[1], "d")?;
+    let dst = register(r, &raw.operands[0])?;
+    Ok(Decoded {
+        instr: Instr::Barrier {
+            kind: BarrierKind::ActiveMask,
+            id: smallvec![Operand::Imm(0)],
+            count: None,
+            aligned: false,
+        },
+        label: None,
+        rest: vec![Instr::Mov {
+            dst,
+            src: Operand::Imm(0),
+        }],
+        elect: None,
     })
 }
 
@@ -535,6 +573,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
         }
         "fence" | "membar" => decode_fence(raw, opcode, r).and_then(plain),
         "elect" => decode_elect(raw, r),
+        "activemask" => decode_activemask(raw, r),
         "griddepcontrol" => decode_griddep(raw).and_then(plain),
         "bar" if raw.parts.get(1).is_some_and(|(p, _)| p == "warp") => {
             // `bar.warp.sync membermask` (PTX ISA 9.7.13.2).

@@ -446,6 +446,7 @@ fn parse_instance(
         name: ename.text.to_string(),
     };
     let (program, spans) = b.finish(quantifier, prop, Some(expectation));
+    super::builder::check_activemask(&program, &spans).map_err(remap_d)?;
     // Where a template row put an instruction is not worded: the other
     // access is named by its thread and text.
     super::sizes::check(&program, &spans, &|_| String::new()).map_err(remap_d)?;

@@ -190,6 +190,19 @@ fn column(p: &Program, t: &Thread) -> Vec<String> {
             results.extend(d.into_iter().chain(pr));
             continue;
         }
+        // `activemask.b32 d` is its rendezvous and the `mov` of its result.
+        if let (
+            Some(Instr::Barrier {
+                kind: BarrierKind::ActiveMask,
+                ..
+            }),
+            Some(Instr::Mov { dst, .. }),
+        ) = (t.code.get(pc), t.code.get(pc + 1))
+        {
+            cells.push(format!("activemask.b32 {}", t.regs[*dst].name));
+            results.push(pc + 1);
+            continue;
+        }
         if let Some(i) = t.code.get(pc) {
             cells.push(instr(p, t, i));
         }
@@ -514,6 +527,14 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
                 // `mov`s after it. `column` prints the whole instruction.
                 BarrierKind::Elect => {
                     return format!("elect.sync (wait) {}", operand(t, &id[0]));
+                }
+                // The rendezvous of the lane's block (`ir::activemask`).
+                BarrierKind::ActiveMask => {
+                    let block = match &id[0] {
+                        Operand::Imm(v) => format!("{:#x}", v & 0xffff_ffff),
+                        o => operand(t, o),
+                    };
+                    return format!("activemask.b32 (rendezvous) {block}");
                 }
             };
             let mut ops: Vec<String> = id.iter().map(|o| operand(t, o)).collect();

@@ -64,7 +64,7 @@ impl Reading {
         for i in p.threads.iter().flat_map(|t| &t.code) {
             match i {
                 Instr::Barrier {
-                    kind: BarrierKind::WarpSync | BarrierKind::Elect,
+                    kind: BarrierKind::WarpSync | BarrierKind::Elect | BarrierKind::ActiveMask,
                     ..
                 } => warp = true,
                 Instr::Barrier { .. } => return self,
@@ -339,6 +339,8 @@ pub fn resolve_warp(mask: Value, warp: WarpOf) -> Resolved {
 const WARP_SYNC_TAG: Value = 0;
 /// The third value of an `elect.sync` resource's key.
 const ELECT_TAG: Value = 1;
+/// The third value of an `activemask` rendezvous' key.
+const ACTIVEMASK_TAG: Value = 2;
 
 /// An `elect.sync membermask` arrival: like [`resolve_warp`] (the mask's
 /// lanes wait for each other: *"elect causes the executing thread to wait
@@ -352,21 +354,51 @@ pub fn resolve_elect(mask: Value, warp: WarpOf) -> Resolved {
     r
 }
 
+/// An `activemask` rendezvous (`ir::activemask`): `block` is the lanes'
+/// mask with the instruction's site + 1 above bit 31, so each instruction
+/// of each warp has its own resource, whose participants are the block's
+/// lanes. It orders no memory ([`orders_memory`]) and an exited lane is not
+/// excused ([`excuses_exits`]): the lanes of a block execute the
+/// instruction together.
+pub fn resolve_activemask(block: Value, warp: WarpOf) -> Resolved {
+    Resolved {
+        id: smallvec![warp.key, block, ACTIVEMASK_TAG],
+        needed: None,
+        count: None,
+        ub: None,
+    }
+}
+
 /// Resolve an arrival at a warp-level barrier of `kind` with mask `mask`.
 pub fn resolve_warp_kind(kind: BarrierKind, mask: Value, warp: WarpOf) -> Resolved {
-    if kind == BarrierKind::Elect {
-        resolve_elect(mask, warp)
-    } else {
-        resolve_warp(mask, warp)
+    match kind {
+        BarrierKind::Elect => resolve_elect(mask, warp),
+        BarrierKind::ActiveMask => resolve_activemask(mask, warp),
+        _ => resolve_warp(mask, warp),
     }
 }
 
 /// Whether a completed phase of the resource `id` orders memory (its
 /// arrivals synchronise with the other participants' waits): every barrier
-/// but `elect.sync`'s convergence wait, for which the PTX ISA states no
-/// memory ordering.
+/// but `elect.sync`'s convergence wait and `activemask`'s rendezvous, for
+/// which the PTX ISA states no memory ordering.
 pub fn orders_memory(id: &[Value]) -> bool {
-    !matches!(*id, [_, _, ELECT_TAG])
+    !matches!(*id, [_, _, ELECT_TAG | ACTIVEMASK_TAG])
+}
+
+/// Whether a count-less phase of the resource `id` completes when its
+/// participants that have not arrived have exited: every barrier but an
+/// `activemask` rendezvous, whose block is the lanes that execute the
+/// instruction together (`ir::activemask`).
+pub fn excuses_exits(id: &[Value]) -> bool {
+    !matches!(*id, [_, _, ACTIVEMASK_TAG])
+}
+
+/// Whether `id` is an `activemask` rendezvous: a lane waiting at one for
+/// good is no hang witness (its block was not a possible set of lanes in
+/// that run; another choice covers the run: `ir::activemask`).
+pub fn is_activemask(id: &[Value]) -> bool {
+    !excuses_exits(id)
 }
 
 /// The threads a count-less phase of the resource `id` in CTA (`gpu`,
@@ -375,7 +407,7 @@ pub fn orders_memory(id: &[Value]) -> bool {
 /// (a lane the litmus test does not have never runs, like a lane of a
 /// partial warp, and is not waited for). `None` for a CTA barrier.
 pub fn participants(p: &Program, gpu: u32, cta: u32, id: &[Value]) -> Option<Vec<usize>> {
-    let [key, mask, WARP_SYNC_TAG | ELECT_TAG] = *id else {
+    let [key, mask, WARP_SYNC_TAG | ELECT_TAG | ACTIVEMASK_TAG] = *id else {
         return None;
     };
     let lanes: Vec<usize> = if key < 0 {

@@ -174,7 +174,17 @@ impl<S: Bits> Machine<'_, S> {
                 if self.barrier_merge(st, t, slot).is_some() {
                     return None;
                 }
-                stuck(self.barrier_waits(st, t, slot))
+                let waits = self.barrier_waits(st, t, slot);
+                // A lane waiting for good at an `activemask` rendezvous is
+                // no hang: its block was not a possible set of lanes in this
+                // run, and the choice that splits the block covers the run
+                // (`ir::activemask`). The state is not a witness.
+                if let Waits::Barrier { id, .. } = &waits {
+                    if crate::model::barrier::is_activemask(id) {
+                        return None;
+                    }
+                }
+                stuck(waits)
             }
             // A lane whose warp arrives as one event waits for the lanes
             // that have not reached the barrier (`model::barrier::warp_unit`).

@@ -1220,13 +1220,16 @@ impl<S: Bits> Machine<'_, S> {
             None => {
                 let (gpu, c) = self.layout.ctas[cta];
                 let lanes = barrier::participants(&self.program, gpu, c, id);
+                // An `activemask` block's lanes execute it together: an
+                // exited lane does not complete it.
+                let excused = barrier::excuses_exits(id);
                 lanes
                     .as_deref()
                     .unwrap_or(&self.cta_threads[cta])
                     .iter()
                     .all(|&u| {
                         members.iter().any(|a| a.thread == u)
-                            || st.threads[u].finished(self.program.threads[u].code.len())
+                            || excused && st.threads[u].finished(self.program.threads[u].code.len())
                     })
             }
         }

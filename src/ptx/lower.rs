@@ -843,6 +843,10 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     }
     program.short_warpgroups = short;
     crate::ir::elect::apply_first(&mut program);
+    crate::ir::activemask::apply_first(&mut program);
+    if let Err(r) = crate::ir::activemask::check(&program) {
+        return Err(ptx(refuse(spans.instr(r.thread, r.pc), r.found, &r.note)));
+    }
     Ok(Lowered {
         program,
         spans,
@@ -2217,6 +2221,7 @@ impl ThreadLower<'_> {
                 }
             }
             "elect" => self.elect(i, parts, env)?,
+            "activemask" => self.activemask(i, parts, env)?,
             // `griddepcontrol.wait` / `.launch_dependents` (PTX ISA,
             // "griddepcontrol"): the primary kernel is grid 0 and a
             // `--dependent` kernel grid 1; `model::griddep` gives both
@@ -2957,6 +2962,48 @@ impl ThreadLower<'_> {
             )?;
             env[r as usize] = Val::Dyn(x);
         }
+        Ok(())
+    }
+
+    /// `activemask.b32 d` (`docs/warps.md`): the rendezvous of the lane's
+    /// block, then a `mov` of the block's mask into an IR register (a
+    /// run-time value, since the engines run every partition of the lanes
+    /// that execute it: `ir::activemask`).
+    fn activemask(&mut self, i: &PInstr, parts: &[&str], env: &mut Env) -> Result<(), Diagnostic> {
+        if parts.get(1) != Some(&"b32") || parts.len() != 2 {
+            return Err(Diagnostic::expected(
+                i.mn_span,
+                "`activemask.b32`",
+                format!("`{}`", i.mnemonic),
+            ));
+        }
+        let [d] = &i.operands[..] else {
+            return Err(Diagnostic::expected(
+                i.span,
+                "1 operand for `activemask.b32` (`d`)",
+                format!("{}", i.operands.len()),
+            ));
+        };
+        let r = self.dst(d)?;
+        self.emit(
+            Instr::Barrier {
+                kind: crate::ir::BarrierKind::ActiveMask,
+                id: smallvec::smallvec![Operand::Imm(0)],
+                count: None,
+                aligned: false,
+            },
+            i,
+        )?;
+        let x = self.own_reg(r);
+        self.before_write(env, x, Some(r), i)?;
+        self.emit(
+            Instr::Mov {
+                dst: x,
+                src: Operand::Imm(0),
+            },
+            i,
+        )?;
+        env[r as usize] = Val::Dyn(x);
         Ok(())
     }
 

@@ -51,17 +51,23 @@ pub fn text(x: &Explanation) -> String {
         }
     }
     if let Some(l) = &x.leaders {
+        // `activemask` lanes are chosen like leaders (`ir::elect::Variants`).
+        let what = if l.leaders.iter().any(|s| s.contains("`activemask")) {
+            "`elect.sync` leader and `activemask` lanes"
+        } else {
+            "`elect.sync` leader"
+        };
         let head = match (&x.ax.verdict, l.witness) {
             (_, true) => format!(
-                "Leaders: one of the {} choices of `elect.sync` leader, one that gives it:",
+                "Leaders: one of the {} choices of {what}, one that gives it:",
                 l.choices
             ),
             (AxVerdict::Forbidden { .. }, _) => format!(
-                "Leaders: forbidden under each of the {} choices of `elect.sync` leader; shown under the first:",
+                "Leaders: forbidden under each of the {} choices of {what}; shown under the first:",
                 l.choices
             ),
             _ => format!(
-                "Leaders: not decided under one of the {} choices of `elect.sync` leader; shown under it:",
+                "Leaders: not decided under one of the {} choices of {what}; shown under it:",
                 l.choices
             ),
         };

@@ -262,7 +262,7 @@ impl<'p, S: Bits> Session<'p, S> {
             choice: k,
             thread,
             instruction,
-            kind: "elect",
+            kind: self.variants.kind(f),
             action,
             effects: Vec::new(),
         }
@@ -314,8 +314,7 @@ impl<'p, S: Bits> Session<'p, S> {
     /// The transitions enabled in the current state, in the machine's order.
     pub fn transitions(&self) -> Vec<Transition> {
         if self.picking_leaders() {
-            let g = &self.variants.groups[self.variants.free[self.steps.len()]];
-            return (0..g.candidates.len())
+            return (0..self.variants.options(self.steps.len()))
                 .map(|k| {
                     let step = self.leader_step(k);
                     let sentence =
@@ -380,12 +379,9 @@ impl<'p, S: Bits> Session<'p, S> {
 
     fn advance(&mut self, choice: usize) -> Result<(), StepError> {
         if self.picking_leaders() {
-            let g = &self.variants.groups[self.variants.free[self.steps.len()]];
-            if choice >= g.candidates.len() {
-                return Err(StepError::NoSuchTransition {
-                    choice,
-                    available: g.candidates.len(),
-                });
+            let available = self.variants.options(self.steps.len());
+            if choice >= available {
+                return Err(StepError::NoSuchTransition { choice, available });
             }
             let step = self.leader_step(choice);
             let st = self.current().clone();
