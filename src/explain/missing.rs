@@ -129,6 +129,20 @@ pub fn analyse<S: Bits>(
             steps.truncate(MAX_INTERLEAVING);
             steps.push("…".into());
         }
+        // An interleaving gives it once every wait is read for what it
+        // does: a wait written to order something it does not is the
+        // missing ordering (`waiting.rs`).
+        let mut pairs = super::waiting::waiting_bugs(words, w, rels, outcome_reads);
+        if !pairs.is_empty() {
+            let more_pairs = pairs.len().saturating_sub(MAX_PAIRS);
+            pairs.truncate(MAX_PAIRS);
+            return Missing {
+                sequentially_consistent: false,
+                interleaving: Vec::new(),
+                pairs,
+                more_pairs,
+            };
+        }
         return Missing {
             sequentially_consistent: true,
             interleaving: steps,
@@ -647,8 +661,8 @@ fn pair<S: Bits>(
     }
 }
 
-/// The link analysis of one chain.
-struct Links<'x, 'a, 'p, S: Bits> {
+/// The link analysis of one chain (and the namer of a pair's events).
+pub(super) struct Links<'x, 'a, 'p, S: Bits> {
     words: &'x Words<'a, 'p, S>,
     w: &'x Witness<S>,
     rels: &'x Relations<'a, 'p, S>,
@@ -656,7 +670,21 @@ struct Links<'x, 'a, 'p, S: Bits> {
     named: std::cell::RefCell<Vec<usize>>,
 }
 
-impl<S: Bits> Links<'_, '_, '_, S> {
+impl<'x, 'a, 'p, S: Bits> Links<'x, 'a, 'p, S> {
+    /// A namer with nothing named yet.
+    pub(super) fn new(
+        words: &'x Words<'a, 'p, S>,
+        w: &'x Witness<S>,
+        rels: &'x Relations<'a, 'p, S>,
+    ) -> Self {
+        Links {
+            words,
+            w,
+            rels,
+            named: Default::default(),
+        }
+    }
+
     fn ev(&self, e: usize) -> &Event {
         &self.words.graph.events[e]
     }
@@ -664,7 +692,7 @@ impl<S: Bits> Links<'_, '_, '_, S> {
     /// `P0 st.relaxed.gpu f=1` in backquotes, with where it is written
     /// (`(line 8:14)`) when known.
     /// The position is given the first time the pair names the event.
-    fn q(&self, e: usize) -> String {
+    pub(super) fn q(&self, e: usize) -> String {
         let mut named = self.named.borrow_mut();
         let first = !named.contains(&e);
         if first {
@@ -677,7 +705,7 @@ impl<S: Bits> Links<'_, '_, '_, S> {
     }
 
     /// The instructions of the test as written that the sentences named.
-    fn sites(&self) -> Vec<PairSite> {
+    pub(super) fn sites(&self) -> Vec<PairSite> {
         let words = self.words;
         let mut seen = Vec::new();
         let mut out = Vec::new();

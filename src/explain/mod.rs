@@ -15,6 +15,7 @@ pub mod lints;
 pub mod missing;
 pub mod operational;
 pub mod races;
+pub mod waiting;
 pub mod waits;
 pub mod words;
 

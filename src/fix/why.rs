@@ -238,7 +238,8 @@ pub fn why_no_fix(
         return NoFix {
             kind: NoFixKind::FixesRejected,
             text: format!(
-                "the strongest program — {words}: {changes} — forbids it (checked by both engines), and so do {k} of its changes (verified by both engines); but the search rejected every fix of at most {bound} change{} it found: with each, the program can hang (both engines agree) or a wait that succeeds as written never succeeds, so none is listed",
+                "the strongest program — {words}: {changes} — forbids it (checked by both engines), and so {} {k} of its changes (verified by both engines); but the search rejected every fix of at most {bound} change{} it found: with each, the program can hang (both engines agree) or a wait that succeeds as written never succeeds, so none is listed",
+                if k == 1 { "does" } else { "do" },
                 plural(bound)
             ),
             strongest_changes: n,
@@ -258,10 +259,16 @@ pub fn why_no_fix(
         } else {
             ""
         };
+        // `k` exceeds the bound here (a set within it is `FixesRejected`
+        // above): "more than N; k suffice" never contradicts itself.
+        debug_assert!(k > bound, "{k} changes within the bound {bound}");
         (
             Some(k),
             texts,
-            format!("; {k} of them suffice (verified by both engines{smaller})"),
+            format!(
+                "; {k} of them {} (verified by both engines{smaller})",
+                if k == 1 { "suffices" } else { "suffice" }
+            ),
         )
     } else {
         (None, Vec::new(), String::new())

@@ -130,7 +130,7 @@ pub fn missing_text(out: &mut String, m: &Missing) {
     if m.sequentially_consistent {
         writeln!(
             out,
-            "Missing orderings: none — allowed under sequential consistency: no ordering is missing, so no fence or stronger annotation can forbid it; the bug is in the algorithm (what the threads do, or wait for), not in the memory model"
+            "Missing orderings: none — allowed under sequential consistency: not a memory-ordering bug (an interleaving of the threads gives it, so no fence or stronger annotation can forbid it; what the threads do, or wait for, allows it)"
         )
         .unwrap();
         if !m.interleaving.is_empty() {

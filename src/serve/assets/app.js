@@ -328,7 +328,7 @@ function missingList(m) {
   if (!m || m.verdict !== "allowed") return null;
   const box = el("div", { class: "missing" });
   if (m.missing.sequentially_consistent) {
-    box.append(el("p", {}, "Missing orderings: none — allowed under sequential consistency: the bug is in the algorithm, not in the memory model."));
+    box.append(el("p", {}, "Missing orderings: none — allowed under sequential consistency: not a memory-ordering bug (an interleaving of the threads gives it, so no fence or stronger annotation can forbid it)."));
     if (m.missing.interleaving.length)
       box.append(el("p", {}, `An interleaving that gives it: ${m.missing.interleaving.join("; ")}`));
     return box;
