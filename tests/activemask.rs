@@ -155,19 +155,20 @@ fn what_the_partition_model_does_not_cover_is_refused_at_its_position() {
     assert!(
         e.contains(
             "t.litmus:5:2: expected an `activemask` that each lane executes at most once, in at \
-             most 8 lanes of a warp, found `activemask` on a loop"
+             most 6 lanes of a warp, whose result cannot flow back before the lanes meet, found \
+             `activemask` on a loop"
         ),
         "{e}"
     );
-    let head: Vec<String> = (0..9).map(|i| format!("P{i}@cta 0,warp 0,gpu 0")).collect();
-    let body = ["activemask.b32 r0"; 9];
+    let head: Vec<String> = (0..7).map(|i| format!("P{i}@cta 0,warp 0,gpu 0")).collect();
+    let body = ["activemask.b32 r0"; 7];
     let e = refused(&format!(
         "PTX A\n{{ }}\n {} ;\n {} ;\nexists (P0:r0 == 1)\n",
         head.join(" | "),
         body.join(" | ")
     ));
     assert!(
-        e.contains("found `activemask` executed by 9 lanes of one warp"),
+        e.contains("found `activemask` executed by 7 lanes of one warp"),
         "{e}"
     );
     for (instr, want) in [
@@ -180,6 +181,48 @@ fn what_the_partition_model_does_not_cover_is_refused_at_its_position() {
         ));
         assert!(e.contains(want), "{instr}: {e}");
     }
+}
+
+/// A result that may flow back before the lanes meet (lane 0 stores its
+/// mask to the flag lane 1 spins on before its own `activemask`) is refused
+/// at the instruction whose result escapes, naming the first lane whose code
+/// reads before it; the same program storing a constant is answered.
+#[test]
+fn a_result_that_may_flow_back_before_the_lanes_meet_is_refused() {
+    let body = |value: &str| {
+        format!(
+            "PTX A\n{{ f=0; P0:r9=0; P1:r9=1; }}\n P0@cta 0,warp 0,gpu 0 | P1@cta 0,warp 0,gpu 0 ;\n\
+             beq r9, 0, AM | beq r9, 0, AM ;\n\
+             LOOP: | LOOP: ;\n\
+             ld.relaxed.cta r1, f | ld.relaxed.cta r1, f ;\n\
+             beq r1, 0, LOOP | beq r1, 0, LOOP ;\n\
+             AM: | AM: ;\n\
+             activemask.b32 r0 | activemask.b32 r0 ;\n\
+             beq r9, 1, END | beq r9, 1, END ;\n\
+             st.relaxed.cta f, {value} | st.relaxed.cta f, {value} ;\n\
+             END: | END: ;\n\
+             exists (P1:r0 == 3)\n"
+        )
+    };
+    let e = refused(&body("r0"));
+    assert!(
+        e.contains(
+            "t.litmus:9:1: expected an `activemask` that each lane executes at most once, in at \
+             most 6 lanes of a warp, whose result cannot flow back before the lanes meet, found an \
+             `activemask` whose result is used beyond register code while a lane of its warp \
+             reads or waits before it"
+        ),
+        "{e}"
+    );
+    let full = match litmus::parse_source("t.litmus", &body("r0")) {
+        Err(e) => e.rendered().to_string(),
+        Ok(_) => unreachable!(),
+    };
+    assert!(
+        full.contains("P0 may observe memory before this `activemask`"),
+        "{full}"
+    );
+    assert!(litmus::parse_source("t.litmus", &body("1")).is_ok());
 }
 
 /// What nvcc emits for `out[threadIdx.x] = __activemask();`.

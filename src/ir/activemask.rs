@@ -27,7 +27,7 @@ use super::{BarrierKind, Instr, Operand, Program, ThreadId, Value};
 
 /// The most lanes of one warp that may have one `activemask` instruction:
 /// their partitions are a Bell number (8 lanes: 4140 runs).
-pub const MAX_LANES: usize = 8;
+pub const MAX_LANES: usize = 6;
 
 /// One `activemask` instruction of one warp: the lanes that have it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,11 +222,71 @@ pub struct Refusal {
     pub note: String,
 }
 
+/// Whether instruction `i` only computes registers or branches (it neither
+/// reads nor publishes anything another thread can see).
+fn register_only(i: &Instr) -> bool {
+    matches!(
+        i,
+        Instr::Mov { .. } | Instr::Arith { .. } | Instr::Branch { .. } | Instr::Fence { .. }
+    )
+}
+
+/// Whether thread `t` may observe another thread before its rendezvous at
+/// `pc`: a read, a wait or any other instruction before it that is neither
+/// register code nor a plain store.
+fn observes_before(p: &Program, t: usize, pc: usize) -> bool {
+    p.threads[t].code[..pc]
+        .iter()
+        .any(|i| !register_only(i) && !matches!(i, Instr::Store { .. }))
+}
+
+/// Whether the result of thread `t`'s `activemask` at `pc` (the register
+/// the `mov` after the rendezvous writes) reaches anything but register
+/// code: a store's value, an RMW's operand, a barrier's operand or a
+/// branch (whose later instructions then depend on it), directly or through
+/// registers computed from it.
+fn result_escapes(p: &Program, t: usize, pc: usize) -> bool {
+    let code = &p.threads[t].code;
+    let Some(Instr::Mov { dst, .. }) = code.get(pc + 1) else {
+        return false;
+    };
+    let mut tainted = vec![*dst];
+    // Registers computed from the result, to a fixpoint (later code may
+    // loop).
+    loop {
+        let before = tainted.len();
+        for i in &code[pc + 2..] {
+            if let (Instr::Mov { .. } | Instr::Arith { .. }, Some(d)) = (i, i.def()) {
+                if i.uses().iter().any(|r| tainted.contains(r)) && !tainted.contains(&d) {
+                    tainted.push(d);
+                }
+            }
+        }
+        if tainted.len() == before {
+            break;
+        }
+    }
+    code[pc + 2..].iter().any(|i| {
+        !matches!(i, Instr::Mov { .. } | Instr::Arith { .. })
+            && i.uses().iter().any(|r| tainted.contains(r))
+    })
+}
+
 /// Refuse what the partition model does not cover exactly: an `activemask`
 /// a lane may execute more than once (on a loop: a branch at or after it
 /// goes back to it or before it; or, in a kernel, at two pcs of one
-/// instruction), and more than [`MAX_LANES`] lanes of one warp with one
-/// instruction.
+/// instruction), more than [`MAX_LANES`] lanes of one warp with one
+/// instruction, and a result that may flow back into the lanes' meeting.
+///
+/// The last: in each choice the result is a constant, so code that depends
+/// on it may run before the lanes meet. Where some lane of the warp reads
+/// or waits before the instruction and some lane uses the result beyond
+/// register code, a value computed from the result could reach a lane
+/// before the meeting that produced it (lane 0 stores its mask to a flag
+/// that lane 1 spins on before its own `activemask`): an outcome no GPU can
+/// give, which the PTX model forbids (No-Thin-Air: the result depends on
+/// the meeting). Neither engine carries that dependency, so the shape is
+/// refused rather than answered with that outcome.
 pub fn check(p: &Program) -> Result<(), Refusal> {
     for t in 0..p.threads.len() {
         let code = &p.threads[t].code;
@@ -252,6 +312,28 @@ pub fn check(p: &Program) -> Result<(), Refusal> {
         }
     }
     for g in groups(p) {
+        let at = |t: usize| {
+            pcs(p, t)
+                .find(|&pc| p.threads[t].site(pc) == g.site)
+                .unwrap_or(0)
+        };
+        let observer = g.lanes.iter().find(|&&t| observes_before(p, t, at(t)));
+        let user = g.lanes.iter().find(|&&t| result_escapes(p, t, at(t)));
+        if let (Some(&o), Some(&u)) = (observer, user) {
+            return Err(Refusal {
+                thread: u,
+                pc: at(u),
+                found: "an `activemask` whose result is used beyond register code while a lane \
+                        of its warp reads or waits before it"
+                    .into(),
+                note: format!(
+                    "P{o} may observe memory before this `activemask`, and its result reaches a \
+                     store, a branch or a barrier: a value computed from it could flow back \
+                     before the lanes meet, and ptxmc does not model that dependency \
+                     (docs/warps.md)"
+                ),
+            });
+        }
         if g.lanes.len() > MAX_LANES {
             let t = g.lanes[0];
             let pc = pcs(p, t)

@@ -600,14 +600,16 @@ impl Resolver for ThreadCtx<'_> {
 }
 
 /// Refuse, at its position, an `activemask` the partition model does not
-/// cover exactly (`ir::activemask::check`: on a loop, or executed by more
-/// lanes of one warp than it admits).
+/// cover exactly (`ir::activemask::check`: on a loop, executed by more
+/// lanes of one warp than it admits, or with a result that may flow back
+/// before the lanes meet).
 pub fn check_activemask(program: &Program, spans: &SourceMap) -> Result<(), Diagnostic> {
     crate::ir::activemask::check(program).map_err(|r| {
         Diagnostic::expected(
             spans.instr(r.thread, r.pc),
             format!(
-                "an `activemask` that each lane executes at most once, in at most {} lanes of a warp",
+                "an `activemask` that each lane executes at most once, in at most {} lanes of a \
+                 warp, whose result cannot flow back before the lanes meet",
                 crate::ir::activemask::MAX_LANES
             ),
             r.found,
