@@ -194,7 +194,7 @@ fn check_passes_the_project_library() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let (out, racy) = without_races(&out);
-    assert_eq!(out, "422 passed, 0 failed\n");
+    assert_eq!(out, "423 passed, 0 failed\n");
     // Many library tests keep weak data on purpose (message passing's
     // payload): each is said to be racy.
     assert!(racy >= 100, "{racy}");
@@ -627,7 +627,7 @@ fn check_termination_passes_the_liveness_library() {
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let (out, _) = without_races(&out);
-    assert_eq!(out, "130 passed, 0 failed\n");
+    assert_eq!(out, "131 passed, 0 failed\n");
 }
 
 #[test]

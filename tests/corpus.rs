@@ -101,7 +101,7 @@ fn no_public_test_has_a_likely_typo_and_a_misspelt_flag_has_two() {
             assert!(found.is_empty(), "{}: {found:?}", t.display_path());
         }
     }
-    assert_eq!(tests, 1205);
+    assert_eq!(tests, 1206);
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/warnings/MP+flag-typo.litmus");
     let t = litmus::parse_file(&f).unwrap().remove(0);
     let found: Vec<(String, String)> = litmus::typos::typos(&t.program)

@@ -527,7 +527,9 @@ fn ptxmc_kernel_runs_with_flags_and_exits_as_run() {
         "{stdout}"
     );
     assert!(stdout.contains("\nOk\n"), "{stdout}");
-    // The hang of divergent __syncthreads: exit status 5.
+    // Divergent __syncthreads: thread 0 waits at `bar.sync 0` (`.aligned`)
+    // while thread 1 of its warp spins elsewhere, so besides the hang the
+    // kernel is undefined (`aligned_lane_away`): exit status 6.
     let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
         .args([
             "kernel",
@@ -538,7 +540,19 @@ fn ptxmc_kernel_runs_with_flags_and_exits_as_run() {
         .current_dir(root())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(out.status.code(), Some(6));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "Undefined: a lane waits for good at an `.aligned` barrier that another lane of its \
+             warp, which has not exited, never executes — P0 `bar.cta.sync 0` \
+             (kernels/syncthreads_divergent.ptx:55:2 (syncthreads_divergent.cu:13)), P1 \
+             `ld.volatile.global.u32 r2, flag[0]` (kernels/syncthreads_divergent.ptx:41:2 \
+             (syncthreads_divergent.cu:16))"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\nHang: spin — "), "{stdout}");
     // A .cu without an nvcc: a clear error, exit status 2.
     let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
         .args(["kernel", "kernels/mp_acqrel.cu"])

@@ -957,8 +957,10 @@ pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     if reading == Reading::Dat3m {
         return false;
     }
-    // Lanes of a warp that may wait at different barriers.
-    if warps_may_diverge(p) {
+    // Lanes of a warp that may wait at different barriers, or stay away
+    // from an `.aligned` one (`warp_divergence`, `aligned_lane_away`: judged
+    // at hangs, so the termination search must look for the least).
+    if warps_may_diverge(p) || aligned_warps(p) {
         return true;
     }
     type Key = (u32, u32, SmallVec<[Value; 2]>);
