@@ -1037,6 +1037,24 @@ impl<'x, 'a, 'p, S: Bits> Links<'x, 'a, 'p, S> {
     fn barrier_link(&self, arrive: usize, wait: usize) -> String {
         let g = self.words.graph;
         let (a, b) = (self.ev(arrive), self.ev(wait));
+        let kind_of = |e: &Event| match g.program.threads[e.thread.unwrap_or(0)].code.get(e.pc) {
+            Some(Instr::Barrier { kind, .. }) => Some(*kind),
+            _ => None,
+        };
+        // `elect.sync`'s and `activemask`'s meetings order no memory, even
+        // when the lanes meet (the PTX ISA states no memory ordering for
+        // either): the barrier that would is `bar.warp.sync`.
+        for (e, at) in [(a, arrive), (b, wait)] {
+            let name = match kind_of(e) {
+                Some(BarrierKind::Elect) => "elect.sync",
+                Some(BarrierKind::ActiveMask) => "activemask",
+                _ => continue,
+            };
+            return format!(
+                "{} is the lanes' meeting at `{name}`, which orders no memory (the PTX ISA states no memory ordering for `{name}`): a `bar.warp.sync` (`__syncwarp()`) between the write and the read is missing",
+                self.q(at)
+            );
+        }
         let warp = matches!(
             g.program.threads[a.thread.unwrap_or(0)].code.get(a.pc),
             Some(Instr::Barrier {

@@ -703,6 +703,11 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         let Some(Instr::Barrier { kind, id, .. }) = barrier(wait) else {
             return None;
         };
+        // `elect.sync`'s and `activemask`'s rendezvous order no memory (their
+        // meetings are not in `bar`): a missed write there is no phase's.
+        if matches!(kind, BarrierKind::Elect | BarrierKind::ActiveMask) {
+            return None;
+        }
         let warp = *kind == BarrierKind::WarpSync;
         let arrive = (0..g.len()).find(|&x| {
             g.events[x].kind == Kind::BarArrive

@@ -2985,6 +2985,11 @@ impl ThreadLower<'_> {
             ));
         };
         let r = self.dst(d)?;
+        // Copies that save live values of the destination come before the
+        // rendezvous: `ir::activemask` finds the result's `mov` right after
+        // it (`apply`, `check`).
+        let x = self.own_reg(r);
+        self.before_write(env, x, Some(r), i)?;
         self.emit(
             Instr::Barrier {
                 kind: crate::ir::BarrierKind::ActiveMask,
@@ -2994,8 +2999,6 @@ impl ThreadLower<'_> {
             },
             i,
         )?;
-        let x = self.own_reg(r);
-        self.before_write(env, x, Some(r), i)?;
         self.emit(
             Instr::Mov {
                 dst: x,
