@@ -96,9 +96,9 @@ pub struct RunOptions {
     /// With `symmetry`, the machine offers symmetric choices once (off only
     /// to check it: `docs/exploration.md`, "Symmetric choices").
     pub symmetric_choices: bool,
-    /// The machine checks SC per location only for cycles through what a
-    /// step adds (off only to check it: `docs/exploration.md`, "Incremental
-    /// SC per location").
+    /// The machine checks coherence, obligations, atomicity and SC per
+    /// location only through what a step adds (off only to check it:
+    /// `docs/exploration.md`, "Incremental SC per location").
     pub incremental_sc: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").

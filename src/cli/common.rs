@@ -95,9 +95,9 @@ pub struct EngineArgs {
     /// instead of one per class of symmetric choices (to check that).
     #[arg(long)]
     pub no_symmetric_choices: bool,
-    /// Make the machine check SC per location over each location's whole
-    /// graph at every step instead of only through what the step added (to
-    /// check that shortcut).
+    /// Make the machine check coherence, obligations, atomicity and SC per
+    /// location over each location's whole graph at every step instead of
+    /// only through what the step added (to check that shortcut).
     #[arg(long)]
     pub no_incremental_sc: bool,
     /// Make the oracle search every coherence orientation instead of adding

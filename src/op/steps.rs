@@ -1318,6 +1318,23 @@ impl<S: Bits> Machine<'_, S> {
         self.finish_retire_in(s, t, e, k, false)
     }
 
+    /// Add `a <co b` for every `a` of `from`; returns the versions that
+    /// gained a predecessor. With `acyclic_before` and the incremental
+    /// checks on, in one pass ([`Machine::add_co_from`], whose order differs
+    /// from the edge-by-edge one only where both close a cycle: the caller
+    /// then only asks whether the check passes); else edge by edge, so that
+    /// a failing check names what the edge-by-edge order shows.
+    fn add_co_all(&self, s: &mut State<S>, from: S, b: usize, acyclic_before: bool) -> S {
+        if acyclic_before && self.incremental_sc {
+            return self.add_co_from(s, from, b);
+        }
+        let mut gained = S::EMPTY;
+        for a in members(from) {
+            gained |= self.add_co(s, a, b);
+        }
+        gained
+    }
+
     /// [`Machine::finish_retire_check`]; with `acyclic_before`, the caller
     /// vouches that `s`'s SC-per-location graphs are acyclic, so the check
     /// after new coherence edges looks only for cycles through their targets
@@ -1364,10 +1381,7 @@ impl<S: Bits> Machine<'_, S> {
                 }
             }
             if !forced.is_empty() {
-                let mut gained = S::EMPTY;
-                for w in members(forced) {
-                    gained |= self.add_co(s, w, v);
-                }
+                let gained = self.add_co_all(s, forced, v, acyclic_before);
                 check(s, gained)?;
             }
             k.raw |= bit(slot);
@@ -1377,10 +1391,8 @@ impl<S: Bits> Machine<'_, S> {
         }
         if si.writes() {
             // Coherence: everything the causal past guarantees is older.
-            let mut gained = S::EMPTY;
-            for w in members(self.front_plus(s, &k, slot).0 & l.writes & !S::bit(slot)) {
-                gained |= self.add_co(s, w, slot);
-            }
+            let front = self.front_plus(s, &k, slot).0 & l.writes & !S::bit(slot);
+            let gained = self.add_co_all(s, front, slot, acyclic_before);
             check(s, gained)?;
             // Causality, rf part: no read that returned this write lies in its causal past.
             if let Some(r) = members(self.front(&k, slot) & l.reads & s.bound)
