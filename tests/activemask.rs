@@ -171,6 +171,22 @@ fn what_the_partition_model_does_not_cover_is_refused_at_its_position() {
         e.contains("found `activemask` executed by 7 lanes of one warp"),
         "{e}"
     );
+    // A whole warp: refused before any of its Bell(32) partitions is built
+    // (the deep mutation campaign found parsing a 32-lane mutant of
+    // `Activemask-together-spins` running out of time and memory).
+    let head: Vec<String> = (0..32)
+        .map(|i| format!("P{i}@cta 0,warp 0,gpu 0"))
+        .collect();
+    let body = ["activemask.b32 r0"; 32];
+    let e = refused(&format!(
+        "PTX A\n{{ }}\n {} ;\n {} ;\nexists (P0:r0 == 1)\n",
+        head.join(" | "),
+        body.join(" | ")
+    ));
+    assert!(
+        e.contains("found `activemask` executed by 32 lanes of one warp"),
+        "{e}"
+    );
     for (instr, want) in [
         ("activemask r0", "`.b32` after `activemask`"),
         ("activemask.b64 r0", "`.b32` after `activemask`"),

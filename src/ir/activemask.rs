@@ -181,6 +181,12 @@ pub fn masks(g: &Group, part: &[usize]) -> Vec<Value> {
 /// `p`'s rendezvous operands and the `mov`s after them.
 pub fn apply(p: &mut Program, groups: &[Group], choice: &[usize]) {
     for (g, &c) in groups.iter().zip(choice) {
+        // A group over the bound is refused by [`check`], which runs after
+        // the parsers write choice 0: its partitions (a Bell number of
+        // them) are never built.
+        if g.lanes.len() > MAX_LANES {
+            continue;
+        }
         let parts = partitions(g.lanes.len());
         let Some(part) = parts.get(c) else { continue };
         let masks = masks(g, part);
