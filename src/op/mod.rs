@@ -139,10 +139,12 @@ pub struct Machine<'p, S: Bits = u128> {
     /// Lanes of a warp may wait at different barriers, one counted
     /// (`model::barrier::warps_may_diverge`): hangs are judged for it.
     warps_diverge: bool,
-    /// Some warp of several lanes has an `.aligned` CTA barrier
-    /// (`model::barrier::aligned_warps`): hangs are judged for a lane that
-    /// stays away from it ([`Machine::warp_divergence`]).
-    aligned_warps: bool,
+    /// Per thread: the other lanes of its warp, when some warp of several
+    /// lanes has an `.aligned` CTA barrier (`model::barrier::aligned_warps`;
+    /// empty otherwise): hangs are judged for a lane that stays away from it
+    /// ([`Machine::warp_divergence`]). Computed once, since the check runs
+    /// at every state.
+    aligned_lanes: Vec<Vec<usize>>,
     /// Per CTA: its source threads (agents are no CUDA threads).
     cta_threads: Vec<Vec<usize>>,
     /// Per location: whether it is *total* — every slot of it generic, at
@@ -296,7 +298,13 @@ impl<'p, S: Bits> Machine<'p, S> {
             .collect();
         let order_free = crate::model::barrier::order_free_counted(p);
         let warps_diverge = crate::model::barrier::warps_may_diverge(p);
-        let aligned_warps = crate::model::barrier::aligned_warps(p);
+        let aligned_lanes = if crate::model::barrier::aligned_warps(p) {
+            (0..p.threads.len())
+                .map(|t| p.warp_lanes(t).into_iter().filter(|&o| o != t).collect())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let symmetry = symmetry::Symmetry::detect(p, &layout, &columns);
         Ok(Machine {
             use_symmetry: true,
@@ -308,7 +316,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             cta_counted,
             order_free,
             warps_diverge,
-            aligned_warps,
+            aligned_lanes,
             cta_threads,
             program,
             source,
@@ -1080,7 +1088,7 @@ impl<'p, S: Bits> Machine<'p, S> {
         } else {
             None
         };
-        let away = self.aligned_warps && self.lane_may_stay_away(st);
+        let away = !self.aligned_lanes.is_empty() && self.lane_may_stay_away(st);
         if differ.is_none() && !away {
             return None;
         }
@@ -1115,9 +1123,9 @@ impl<'p, S: Bits> Machine<'p, S> {
                     th.code.get(pc),
                     Some(Instr::Barrier { kind, aligned: true, .. }) if !kind.is_warp()
                 )
-                && p.warp_lanes(t).into_iter().any(|o| {
-                    o != t && live(o) && p.threads[o].site(st.threads[o].pc) != th.site(pc)
-                })
+                && self.aligned_lanes[t]
+                    .iter()
+                    .any(|&o| live(o) && p.threads[o].site(st.threads[o].pc) != th.site(pc))
         })
     }
 
