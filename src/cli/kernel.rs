@@ -30,6 +30,11 @@ pub struct KernelArgs {
     /// CTAs per cluster: `X[,Y[,Z]]` (again after `--dependent`: its cluster).
     #[arg(long, value_name = "X,Y,Z")]
     pub cluster: Vec<String>,
+    /// A cooperative launch (`cudaLaunchCooperativeKernel`): the kernel gets
+    /// the grid workspace that `cg::this_grid().sync()` uses (docs/kernels.md,
+    /// "Grid-wide sync"). Applies to the kernel whose flags it is among.
+    #[arg(long)]
+    pub cooperative: bool,
     /// A second kernel, launched as the programmatic dependent of the first:
     /// the flags after it are its own; `--buffer NAME` alone passes the
     /// first kernel's buffer (docs/kernels.md, "Two kernels").
@@ -93,12 +98,12 @@ fn quoted(v: &str) -> String {
 /// dependent kernel's).
 fn flags_text(a: &KernelArgs) -> String {
     let mut out: Vec<String> = Vec::new();
-    let mut push = |flag: &str, v: &str| {
+    let push = |out: &mut Vec<String>, flag: &str, v: &str| {
         out.push(flag.to_string());
         out.push(quoted(v));
     };
     if let Some(v) = &a.entry {
-        push("--entry", v);
+        push(&mut out, "--entry", v);
     }
     // Order: as the flags came.
     let mut lists = [
@@ -111,19 +116,29 @@ fn flags_text(a: &KernelArgs) -> String {
         ("--struct", a.structs.iter()),
         ("--dependent", a.dependent.as_slice().iter()),
     ];
+    let mut cooperative = a.cooperative;
     for arg in std::env::args() {
+        // The flag without a value, where it came (before or after `--dependent`).
+        if arg == "--cooperative" && cooperative {
+            cooperative = false;
+            out.push("--cooperative".to_string());
+        }
         for (flag, values) in lists.iter_mut() {
             if arg == *flag || arg.starts_with(&format!("{flag}=")) {
                 if let Some(v) = values.next() {
-                    push(flag, v);
+                    push(&mut out, flag, v);
                 }
             }
         }
     }
-    // (Called other than from a command line: the rest in their own order.)
+    // (Called other than from a command line: the rest in their own order,
+    // a cooperative launch for the first kernel.)
+    if cooperative {
+        out.insert(0, "--cooperative".to_string());
+    }
     for (flag, values) in lists {
         for v in values {
-            push(flag, v);
+            push(&mut out, flag, v);
         }
     }
     for (f, v) in [
@@ -132,7 +147,7 @@ fn flags_text(a: &KernelArgs) -> String {
         ("--forall", &a.forall),
     ] {
         if let Some(v) = v {
-            push(f, v);
+            push(&mut out, f, v);
         }
     }
     out.join(" ")

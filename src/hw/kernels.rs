@@ -91,6 +91,9 @@ pub struct KernelRun {
     pub block: [u32; 3],
     /// Cluster dimensions in CTAs, for a cluster launch.
     pub cluster: Option<[u32; 3]>,
+    /// A cooperative launch (`--cooperative`): the driver gives the kernel
+    /// the grid workspace `cg::this_grid().sync()` uses.
+    pub cooperative: bool,
     /// The kernel's parameters, in order.
     pub params: Vec<RunParam>,
 }
@@ -181,6 +184,7 @@ impl KernelRun {
             block: launch.block,
             cluster: (launch.cluster != [1, 1, 1] || launch.given.cluster)
                 .then_some(launch.cluster),
+            cooperative: launch.cooperative,
             params,
         })
     }
@@ -278,6 +282,9 @@ pub fn spec(k: &KernelRun, opts: &RunnerOptions) -> String {
     let _ = writeln!(s, "grid {}", dims(k.grid));
     let _ = writeln!(s, "block {}", dims(k.block));
     let _ = writeln!(s, "cluster {}", dims(k.cluster.unwrap_or([0; 3])));
+    if k.cooperative {
+        let _ = writeln!(s, "cooperative");
+    }
     for p in &k.params {
         param_line(&mut s, p);
     }
@@ -426,6 +433,7 @@ mod tests {
             grid: [2, 1, 1],
             block: [1, 1, 1],
             cluster: None,
+            cooperative: false,
             params: vec![
                 RunParam::Buffer {
                     name: "data".into(),
@@ -554,6 +562,31 @@ mod tests {
             ),
             "{s}"
         );
+    }
+
+    #[test]
+    fn a_cooperative_kernel_of_the_corpus_asks_for_a_cooperative_launch() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/cg_grid_sync.ptx");
+        let l = crate::ptx::load_file_full(&path, None, None).unwrap();
+        let k = KernelRun::from_launch(
+            "k000",
+            "kernels/cg_grid_sync.ptx",
+            &l.entry,
+            &l.launch,
+            &l.ptx,
+        )
+        .unwrap();
+        let s = spec(&k, &RunnerOptions::default());
+        assert!(
+            s.contains(
+                "grid 3 1 1\nblock 2 1 1\ncluster 0 0 0\ncooperative\nbuffer slot 4 1 3 0 0 0\n"
+            ),
+            "{s}"
+        );
+        // The workspace is the driver's: no parameter of the runner.
+        assert!(!s.contains("grid_workspace"), "{s}");
+        assert!(!spec(&mp(), &RunnerOptions::default()).contains("cooperative"));
     }
 
     #[test]

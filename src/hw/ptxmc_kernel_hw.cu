@@ -12,6 +12,8 @@
 //                              exact PTX the model checked)
 //   entry NAME                 the mangled `.entry` name
 //   grid X Y Z / block X Y Z / cluster X Y Z (0 0 0: no cluster launch)
+//   cooperative                a cooperative launch (CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+//                              the grid workspace of cg::this_grid().sync())
 //   buffer NAME BYTES SIGNED LEN V0 V1 ...   a pointer parameter
 //   scalar NAME BYTES SIGNED V               a value parameter
 //   tensormap NAME BYTES SIGNED DTYPE RANK D0 .. B0 .. LEN V0 V1 ...
@@ -107,6 +109,7 @@ static bool tensor_map_type(const std::string& name, CUtensorMapDataType* t) {
 struct Spec {
   std::string id, test, cubin, entry;
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, cluster[3] = {0, 0, 0};
+  bool cooperative = false;
   std::vector<Param> params;
   unsigned long long launches = 1000;
   unsigned timeout_ms = 2000;
@@ -134,6 +137,7 @@ static Spec read_spec(const char* path) {
     else if (key == "grid") ok = bool(ls >> s.grid[0] >> s.grid[1] >> s.grid[2]);
     else if (key == "block") ok = bool(ls >> s.block[0] >> s.block[1] >> s.block[2]);
     else if (key == "cluster") ok = bool(ls >> s.cluster[0] >> s.cluster[1] >> s.cluster[2]);
+    else if (key == "cooperative") s.cooperative = true;
     else if (key == "launches") ok = bool(ls >> s.launches);
     else if (key == "timeout_ms") ok = bool(ls >> s.timeout_ms);
     else if (key == "struct") {
@@ -346,7 +350,7 @@ int main(int argc, char** argv) {
   unsigned* scratch;
   CUDART(cudaMalloc(&scratch, scratch_words * sizeof(unsigned)));
 
-  CUlaunchAttribute attr[1];
+  CUlaunchAttribute attr[2];
   CUlaunchConfig cfg = {};
   cfg.gridDimX = s.grid[0];
   cfg.gridDimY = s.grid[1];
@@ -362,6 +366,12 @@ int main(int argc, char** argv) {
     attr[0].value.clusterDim.z = s.cluster[2];
     cfg.attrs = attr;
     cfg.numAttrs = 1;
+  }
+  if (s.cooperative) {
+    attr[cfg.numAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attr[cfg.numAttrs].value.cooperative = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs++;
   }
 
   Histogram h;

@@ -11,6 +11,9 @@
 //! --grid X[,Y[,Z]]        CTAs (default 1)
 //! --block X[,Y[,Z]]       threads per CTA (default 1)
 //! --cluster X[,Y[,Z]]     CTAs per cluster (default 1)
+//! --cooperative           a cooperative launch (`cudaLaunchCooperativeKernel`):
+//!                         `%envreg1:%envreg2` point to the grid workspace
+//!                         that `cg::this_grid().sync()` arrives on
 //! --buffer NAME:TYPE[LEN][={v,v,...}]   the next pointer parameter
 //! --scalar NAME:TYPE=V    the next value parameter
 //! --tensormap NAME:TYPE[D0,D1,...]box[B0,B1,...][={v,v,...}]
@@ -202,6 +205,10 @@ pub struct Launch {
     pub block: [u32; 3],
     /// `--cluster`.
     pub cluster: [u32; 3],
+    /// `--cooperative`: launched by `cudaLaunchCooperativeKernel`, so the
+    /// driver hands the kernel a grid workspace (`%envreg1:%envreg2`) for
+    /// cooperative groups' grid barrier (docs/kernels.md, "Grid-wide sync").
+    pub cooperative: bool,
     /// Parameter bindings in order.
     pub params: Vec<Binding>,
     /// The condition: quantifier, its text and where that text starts.
@@ -234,6 +241,7 @@ impl Default for Launch {
             grid: [1, 1, 1],
             block: [1, 1, 1],
             cluster: [1, 1, 1],
+            cooperative: false,
             params: Vec::new(),
             condition: None,
             given: Given::default(),
@@ -312,7 +320,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
             _ => (w.clone(), None),
         };
-        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--buffer`, `--scalar`, `--tensormap`, `--struct`, `--exists`, `--not-exists`, `--forall`, `--dependent`)";
+        const FLAGS: &str = "a launch flag (`--entry`, `--grid`, `--block`, `--cluster`, `--cooperative`, `--buffer`, `--scalar`, `--tensormap`, `--struct`, `--exists`, `--not-exists`, `--forall`, `--dependent`)";
         if !matches!(
             flag.as_str(),
             "--entry"
@@ -320,6 +328,7 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
                 | "--grid"
                 | "--block"
                 | "--cluster"
+                | "--cooperative"
                 | "--buffer"
                 | "--scalar"
                 | "--tensormap"
@@ -329,6 +338,21 @@ pub fn parse(text: &str) -> Result<Launch, Diagnostic> {
                 | "--forall"
         ) {
             return Err(Diagnostic::expected(span, FLAGS, format!("`{w}`")));
+        }
+        // The one flag without a value.
+        if flag == "--cooperative" {
+            if inline.is_some() {
+                return Err(Diagnostic::expected(
+                    span,
+                    "`--cooperative` alone (it takes no value)",
+                    format!("`{w}`"),
+                ));
+            }
+            match dependent.as_mut() {
+                Some(d) => d.cooperative = true,
+                None => l.cooperative = true,
+            }
+            continue;
         }
         // The value and where it starts in the text (for positions inside it).
         let (value, vspan) = match inline {
@@ -820,6 +844,22 @@ mod tests {
         assert_eq!(q, Quantifier::Forall);
         assert_eq!(text, "out[0] == 1 || out[0] == 2");
         assert_eq!(span.start, 81);
+    }
+
+    #[test]
+    fn cooperative_takes_no_value_and_belongs_to_its_kernel() {
+        let l = parse("--grid 2 --cooperative --buffer d:int32[2]").unwrap();
+        assert!(l.cooperative);
+        assert_eq!(l.params.len(), 1);
+        let l = parse("--entry a --dependent b --cooperative").unwrap();
+        assert!(!l.cooperative);
+        assert!(l.dependent.unwrap().cooperative);
+        let e = parse("--grid 2 --cooperative=yes").unwrap_err();
+        assert_eq!(e.span, Span::new(9, 26));
+        assert_eq!(
+            e.message(),
+            "expected `--cooperative` alone (it takes no value), found `--cooperative=yes`"
+        );
     }
 
     #[test]

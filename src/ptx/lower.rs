@@ -127,6 +127,11 @@ enum Val {
     Dyn(usize),
     /// A predicate decided at run time: `a cmp b` (signed 64-bit).
     Pred(BranchCmp, Operand, Operand),
+    /// One 32-bit half of an address: the high half (`true`) or the low one.
+    /// Only the cooperative launch's grid workspace pointer arrives this way
+    /// (`%envreg1` high, `%envreg2` low), and only `bfi.b64 d, high, low,
+    /// 32, 32` (how cooperative groups joins them) makes an address of it.
+    Half(Region, bool),
 }
 
 struct BufferInfo {
@@ -165,6 +170,9 @@ struct Ctx {
     /// The tensor maps bound to parameters (`--tensormap`).
     tmaps: Vec<TensorMapInfo>,
     multi_cta: bool,
+    /// The grid workspace of the kernel being lowered, if it is launched
+    /// cooperatively (`--cooperative`): a buffer of `Ctx::buffers`.
+    workspace: Option<usize>,
     /// Allocated tensor memory and descriptor tiles (`lower::tensor_core`).
     tc: tensor_core::Shared,
 }
@@ -490,6 +498,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
         params: Vec::new(),
         tmaps: Vec::new(),
         multi_cta,
+        workspace: None,
         tc: tensor_core::Shared::default(),
     };
     let mut seen_names: HashMap<&str, Span> = HashMap::new();
@@ -506,6 +515,46 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     for (grid_no, &(f, launch)) in kernels.iter().enumerate() {
         // Parameters are per kernel; buffers and variables are shared.
         ctx.params.clear();
+        ctx.workspace = None;
+        if launch.cooperative {
+            // The driver's `grid_workspace` (cooperative_groups/details/
+            // driver_abi.h): `wsSize` at +0, the grid barrier's word at +4.
+            // Cooperative groups' barrier flips the word's top bit whatever
+            // it held, so zeros are one launch among all (docs/kernels.md,
+            // "Grid-wide sync").
+            let name = if grid_no == 0 {
+                "grid_workspace".to_string()
+            } else {
+                format!("grid_workspace{grid_no}")
+            };
+            if ctx.buffers.iter().any(|b| b.name == name)
+                || launch.params.iter().any(|b| match b {
+                    Binding::Buffer(b) => b.name == name,
+                    _ => false,
+                })
+            {
+                return Err(Box::new((
+                    Source::Launch,
+                    Diagnostic::expected(
+                        whole,
+                        format!("a buffer name other than `{name}` in a cooperative launch"),
+                        format!("`{name}`"),
+                    )
+                    .with_note("the cooperative launch's grid workspace is that buffer"),
+                )));
+            }
+            let ws = super::launch::Buffer {
+                name,
+                elem: super::launch::ElemType {
+                    name: "uint32",
+                    ty: crate::ir::DataType::U32,
+                },
+                len: 2,
+                init: Vec::new(),
+                span: whole,
+            };
+            ctx.workspace = Some(ctx.add_buffer(&ws));
+        }
         for (p, b) in f.params.iter().zip(&launch.params) {
             let names: Vec<(&String, Span)> = match b {
                 Binding::Buffer(b) => vec![(&b.name, b.span)],
@@ -1678,6 +1727,7 @@ impl ThreadLower<'_> {
                 v => v.clone(),
             },
             Opnd::Imm(v, _) => Val::Known(sext(*v, bits.max(1))),
+            Opnd::Special(n, _) if n == "%envreg1" || n == "%envreg2" => self.envreg(o, n)?,
             Opnd::Special(n, s) => match self.sp.get(n) {
                 Some(v) => Val::Known(i64::from(v)),
                 None => {
@@ -1713,6 +1763,67 @@ impl ThreadLower<'_> {
         })
     }
 
+    /// `%envreg1` / `%envreg2`: the high and low halves of the grid
+    /// workspace's address in a cooperative launch (cooperative_groups/
+    /// details/driver_abi.h, `get_grid_workspace`); refused otherwise.
+    fn envreg(&self, o: &Opnd, name: &str) -> Result<Val, Diagnostic> {
+        match self.ctx.workspace {
+            Some(ws) => Ok(Val::Half(Region::Buffer(ws), name == "%envreg1")),
+            None => Err(refuse(
+                o.span(),
+                format!("special register `{name}` outside a cooperative launch"),
+                "it holds half of the grid workspace that `cg::this_grid().sync()` uses, which only a cooperative launch has: add `--cooperative` to the launch (docs/kernels.md, \"Grid-wide sync\")",
+            )),
+        }
+    }
+
+    /// `bfi.bB d, a, b, pos, len`: `b` with `len` bits of `a` inserted at
+    /// bit `pos` (PTX ISA, `bfi`: both clamped to 255, bits past the width
+    /// dropped), of known values; or the grid workspace's address from its
+    /// two halves.
+    fn bfi(&mut self, i: &PInstr, env: &Env, bits: u32) -> Result<Val, Diagnostic> {
+        let ops = &i.operands;
+        let a = self.value(&ops[1], env, bits)?;
+        let b = self.value(&ops[2], env, bits)?;
+        let pos = self.value(&ops[3], env, 32)?;
+        let len = self.value(&ops[4], env, 32)?;
+        match (a, b, pos, len) {
+            (Val::Half(r1, true), Val::Half(r2, false), Val::Known(32), Val::Known(32))
+                if r1 == r2 && bits == 64 =>
+            {
+                Ok(Val::Ptr(r1, 0))
+            }
+            (Val::Known(a), Val::Known(b), Val::Known(pos), Val::Known(len)) => {
+                let (pos, len) = ((pos & 0xff) as u32, (len & 0xff) as u32);
+                let mut f = b;
+                for k in 0..len {
+                    let at = pos + k;
+                    if at >= bits || k >= 64 {
+                        break;
+                    }
+                    let bit = (a >> k) & 1;
+                    f = (f & !(1i64 << at)) | (bit << at);
+                }
+                Ok(Val::Known(sext(f, bits)))
+            }
+            (a, b, _, _)
+                if matches!(a, Val::Half(..) | Val::Ptr(..))
+                    || matches!(b, Val::Half(..) | Val::Ptr(..)) =>
+            {
+                Err(refuse(
+                    i.span,
+                    "`bfi` of an address other than joining the grid workspace's halves",
+                    "addresses are joined only as `bfi.b64 d, %envreg1, %envreg2, 32, 32` (after `cvt.u64.u32`)",
+                ))
+            }
+            _ => Err(refuse(
+                i.mn_span,
+                format!("`{}` of a value loaded at run time", i.mnemonic),
+                "bit-field insertion is modelled on known values only",
+            )),
+        }
+    }
+
     /// The register written by a destination operand.
     fn dst(&self, o: &Opnd) -> Result<u32, Diagnostic> {
         match o {
@@ -1739,6 +1850,11 @@ impl ThreadLower<'_> {
                 s,
                 "using a predicate computed from a loaded value as a number",
                 "such predicates may only guard branches and instructions",
+            )),
+            Val::Half(..) => Err(refuse(
+                s,
+                "computing with half of the grid workspace's address",
+                "its halves (`%envreg1`, `%envreg2`) are joined by `bfi.b64 d, high, low, 32, 32`",
             )),
             Val::Undef => Err(Diagnostic::expected(s, "a value", "an unwritten register")),
         }
@@ -1951,6 +2067,8 @@ impl ThreadLower<'_> {
                         self.set(env, d, Val::Known(sext(k, db)));
                     }
                     Val::Ptr(..) => self.set(env, d, v),
+                    // Zero-extending an address's half keeps it one.
+                    Val::Half(..) if !ss && sb == 32 && db == 64 => self.set(env, d, v),
                     Val::Dyn(y) => {
                         let x = self.own_reg(d);
                         self.before_write(env, x, Some(d), i)?;
@@ -1978,6 +2096,12 @@ impl ThreadLower<'_> {
                     }
                     other => return Err(self.operand(&other, ops[1].span()).unwrap_err()),
                 }
+            }
+            "bfi" => {
+                need(5)?;
+                let d = self.dst(&ops[0])?;
+                let v = self.bfi(i, env, bits)?;
+                self.set(env, d, v);
             }
             "add" | "sub" | "mul" | "and" | "or" | "xor" | "mad" | "shl" | "shr" | "div"
             | "rem" | "min" | "max" => {
@@ -2548,9 +2672,16 @@ impl ThreadLower<'_> {
             "gt" => BranchCmp::Gt,
             _ => BranchCmp::Ge,
         };
-        // Addresses compare by offset within one region.
+        // Addresses compare by offset within one region; an address is
+        // never null (`setp.ne.s64 p, ws, 0` before cooperative groups'
+        // `trap`).
         let (a, b) = match (&a, &b) {
             (Val::Ptr(r1, o1), Val::Ptr(r2, o2)) if r1 == r2 => (Val::Known(*o1), Val::Known(*o2)),
+            (Val::Ptr(..), Val::Known(0)) | (Val::Known(0), Val::Ptr(..))
+                if matches!(c, BranchCmp::Eq | BranchCmp::Ne) =>
+            {
+                (Val::Known(1), Val::Known(0))
+            }
             _ => (a, b),
         };
         let flip = if bits >= 64 {
@@ -3057,7 +3188,7 @@ impl ThreadLower<'_> {
             Opnd::Reg(r, _) => match env[*r as usize].clone() {
                 Val::Known(k) => RawOperand::Int(k, s),
                 Val::Dyn(x) => RawOperand::Name(self.regs[x].name.clone(), s),
-                Val::Ptr(..) => {
+                Val::Ptr(..) | Val::Half(..) => {
                     return Err(refuse(
                         s,
                         "storing an address",
