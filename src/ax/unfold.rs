@@ -518,7 +518,8 @@ pub fn unfold(
                         deps: s.ctrl.clone(),
                     });
                     let value = if op.write_depends_on_read() {
-                        Expr::Rmw(*op, Box::new(Expr::Read(i)), args)
+                        let v = Expr::Rmw(*op, Box::new(Expr::Read(i)), args);
+                        if t.wrap_rmw { fit(access, v) } else { v }
                     } else {
                         args[0].clone()
                     };
@@ -753,6 +754,22 @@ fn remove_event(p: &mut Path, k: usize) {
         fix(&mut c.b);
     }
     p.final_regs.iter_mut().for_each(fix);
+}
+
+/// `v` fitted to `access`'s width as [`Access::fit`] does, in the
+/// arithmetic expressions have (`(v & mask ^ sign) - sign`), so that both
+/// engines wrap a kernel's RMW alike ([`Thread::wrap_rmw`]).
+fn fit(access: &Access, v: Expr) -> Expr {
+    use crate::ir::eval::Domain;
+    match access.ty.map(crate::ir::DataType::bits) {
+        Some(b) if b < 64 => {
+            let sign = 1i64 << (b - 1);
+            let masked = Expr::arith(ArithOp::And, v, Expr::Const((1i64 << b) - 1));
+            let flipped = Expr::arith(ArithOp::Xor, masked, Expr::Const(sign));
+            Expr::arith(ArithOp::Sub, flipped, Expr::Const(sign))
+        }
+        _ => v,
+    }
 }
 
 /// The semantics of an RMW's read and write halves (digest §2.1): `.acquire`

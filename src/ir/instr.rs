@@ -348,6 +348,20 @@ impl Access {
     pub fn bits(&self) -> u32 {
         self.ty.map_or(DEFAULT_BITS, DataType::bits)
     }
+
+    /// `v` as a signed value of this access's width when a type narrower
+    /// than 64 bits is written (its low bits, sign-extended), else `v`: what
+    /// a word of that width holds after an RMW computed `v` in 64 bits
+    /// ([`Thread::wrap_rmw`](super::Thread::wrap_rmw)).
+    pub fn fit(&self, v: Value) -> Value {
+        match self.ty.map(DataType::bits) {
+            Some(b) if b < 64 => {
+                let sign = 1i64 << (b - 1);
+                ((v & ((1i64 << b) - 1)) ^ sign) - sign
+            }
+            _ => v,
+        }
+    }
 }
 
 /// Read-modify-write operations of `atom` and `red`.
@@ -1119,5 +1133,36 @@ impl Instr {
             } => Some(*dst),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(ty: Option<DataType>) -> Access {
+        Access {
+            addr: 0,
+            proxy: Proxy::Generic,
+            sem: Sem::Relaxed,
+            scope: Some(Scope::Gpu),
+            space: None,
+            ty,
+        }
+    }
+
+    #[test]
+    fn fit_wraps_to_the_width_and_sign_extends() {
+        let u32 = access(Some(DataType::U32));
+        assert_eq!(u32.fit(0x8000_0000), -0x8000_0000);
+        assert_eq!(u32.fit(0x1_0000_0000), 0);
+        assert_eq!(u32.fit(-1), -1);
+        assert_eq!(access(Some(DataType::S16)).fit(0x1_8001), -0x7fff);
+        // 64-bit and untyped accesses keep the value.
+        assert_eq!(
+            access(Some(DataType::U64)).fit(0x1_0000_0000),
+            0x1_0000_0000
+        );
+        assert_eq!(access(None).fit(0x1_0000_0000), 0x1_0000_0000);
     }
 }

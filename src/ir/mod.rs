@@ -323,6 +323,13 @@ pub struct Thread {
     /// barriers) compare these ([`Thread::site`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<usize>,
+    /// Set by the kernel front end: an `atom`/`red` of a typed access
+    /// narrower than 64 bits writes the value it computes as a signed value
+    /// of its width, wrapped as the GPU's word wraps ([`Access::fit`]), since
+    /// a kernel keeps every value so (docs/kernels.md, "Values"). A litmus
+    /// test keeps ptxmc's 64-bit values (docs/litmus-format.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wrap_rmw: bool,
 }
 
 /// An agent thread: performs one asynchronous operation for its issuer

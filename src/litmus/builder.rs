@@ -212,6 +212,7 @@ impl Builder {
             labels: Vec::new(),
             agent: None,
             sites: Vec::new(),
+            wrap_rmw: false,
         });
         self.spans.threads.push(span);
         self.spans.instrs.push(Vec::new());

@@ -643,6 +643,9 @@ impl Lowering<'_> {
                 at,
             }),
             sites: Vec::new(),
+            // An agent's reduction (`cp.reduce.async.bulk`) wraps as its
+            // issuer's RMWs do.
+            wrap_rmw: th.wrap_rmw,
         });
         id
     }

@@ -1650,9 +1650,12 @@ impl<S: Bits> Machine<'_, S> {
         }
         // An RMW's write is issued together with its read.
         match &self.program.threads[t].code[e.pc] {
-            Instr::Rmw { op, args, .. } => {
+            Instr::Rmw {
+                op, args, access, ..
+            } => {
                 let argv: Option<Vec<Value>> = args.iter().map(|a| operand(&e.regs, a)).collect();
                 let Some(argv) = argv else { return };
+                let wrap = self.program.threads[t].wrap_rmw;
                 for (f, s) in bound_states {
                     if s.versions.has(r) {
                         // The write was issued earlier (forwarded exch): check atomicity now.
@@ -1662,7 +1665,11 @@ impl<S: Bits> Machine<'_, S> {
                         continue;
                     }
                     let old = self.read_value(&s, r);
-                    for s2 in self.issue_write_owned(s, r, op.apply(old, &argv), e.seq, co) {
+                    let mut new = op.apply(old, &argv);
+                    if wrap {
+                        new = access.fit(new);
+                    }
+                    for s2 in self.issue_write_owned(s, r, new, e.seq, co) {
                         out.push((f.clone(), s2));
                     }
                 }

@@ -836,6 +836,7 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
                                     labels: Vec::new(),
                                     agent: None,
                                     sites: tl.sites,
+                                    wrap_rmw: true,
                                 });
                                 wg_members.push((cta, linear));
                                 spans.instrs.push(tl.spans);
