@@ -120,6 +120,17 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         self.links.q(e)
     }
 
+    /// "`r` reads from `from` and misses `m`": what every detector of a
+    /// missed write names.
+    fn misses(&self, r: usize, from: usize, m: usize) -> String {
+        format!(
+            "{} reads from {} and misses {}",
+            self.q(r),
+            self.q(from),
+            self.q(m)
+        )
+    }
+
     fn value(&self, e: usize) -> Option<Value> {
         self.words.value(&self.w.rf, e)
     }
@@ -339,12 +350,7 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         if done.is_empty() {
             return None;
         }
-        let what = format!(
-            "{} reads from {} and misses {}",
-            self.q(r),
-            self.q(from),
-            self.q(m)
-        );
+        let what = self.misses(r, from, m);
         let observes = |k: Value| {
             if k < 0 {
                 format!(
@@ -630,12 +636,7 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         if waits.iter().any(|&pc| pc < rpc) {
             return None;
         }
-        let what = format!(
-            "{} reads from {} and misses {}",
-            self.q(r),
-            self.q(from),
-            self.q(m)
-        );
+        let what = self.misses(r, from, m);
         let isa = "PTX ISA, griddepcontrol: `.wait` waits until the prerequisite grids have completed and their memory operations are performed and made visible; the dependent grid may start before the primary completes";
         let mut extra = Vec::new();
         let link = match waits.iter().find(|&&pc| pc > rpc) {
@@ -716,12 +717,7 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
                 && matches!(barrier(x), Some(Instr::Barrier { kind: k, id: i, .. })
                     if (*k == BarrierKind::WarpSync) == warp && (warp || i.first() == id.first()))
         });
-        let what = format!(
-            "{} reads from {} and misses {}",
-            self.q(r),
-            self.q(from),
-            self.q(m)
-        );
+        let what = self.misses(r, from, m);
         let p = g.program;
         match arrive {
             None if warp => {
