@@ -489,10 +489,10 @@ Trace MP+elect-other-lane-leads: a shortest run of the machine ending in 2:r0=1 
        coherence x: 0 < 1
   3. P0 elect.sync (wait) 3    arrives at the barrier and waits for the other participants
   4. P1 elect.sync (wait) 3    arrives at the barrier and waits for the other participants
-  5. P0 elect.sync (wait) 3    the barrier phase is complete: takes the other participants' views and goes on
+  5. P0 elect.sync (wait) 3    the barrier phase is complete: meets the other lanes; orders no memory, and goes on
   6. P0 mov r1, 0              retires (registers only)
   7. P0 beq r1, 0, END         retires (registers only)
-  8. P1 elect.sync (wait) 3    the barrier phase is complete: takes the other participants' views and goes on
+  8. P1 elect.sync (wait) 3    the barrier phase is complete: meets the other lanes; orders no memory, and goes on
   9. P1 mov r1, 1              retires (registers only)
        registers of P1: r1=1
  10. P1 beq r1, 0, END         retires (registers only)
