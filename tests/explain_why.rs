@@ -373,6 +373,14 @@ fn a_waiting_bug_is_named() {
             "griddep_wait",
             "P1 never executes `griddepcontrol.wait`, so nothing orders `P1 ld x=0` after the primary grid: `griddepcontrol.launch_dependents` (line 9:2) only lets the dependent grid be scheduled early, and orders no memory; `griddepcontrol.wait` (`cudaGridDependencySynchronize()`) before it is missing (PTX ISA, griddepcontrol: `.wait` waits until the prerequisite grids have completed and their memory operations are performed and made visible; the dependent grid may start before the primary completes)",
         ),
+        // A wait written above the read, on a branch the witness's path
+        // skips: judged by position, the read was "after the wait" and the
+        // outcome sequentially consistent (issue 28 review).
+        (
+            "tests/data/explain/griddep-wait-skipped.litmus",
+            "griddep_wait",
+            "P1 does not pass `griddepcontrol.wait` (line 10:19) before `P1 ld x=0`: the path it takes to the read skips the wait, so nothing orders the read after the primary grid, and it may run before `P0 st x=1`; every path to the read must go through the wait (PTX ISA, griddepcontrol: `.wait` waits until the prerequisite grids have completed and their memory operations are performed and made visible; the dependent grid may start before the primary completes)",
+        ),
         (
             "litmus/liveness/Pipeline-2stage-2round-wrong-parity.litmus",
             "mbarrier_parity",

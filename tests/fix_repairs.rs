@@ -3,7 +3,8 @@
 //! every thread that must take part in it, `bar.arrive` → `bar.sync`, a
 //! removed arrival, a barrier count, a `wait_group` count, an inserted
 //! wait, an `expect_tx` byte count, an unarmed mbarrier armed, a stage's
-//! release moved after the wait for the MMA that reads it — including programs that hang or reach
+//! release moved after the wait for the MMA that reads it, a `.volatile` flag made a release and
+//! an acquire — including programs that hang or reach
 //! undefined behaviour, where the fix must also make every execution
 //! terminate and stay defined. Each case asserts the exact first fix, and
 //! that both engines verified it.
@@ -127,6 +128,11 @@ const CASES: &[(&str, &str)] = &[
     (
         "litmus/wgmma/MP+fence.proxy.async-no-wgmma.fence.litmus",
         r#"  1. [cost 2] insert `wgmma.fence.sync.aligned` in P0 before `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0`  (verified by both engines)"#,
+    ),
+    // A `.volatile` flag: strong, but no release pattern and no acquire.
+    (
+        "tests/data/fix/MP+volatile-flag.litmus",
+        r#"  1. [cost 10] P0 `st.volatile f, 1` → `st.release.gpu f, 1` and P1 `ld.volatile r0, f` → `ld.acquire.gpu r0, f`  (verified by both engines)"#,
     ),
 ];
 

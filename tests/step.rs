@@ -489,10 +489,10 @@ Trace MP+elect-other-lane-leads: a shortest run of the machine ending in 2:r0=1 
        coherence x: 0 < 1
   3. P0 elect.sync (wait) 3    arrives at the barrier and waits for the other participants
   4. P1 elect.sync (wait) 3    arrives at the barrier and waits for the other participants
-  5. P0 elect.sync (wait) 3    the barrier phase is complete: takes the other participants' views and goes on
+  5. P0 elect.sync (wait) 3    the barrier phase is complete: meets the other lanes; orders no memory, and goes on
   6. P0 mov r1, 0              retires (registers only)
   7. P0 beq r1, 0, END         retires (registers only)
-  8. P1 elect.sync (wait) 3    the barrier phase is complete: takes the other participants' views and goes on
+  8. P1 elect.sync (wait) 3    the barrier phase is complete: meets the other lanes; orders no memory, and goes on
   9. P1 mov r1, 1              retires (registers only)
        registers of P1: r1=1
  10. P1 beq r1, 0, END         retires (registers only)
@@ -635,5 +635,40 @@ fn trace_into_a_hang_begins_with_the_leader_step() {
     assert!(
         replayed.contains("The run has not reached a final state."),
         "{replayed}"
+    );
+}
+
+/// `ptxmc step` on `activemask`: the choice step asks how the lanes meet
+/// (not for a leader), the choice made is a `Lanes together` line, a lane
+/// waiting at the rendezvous is named by its instruction as written and
+/// where it is written (not the resource's encoded key), and passing it
+/// orders no memory.
+#[test]
+fn step_shows_an_activemask_rendezvous_as_its_instruction() {
+    let (code, out) = step_cli("litmus/warp/Activemask-two-lanes.litmus", "1\n0\nq\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("\nPick how the lanes meet first: which lanes of a warp execute `activemask` together is the scheduler's choice, and every partition of them is a run (docs/warps.md); until then the code shows the first choice's results.\n"),
+        "{out}"
+    );
+    assert!(!out.contains("Pick a leader"), "{out}");
+    assert!(
+        out.contains("\nLanes together: P0,P1 `activemask.b32 r0` lanes together: P0,P1, at its every execution in warp 0 of cta 0, gpu 0 (choice 2 of 2)\n"),
+        "{out}"
+    );
+    assert!(!out.contains("\nLeader:"), "{out}");
+    assert!(
+        out.contains(
+            "\nBarrier: P0 waits at `activemask.b32 r0` (line 7:2) for the lanes P0,P1 (phase 0)\n"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("waits at barrier"), "{out}");
+    // The other lane's arrival completes the block; passing orders nothing.
+    let (code, out) = step_cli("litmus/warp/Activemask-two-lanes.litmus", "1\n0\n0\nq\n");
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("`activemask.b32 (rendezvous) 0x3` the barrier phase is complete: meets the other lanes; orders no memory, and goes on\n"),
+        "{out}"
     );
 }

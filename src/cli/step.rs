@@ -153,7 +153,7 @@ fn session_at<S: crate::rel::Bits>(
     let file = args.test.file.display().to_string();
     let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let mut out = std::io::stdout().lock();
-    let _ = write!(out, "{}", show(&session));
+    let _ = write!(out, "{}", show(&session, t));
     if whole {
         let _ = writeln!(
             out,
@@ -201,9 +201,11 @@ fn session_at<S: crate::rel::Bits>(
     })
 }
 
-/// The state and the transitions.
-fn show<S: crate::rel::Bits>(s: &Session<'_, S>) -> String {
-    let pic = picture::picture(s.machine(), s.current());
+/// The state and the transitions (warp-level waits named by where `t`
+/// writes them).
+fn show<S: crate::rel::Bits>(s: &Session<'_, S>, t: &LitmusTest) -> String {
+    let at = crate::explain::words::Positions::of(t);
+    let pic = picture::picture_at(s.machine(), s.current(), Some(&at));
     let transitions = match s.transitions_within() {
         Ok(list) => text::transitions(s, &list),
         Err(why) => {
@@ -234,24 +236,24 @@ fn command<S: crate::rel::Bits>(
         "" => String::new(),
         "q" | "quit" | "exit" => return Reply::Quit,
         "h" | "help" | "?" => format!("{HELP}\n"),
-        "p" => show(s),
+        "p" => show(s, t),
         "u" => {
             if s.undo() {
-                show(s)
+                show(s, t)
             } else {
                 "Nothing to undo: this is the initial state.\n".into()
             }
         }
         "r" => {
             if s.redo() {
-                show(s)
+                show(s, t)
             } else {
                 "Nothing to redo.\n".into()
             }
         }
         "s" => {
             s.restart();
-            show(s)
+            show(s, t)
         }
         "o" => text::reachable(s, &s.reachable()),
         "f" => text::follow(s, file),
@@ -262,7 +264,7 @@ fn command<S: crate::rel::Bits>(
             match answer {
                 GoTo::Path(p) if !p.is_empty() => {
                     let _ = s.replay(&p);
-                    format!("{said}{}", show(s))
+                    format!("{said}{}", show(s, t))
                 }
                 _ => said,
             }
@@ -277,7 +279,7 @@ fn command<S: crate::rel::Bits>(
                 .map(|u| crate::report::ub::line(&crate::report::ub::of(t, &u)));
             let said = text::go_to_undefined(s, &answer, ub.as_deref());
             match answer {
-                GoTo::Path(p) if !p.is_empty() => format!("{said}{}", show(s)),
+                GoTo::Path(p) if !p.is_empty() => format!("{said}{}", show(s, t)),
                 _ => said,
             }
         }
@@ -290,7 +292,7 @@ fn command<S: crate::rel::Bits>(
                     GoTo::Path(p) if !p.is_empty() => {
                         // The path was found in this very state.
                         let _ = s.replay(&p);
-                        format!("{said}{}", show(s))
+                        format!("{said}{}", show(s, t))
                     }
                     _ => said,
                 }
@@ -299,7 +301,7 @@ fn command<S: crate::rel::Bits>(
         "e" => explain(s, t, file, rest, args),
         "m" => missing(s, t, rest, args),
         n if n.parse::<usize>().is_ok() => match s.take(n.parse().unwrap_or(0)) {
-            Ok(_) => show(s),
+            Ok(_) => show(s, t),
             Err(e) => format!("error: {e}\n"),
         },
         other => format!("error: unknown command `{other}` (h for help)\n"),

@@ -120,6 +120,17 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         self.links.q(e)
     }
 
+    /// "`r` reads from `from` and misses `m`": what every detector of a
+    /// missed write names.
+    fn misses(&self, r: usize, from: usize, m: usize) -> String {
+        format!(
+            "{} reads from {} and misses {}",
+            self.q(r),
+            self.q(from),
+            self.q(m)
+        )
+    }
+
     fn value(&self, e: usize) -> Option<Value> {
         self.words.value(&self.w.rf, e)
     }
@@ -339,12 +350,7 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         if done.is_empty() {
             return None;
         }
-        let what = format!(
-            "{} reads from {} and misses {}",
-            self.q(r),
-            self.q(from),
-            self.q(m)
-        );
+        let what = self.misses(r, from, m);
         let observes = |k: Value| {
             if k < 0 {
                 format!(
@@ -615,31 +621,51 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
         Some(self.pair("mbarrier_parity", what, links, &[(ot, opc), (wt, wpc)]))
     }
 
-    /// A read of the dependent grid that misses a write of the primary:
-    /// the read comes before `griddepcontrol.wait`, or the thread has none.
+    /// A read of the dependent grid that misses a write of the primary: the
+    /// read comes before `griddepcontrol.wait`, or its thread's path skips
+    /// or has none. Judged on the witness's events (the waits the thread
+    /// executed), not on positions in the text: a wait written before the
+    /// read on a branch the thread did not take orders nothing.
     fn griddep(&self, r: usize, from: usize, m: usize) -> Option<Pair> {
-        let (rt, rpc) = self.words.source_instr(r)?;
+        let g = self.words.graph;
+        let (rt, _) = self.words.source_instr(r)?;
         let (mt, _) = self.words.source_instr(m)?;
         let src = self.words.source;
         if src.threads[rt].placement.grid == 0 || src.threads[mt].placement.grid != 0 {
             return None;
         }
-        let waits: Vec<usize> = (0..src.threads[rt].code.len())
-            .filter(|&pc| matches!(src.threads[rt].code[pc], Instr::GridDep { wait: true }))
+        let is_wait = |pc: usize| {
+            matches!(
+                src.threads[rt].code.get(pc),
+                Some(Instr::GridDep { wait: true })
+            )
+        };
+        // A dependent's `griddepcontrol.wait` runs as an await of the
+        // primary's completion (`model::griddep`): its events are the waits
+        // the thread executed.
+        let executed: Vec<usize> = (0..g.len())
+            .filter(|&x| {
+                let ev = &g.events[x];
+                ev.thread == Some(rt) && ev.kind == Kind::Await && is_wait(ev.pc)
+            })
             .collect();
-        if waits.iter().any(|&pc| pc < rpc) {
+        if executed.iter().any(|&x| self.before(x, r)) {
             return None;
         }
-        let what = format!(
-            "{} reads from {} and misses {}",
-            self.q(r),
-            self.q(from),
-            self.q(m)
-        );
+        let what = self.misses(r, from, m);
         let isa = "PTX ISA, griddepcontrol: `.wait` waits until the prerequisite grids have completed and their memory operations are performed and made visible; the dependent grid may start before the primary completes";
         let mut extra = Vec::new();
-        let link = match waits.iter().find(|&&pc| pc > rpc) {
-            Some(&w) => {
+        let anchor = self.anchor(r)?;
+        // The wait the thread executes after the read, if any; else one
+        // written in its code on a path it did not take.
+        let later = executed
+            .iter()
+            .copied()
+            .find(|&x| g.po.has(anchor, x))
+            .map(|x| g.events[x].pc);
+        let skipped = (0..src.threads[rt].code.len()).find(|&pc| is_wait(pc));
+        let link = match (later, skipped) {
+            (Some(w), _) => {
                 extra.push((rt, w));
                 format!(
                     "{} comes before {} in {}: only the accesses after the wait are ordered after the primary grid's completion, so the read may run before {}; it must come after the wait ({isa})",
@@ -649,7 +675,17 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
                     self.q(m)
                 )
             }
-            None => {
+            (None, Some(w)) => {
+                extra.push((rt, w));
+                format!(
+                    "{} does not pass {} before {}: the path it takes to the read skips the wait, so nothing orders the read after the primary grid, and it may run before {}; every path to the read must go through the wait ({isa})",
+                    src.threads[rt].name,
+                    self.at(rt, w),
+                    self.q(r),
+                    self.q(m)
+                )
+            }
+            (None, None) => {
                 let trigger = (0..src.threads[mt].code.len())
                     .find(|&pc| matches!(src.threads[mt].code[pc], Instr::GridDep { wait: false }));
                 let tail = match trigger {
@@ -716,12 +752,7 @@ impl<S: Bits> Detect<'_, '_, '_, S> {
                 && matches!(barrier(x), Some(Instr::Barrier { kind: k, id: i, .. })
                     if (*k == BarrierKind::WarpSync) == warp && (warp || i.first() == id.first()))
         });
-        let what = format!(
-            "{} reads from {} and misses {}",
-            self.q(r),
-            self.q(from),
-            self.q(m)
-        );
+        let what = self.misses(r, from, m);
         let p = g.program;
         match arrive {
             None if warp => {
@@ -817,18 +848,7 @@ fn register_before_wait<S: Bits>(words: &Words<'_, '_, S>) -> Vec<Pair> {
             else {
                 continue;
             };
-            let wait = (pc + 1..th.code.len()).find(|&w| {
-                matches!(
-                    th.code[w],
-                    Instr::Tensor {
-                        op: TcOp::WgmmaWait { .. }
-                    }
-                )
-            });
-            let end = wait.unwrap_or(th.code.len());
-            let Some(u) = (pc + 1..end).find(|&u| {
-                !matches!(th.code[u], Instr::Tensor { .. }) && th.code[u].uses().contains(dst)
-            }) else {
+            let Some((u, wait)) = unwaited_use(th, pc, *dst) else {
                 continue;
             };
             let at = |k: usize| {
@@ -845,6 +865,12 @@ fn register_before_wait<S: Bits>(words: &Words<'_, '_, S>) -> Vec<Pair> {
             };
             let reg = &th.regs[*dst].name;
             let until = match wait {
+                // The wait is written before the read, on a branch the
+                // read's path does not take.
+                Some(w) if w < u => format!(
+                    "{} delivers it: the path from the MMA to the read skips that wait",
+                    at(w)
+                ),
                 Some(w) => format!("{} delivers it", at(w)),
                 None => {
                     "a `wgmma.wait_group` delivers it (the thread has none after it)".to_string()
@@ -872,4 +898,110 @@ fn register_before_wait<S: Bits>(words: &Words<'_, '_, S>) -> Vec<Pair> {
         }
     }
     out
+}
+
+/// A read of register `dst` reached from the `wgmma.mma_async` at `pc` of
+/// `th` along a path of the thread's control-flow graph that passes no
+/// `wgmma.wait_group` (other tensor-core instructions are the pipeline's
+/// own, not reads of the register), with the wait nearest the MMA on any
+/// path (`None`: no path reaches one). Searched on paths, not positions: a
+/// read on the other arm of a branch is not after the MMA, and a wait on a
+/// branch the read's path skips does not deliver the accumulator to it.
+fn unwaited_use(th: &crate::ir::Thread, pc: usize, dst: usize) -> Option<(usize, Option<usize>)> {
+    let n = th.code.len();
+    let mut seen = vec![false; n];
+    let mut queue: std::collections::VecDeque<usize> = crate::model::accounting::successors(th, pc)
+        .into_iter()
+        .collect();
+    let mut wait = None;
+    let mut used = None;
+    while let Some(k) = queue.pop_front() {
+        if k >= n || seen[k] {
+            continue;
+        }
+        seen[k] = true;
+        match &th.code[k] {
+            Instr::Tensor {
+                op: TcOp::WgmmaWait { .. },
+            } => {
+                wait.get_or_insert(k);
+                continue;
+            }
+            Instr::Tensor { .. } => {}
+            i if i.uses().contains(&dst) => {
+                used.get_or_insert(k);
+            }
+            _ => {}
+        }
+        queue.extend(crate::model::accounting::successors(th, k));
+    }
+    used.map(|u| (u, wait))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unwaited_use;
+    use crate::ir::{BranchCmp, Instr, Operand, Thread};
+
+    /// `P0` of a straight-line test: `wgmma.fence` (0), `wgmma.mma_async d`
+    /// (1), `wgmma.commit_group` (2), `mov r0, d` (3), `wgmma.wait_group 0`
+    /// (4); with its registers `d` and `r0`.
+    fn straight() -> (Thread, usize, usize) {
+        let src = "PTX t\n{\ns @ shared cta 0 = 5;\nw @ shared cta 0 = 7;\n}\n P0@cta 0,cluster 0,gpu 0 ;\n wgmma.fence.sync.aligned ;\n wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0 ;\n wgmma.commit_group.sync.aligned ;\n mov r0, d ;\n wgmma.wait_group.sync.aligned 0 ;\nexists (P0:r0 == 0)\n";
+        let t = crate::litmus::parse_source("t.litmus", src)
+            .unwrap()
+            .remove(0);
+        let th = t.program.threads[0].clone();
+        let reg = |n: &str| th.regs.iter().position(|r| r.name == n).unwrap();
+        let (d, r0) = (reg("d"), reg("r0"));
+        (th, d, r0)
+    }
+
+    fn beq(r: usize, target: usize) -> Instr {
+        Instr::Branch {
+            cond: Some((BranchCmp::Eq, Operand::Reg(r), Operand::Imm(0))),
+            target,
+        }
+    }
+
+    #[test]
+    fn a_read_before_the_wait_in_straight_line_code_is_found() {
+        let (th, d, _) = straight();
+        assert_eq!(unwaited_use(&th, 1, d), Some((3, Some(4))));
+    }
+
+    /// A wait written before the read, on a branch the read's path skips:
+    /// the positions said "after the wait"; a path reaches the read without
+    /// one (`beq` at 3 jumps over the wait at 4 to the read at 5).
+    #[test]
+    fn a_wait_the_path_skips_does_not_deliver_the_accumulator() {
+        let (mut th, d, r0) = straight();
+        let (wait, read) = (th.code[4].clone(), th.code[3].clone());
+        th.code.truncate(3);
+        th.code.extend([beq(r0, 5), wait.clone(), read, wait]);
+        assert_eq!(unwaited_use(&th, 1, d), Some((5, Some(4))));
+    }
+
+    /// A read on the other arm of a branch from the MMA: by position it
+    /// sits between the MMA and its wait; no path goes from the MMA to it.
+    #[test]
+    fn a_read_on_the_other_arm_is_not_after_the_mma() {
+        let (th0, d, r0) = straight();
+        let c = &th0.code;
+        let mut th = th0.clone();
+        // fence; beq → 5; wgmma; commit; bra → 6; mov r0, d; wait
+        th.code = vec![
+            c[0].clone(),
+            beq(r0, 5),
+            c[1].clone(),
+            c[2].clone(),
+            Instr::Branch {
+                cond: None,
+                target: 6,
+            },
+            c[3].clone(),
+            c[4].clone(),
+        ];
+        assert_eq!(unwaited_use(&th, 2, d), None);
+    }
 }

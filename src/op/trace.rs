@@ -499,6 +499,13 @@ impl<S: Bits> Machine<'_, S> {
                 "arrive",
                 "arrives at the barrier and waits for the other participants".into(),
             ),
+            // `elect.sync`'s and `activemask`'s rendezvous order no memory
+            // (`model::barrier::orders_memory`): the lanes only meet.
+            StepKind::Pass if self.meets_only(step.thread, step.pc) => (
+                "pass",
+                "the barrier phase is complete: meets the other lanes; orders no memory, and goes on"
+                    .into(),
+            ),
             StepKind::Pass => (
                 "pass",
                 "the barrier phase is complete: takes the other participants' views and goes on"
@@ -658,6 +665,19 @@ impl<S: Bits> Machine<'_, S> {
                 })
             )
         }))
+    }
+
+    /// Whether instruction `pc` of thread `t` is a rendezvous that orders
+    /// no memory: `elect.sync`'s wait or `activemask`'s meeting (the PTX ISA
+    /// states no memory ordering for either).
+    fn meets_only(&self, t: usize, pc: usize) -> bool {
+        matches!(
+            self.program.threads[t].code.get(pc),
+            Some(Instr::Barrier {
+                kind: crate::ir::BarrierKind::Elect | crate::ir::BarrierKind::ActiveMask,
+                ..
+            })
+        )
     }
 
     /// An instruction as the test writes it; an agent's steps as what the

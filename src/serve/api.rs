@@ -567,7 +567,7 @@ fn step_at<S: crate::rel::Bits>(
         "history": s.history(),
         "every_step": options.every_step,
         "steps": s.steps(),
-        "picture": picture::picture(m, s.current()),
+        "picture": picture::picture_at(m, s.current(), Some(&crate::explain::words::Positions::of(t))),
         "transitions": s.transitions(),
         "over": s.is_final(),
         "hang": s.hang().map(|h| json!({

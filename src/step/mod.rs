@@ -239,6 +239,12 @@ impl<'p, S: Bits> Session<'p, S> {
         self.steps.len() < self.leader_steps()
     }
 
+    /// What choice step `f` of a run picks: `elect` (a leader) or
+    /// `activemask` (which lanes execute it together).
+    pub fn choice_kind(&self, f: usize) -> &'static str {
+        self.variants.kind(f)
+    }
+
     /// The leader choices the run has made, one line each (empty for a
     /// program without a choice of leader).
     pub fn leaders(&self) -> Vec<String> {

@@ -99,6 +99,16 @@ pub struct LocationBox {
 
 /// The picture of `st`.
 pub fn picture<S: Bits>(m: &Machine<'_, S>, st: &State<S>) -> Picture {
+    picture_at(m, st, None)
+}
+
+/// The picture of `st`, naming a warp-level wait by where its instruction
+/// is written when `at` has the test's positions.
+pub fn picture_at<S: Bits>(
+    m: &Machine<'_, S>,
+    st: &State<S>,
+    at: Option<&crate::explain::words::Positions>,
+) -> Picture {
     let p = &m.program;
     let mut ctas: Vec<CtaBox> = Vec::new();
     let mut asyncs = Vec::new();
@@ -130,22 +140,63 @@ pub fn picture<S: Bits>(m: &Machine<'_, S>, st: &State<S>) -> Picture {
         .arrivals
         .iter()
         .filter(|a| st.threads[a.thread].arrived)
-        .map(|a| {
-            let id: Vec<String> = a.id.iter().map(|v| v.to_string()).collect();
-            format!(
-                "{} waits at barrier {} of CTA {} (phase {})",
-                p.threads[a.thread].name,
-                id.join(","),
-                m.layout.ctas[a.cta].1,
-                a.phase
-            )
-        })
+        .map(|a| waiting(m, a, at))
         .collect();
     Picture {
         ctas,
         asyncs,
         memory,
         barriers,
+    }
+}
+
+/// One thread waiting at a barrier, in words. A warp-level rendezvous
+/// (`bar.warp.sync`, `elect.sync`, `activemask`) is keyed on an encoded
+/// resource (`model::barrier::resolve_warp_kind`): it is named by its
+/// instruction, where it is written, and the lanes it waits for.
+fn waiting<S: Bits>(
+    m: &Machine<'_, S>,
+    a: &crate::op::state::Arrival,
+    at: Option<&crate::explain::words::Positions>,
+) -> String {
+    let p = &m.program;
+    let (gpu, cta) = m.layout.ctas[a.cta];
+    let name = &p.threads[a.thread].name;
+    match crate::model::barrier::participants(p, gpu, cta, &a.id) {
+        Some(lanes) => {
+            let pc = m.layout.slots[a.slot].pc;
+            let place = at
+                .and_then(|x| x.short(a.thread, pc))
+                .map_or_else(String::new, |l| format!(" ({l})"));
+            let names: Vec<&str> = lanes.iter().map(|&u| p.threads[u].name.as_str()).collect();
+            // `activemask.b32 d` as written: the rendezvous and the `mov`
+            // of its result after it (`ir::activemask`), as the choice of
+            // blocks names it.
+            let code = &p.threads[a.thread].code;
+            let instr = match (code.get(pc), code.get(pc + 1)) {
+                (
+                    Some(crate::ir::Instr::Barrier {
+                        kind: crate::ir::BarrierKind::ActiveMask,
+                        ..
+                    }),
+                    Some(crate::ir::Instr::Mov { dst, .. }),
+                ) => format!("activemask.b32 {}", p.threads[a.thread].regs[*dst].name),
+                _ => m.instr_text(a.thread, pc),
+            };
+            format!(
+                "{name} waits at `{instr}`{place} for the lanes {} (phase {})",
+                names.join(","),
+                a.phase
+            )
+        }
+        None => {
+            let id: Vec<String> = a.id.iter().map(|v| v.to_string()).collect();
+            format!(
+                "{name} waits at barrier {} of CTA {cta} (phase {})",
+                id.join(","),
+                a.phase
+            )
+        }
     }
 }
 

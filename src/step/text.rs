@@ -53,15 +53,29 @@ pub fn state<S: Bits>(s: &Session<'_, S>, pic: &Picture) -> String {
     for b in &pic.barriers {
         writeln!(out, "Barrier: {b}").unwrap();
     }
-    for l in s.leaders() {
-        writeln!(out, "Leader: {l}").unwrap();
+    // An `activemask` choice picks which lanes meet, not a leader.
+    for (f, l) in s.leaders().iter().enumerate() {
+        let label = match s.choice_kind(f) {
+            "activemask" => "Lanes together",
+            _ => "Leader",
+        };
+        writeln!(out, "{label}: {l}").unwrap();
     }
     if s.picking_leaders() {
+        let why = match s.choice_kind(s.steps().len()) {
+            "activemask" => {
+                "Pick how the lanes meet first: which lanes of a warp execute `activemask` \
+                 together is the scheduler's choice, and every partition of them is a run \
+                 (docs/warps.md)"
+            }
+            _ => {
+                "Pick a leader first: `elect.sync` elects the same lane of a warp for a mask at \
+                 every execution, a lane the PTX ISA leaves unspecified (docs/warps.md)"
+            }
+        };
         writeln!(
             out,
-            "Pick a leader first: `elect.sync` elects the same lane of a warp for a mask at \
-             every execution, a lane the PTX ISA leaves unspecified (docs/warps.md); until then \
-             the code shows the first choice's results."
+            "{why}; until then the code shows the first choice's results."
         )
         .unwrap();
     }
