@@ -47,7 +47,7 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
         assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
         rows += 1;
     }
-    assert_eq!(rows, 80);
+    assert_eq!(rows, 82);
 }
 
 /// `kernels/scale/`: kernels of 64 threads (two warps of 32 lanes) at a

@@ -465,10 +465,20 @@ pub fn select<'m>(m: &'m Module, launch: &Launch) -> Result<&'m Function, Error>
 /// clusters, `docs/griddep.md`), under `launch`.
 pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, Error> {
     let whole = Span::new(0, launch_len);
-    let mut kernels: Vec<(&Function, &Launch)> = vec![(select(m, launch)?, launch)];
+    let mut selected: Vec<(&Function, &Launch)> = vec![(select(m, launch)?, launch)];
     if let Some(d) = launch.dependent.as_deref() {
-        kernels.push((select(m, d)?, d));
+        selected.push((select(m, d)?, d));
     }
+    // Device functions spliced in (`ptx::inline`): the lowering sees one body.
+    let inlined: Vec<Function> = selected
+        .iter()
+        .map(|(f, _)| super::inline::inline_calls(m, f).map_err(ptx))
+        .collect::<Result<_, _>>()?;
+    let kernels: Vec<(&Function, &Launch)> = inlined
+        .iter()
+        .zip(&selected)
+        .map(|(f, (_, l))| (f, *l))
+        .collect();
     for &(f, l) in &kernels {
         if l.params.len() != f.params.len() {
             return Err(Box::new((

@@ -12,6 +12,7 @@
 //! No engine learns PTX syntax; see `docs/kernels.md`.
 
 pub mod ast;
+pub mod inline;
 pub mod launch;
 pub mod lexer;
 pub mod lower;
