@@ -100,6 +100,10 @@ pub struct RunOptions {
     /// location only through what a step adds (off only to check it:
     /// `docs/exploration.md`, "Incremental SC per location").
     pub incremental_sc: bool,
+    /// The machine remembers states up to the order of a commuting
+    /// counter's additions (off only to check it: `docs/exploration.md`,
+    /// "Commuting additions in the machine").
+    pub commute_additions: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -165,6 +169,7 @@ impl Default for RunOptions {
             symmetry: true,
             symmetric_choices: true,
             incremental_sc: true,
+            commute_additions: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -818,6 +823,16 @@ fn run_op_at<S: Bits>(
     m.incremental_sc = opts.incremental_sc;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
+    if opts.commute_additions {
+        // A projected run lists no ticket the projection leaves out, so
+        // those of commuting `atom`s may be forgotten.
+        let observed: Vec<Vec<bool>> = if opts.project.projects() {
+            crate::outcome::observed_regs(p)
+        } else {
+            p.threads.iter().map(|t| vec![true; t.regs.len()]).collect()
+        };
+        m.commute_additions(&observed);
+    }
     let eo = ExploreOptions {
         limits: opts.limits,
         jobs: opts.jobs,

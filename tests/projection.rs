@@ -71,6 +71,21 @@ fn races(r: &RunResult) -> (Vec<ptxmc::ax::race::Race>, engine::RaceStatus) {
     (v, r.races.status.clone())
 }
 
+/// How many commuting counters the machine finds in `p`, listing every
+/// register or (`projected`) those of the condition.
+fn commuting_counters(p: &Program, projected: bool) -> usize {
+    let Ok(mut m) = ptxmc::op::Machine::new(p, RunOptions::default().loop_bound) else {
+        return 0;
+    };
+    let observed: Vec<Vec<bool>> = if projected {
+        ptxmc::outcome::observed_regs(p)
+    } else {
+        p.threads.iter().map(|t| vec![true; t.regs.len()]).collect()
+    };
+    m.commute_additions(&observed);
+    m.commuting.as_ref().map_or(0, |c| c.counters())
+}
+
 /// The machine's distinct states and the oracle's outcome nodes of a run.
 fn cost(r: &RunResult) -> (u64, u64) {
     (
@@ -127,8 +142,14 @@ fn same_projected_as(
         full.disagreement.is_none() && proj.disagreement.is_none(),
         "{name}: engines disagree"
     );
-    // The machine explores exactly as in full (projection only lists).
-    assert_eq!(cost(&proj).0, cost(full).0, "{name}: machine states");
+    // The machine explores exactly as in full (projection only lists),
+    // unless the projection leaves out the tickets of additions that then
+    // commute (`docs/exploration.md`, "Commuting additions in the machine").
+    if commuting_counters(p, true) > commuting_counters(p, false) {
+        assert!(cost(&proj).0 <= cost(full).0, "{name}: machine states");
+    } else {
+        assert_eq!(cost(&proj).0, cost(full).0, "{name}: machine states");
+    }
     if full.stats.op.is_some_and(|s| s.symmetric_threads > 0) {
         let mut o = opts(EngineChoice::Op, project, false);
         o.symmetry = false;
@@ -255,10 +276,12 @@ fn projection_and_verdict_only_keep_every_answer_of_the_kernels() {
 }
 
 /// With an `atom` ticket per arrival the grid barrier has `n!` final
-/// states; over its condition's registers it has one. The machine stores
-/// the `red` family's states either way (its states already tell the
-/// orders of the additions apart, tickets or not), and the oracle searches
-/// every order either way: an `atom`'s read half, unlike a `red`'s, heads
+/// states; over its condition's registers it has one. Projected, the
+/// machine stores the `red` family's states (its commuting additions
+/// forget the order of the arrivals once the tickets are not listed:
+/// `docs/exploration.md`, "Commuting additions in the machine"), fewer
+/// than in full; the oracle searches every order either way: an `atom`'s
+/// read half, unlike a `red`'s, heads
 /// an acquire pattern with the spin's acquiring load of the same location,
 /// so it does not commute even when nobody reads its ticket
 /// (`docs/oracle.md`, "Projection").
@@ -279,7 +302,19 @@ fn projection_keeps_every_answer_of_the_families() {
             cost(&red_run).0,
             "atom-{n}: the red family's states"
         );
-        assert_eq!(proj, full, "atom-{n}: {full:?} -> {proj:?}");
+        // The oracle searches as much; the machine forgets the unlisted
+        // tickets of the commuting `atom`s, and with them the order of the
+        // additions (`docs/exploration.md`, "Commuting additions in the
+        // machine").
+        assert_eq!(proj.1, full.1, "atom-{n}: {full:?} -> {proj:?}");
+        assert!(
+            if n >= 3 {
+                proj.0 < full.0
+            } else {
+                proj.0 <= full.0
+            },
+            "atom-{n}: {full:?} -> {proj:?}"
+        );
         same_projected(&format!("red-{n}"), &r.program, Projection::Condition);
         same_verdict(&format!("atom-{n}"), &t.program);
         let listed = engine::run(
@@ -433,7 +468,7 @@ fn limits_leave_projected_and_verdict_only_runs_incomplete() {
     ] {
         for engine in [EngineChoice::Op, EngineChoice::Ax, EngineChoice::Both] {
             let mut o = opts(engine, project, verdict_only);
-            o.limits.max_states = Some(40);
+            o.limits.max_states = Some(20);
             let r = engine::run(&t.program, &o);
             let why = r
                 .incomplete

@@ -100,6 +100,11 @@ pub struct EngineArgs {
     /// only through what the step added (to check that shortcut).
     #[arg(long)]
     pub no_incremental_sc: bool,
+    /// Make the machine remember every order of a commuting counter's
+    /// additions instead of one (to check that reduction; docs/exploration.md,
+    /// "Commuting additions in the machine").
+    #[arg(long)]
+    pub no_commute_additions: bool,
     /// Make the oracle search every coherence orientation instead of adding
     /// the edges an axiom forces and reading total locations' final values
     /// off the least coherence (to check that shortcut).
@@ -211,6 +216,7 @@ impl EngineArgs {
             symmetry: !self.no_symmetry,
             symmetric_choices: !self.no_symmetric_choices,
             incremental_sc: !self.no_incremental_sc,
+            commute_additions: !self.no_commute_additions,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,

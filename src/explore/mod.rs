@@ -31,6 +31,7 @@ use crate::limits::{Budget, Exceeded, Finder, Poll};
 use crate::model::hang::Hang;
 use crate::model::ub::Undefined;
 use crate::op::Machine;
+use crate::op::commute::Commuting;
 use crate::op::hang::Quiescence;
 use crate::op::state::State;
 use crate::op::symmetry::Symmetry;
@@ -179,6 +180,10 @@ struct Ctx<'m, 'p, 'b, S: Bits> {
     machine: &'m Machine<'p, S>,
     /// The symmetry the seen-set quotients by, if any.
     sym: Option<&'m Symmetry<S>>,
+    /// The commuting counters whose orders of additions the seen-set
+    /// forgets, if any (`docs/exploration.md`, "Commuting additions in the
+    /// machine").
+    commute: Option<&'m Commuting<S>>,
     seen: Seen<'m, S>,
     /// Distinct states inserted (the seen-set's length, without locking its shards).
     distinct: AtomicU64,
@@ -207,9 +212,11 @@ impl<S: Bits> Ctx<'_, '_, '_, S> {
         self.stop.store(true, Ordering::Relaxed);
     }
 
-    /// Remember `st`; true if it is new.
+    /// Remember `st` (up to the order of commuting additions); true if it
+    /// is new.
     fn insert(&self, st: &State<S>) -> bool {
-        let new = self.seen.insert(st);
+        let canonical = self.commute.and_then(|c| c.canonical(st));
+        let new = self.seen.insert(canonical.as_ref().unwrap_or(st));
         if new {
             let n = self.distinct.fetch_add(1, Ordering::Relaxed) + 1;
             if let Some(e) = self.budget.states_exceeded(n) {
@@ -323,6 +330,12 @@ impl<S: Bits> Ctx<'_, '_, '_, S> {
                 .transitions
                 .fetch_add(f.states.len() as u64, Ordering::Relaxed);
             for s in f.states.into_iter().rev() {
+                // A state whose spin on a commuting counter can only go
+                // back reaches nothing (`Commuting::doomed`).
+                if self.commute.is_some_and(|c| c.doomed(&s)) {
+                    self.counters.dead_ends.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
                 if self.insert(&s) {
                     stack.push(s);
                 } else {
@@ -369,7 +382,11 @@ pub fn explore_within<S: Bits>(
     // to itself: the final states of a state that is not would not be
     // closed under the group.
     let sym = m.symmetry.as_ref().filter(|_| m.use_symmetry);
-    explore_from(m, m.initial(), opts, budget, sym)
+    // Commuting additions: with the partial-order reduction (the argument
+    // needs a load that will go back to be dropped with its retirement),
+    // and not beside a symmetry (one quotient at a time).
+    let commute = m.commuting.as_ref().filter(|_| m.por && sym.is_none());
+    explore_from(m, m.initial(), opts, budget, sym, commute)
 }
 
 /// [`explore_within`] from `from` instead of the initial state: every final
@@ -381,7 +398,7 @@ pub fn explore_from_within<S: Bits>(
     opts: &ExploreOptions,
     budget: &Budget,
 ) -> Explored {
-    explore_from(m, from, opts, budget, None)
+    explore_from(m, from, opts, budget, None, None)
 }
 
 /// [`explore_from_within`], remembering states one per orbit of `sym` and
@@ -392,6 +409,7 @@ fn explore_from<'m, S: Bits>(
     opts: &ExploreOptions,
     budget: &Budget,
     sym: Option<&'m Symmetry<S>>,
+    commute: Option<&'m Commuting<S>>,
 ) -> Explored {
     let start = Instant::now();
     let hasher = FxBuildHasher::default;
@@ -404,6 +422,7 @@ fn explore_from<'m, S: Bits>(
     let ctx = Ctx {
         machine: m,
         sym,
+        commute,
         seen,
         distinct: AtomicU64::new(0),
         counters: Counters::default(),

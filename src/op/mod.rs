@@ -16,6 +16,7 @@
 #![allow(clippy::vec_box)]
 
 mod coherence;
+pub mod commute;
 pub mod hang;
 pub mod layout;
 pub mod reason;
@@ -105,6 +106,11 @@ pub struct Machine<'p, S: Bits = u128> {
     /// The program's groups of interchangeable threads, if any
     /// ([`symmetry::Symmetry::detect`]).
     pub symmetry: Option<symmetry::Symmetry<S>>,
+    /// The program's commuting counters, whose chains of additions the
+    /// exploration from the initial state remembers up to their order
+    /// (`docs/exploration.md`, "Commuting additions in the machine"); `None`
+    /// unless [`Machine::commute_additions`] found some.
+    pub commuting: Option<commute::Commuting<S>>,
     /// `back_index[t][pc]`: index of a back edge that counts its takes
     /// (bounded loops, spin loops that keep iterations) in `ThreadState::back_taken`.
     back_index: Vec<Vec<Option<usize>>>,
@@ -311,6 +317,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             symmetric_choices: true,
             incremental_sc: true,
             symmetry,
+            commuting: None,
             barriers: Default::default(),
             fairness: Default::default(),
             cta_counted,

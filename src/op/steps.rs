@@ -159,6 +159,10 @@ pub(super) enum Retire<S: Bits> {
     Blocked,
 }
 
+/// How many read-modify-writes one bind may forward, one inside another
+/// (each reading the next one's write).
+pub(super) const FORWARD_DEPTH: u32 = 3;
+
 impl<S: Bits> Machine<'_, S> {
     /// Every successor of `st`, in a deterministic order.
     pub fn successors(&self, st: &State<S>) -> Vec<(Step, Box<State<S>>)> {
@@ -1497,6 +1501,13 @@ impl<S: Bits> Machine<'_, S> {
         twins: Option<&Twins>,
         out: &mut Vec<(Step, Box<State<S>>)>,
     ) {
+        let slot = e.slot.unwrap();
+        // A spin on a commuting counter that no bind can let out is not
+        // bound (`op::commute`, `Commuting::doomed`).
+        let commuting = self.commuting.as_ref();
+        if commuting.is_some_and(|c| c.cannot_leave(st, slot, FORWARD_DEPTH)) {
+            return;
+        }
         let mut found = Vec::new();
         let mut fw = SmallVec::new();
         let mut pick = Pick {
@@ -1509,13 +1520,15 @@ impl<S: Bits> Machine<'_, S> {
             e,
             windows,
             co,
-            3,
+            FORWARD_DEPTH,
             S::EMPTY,
             &mut fw,
             &mut pick,
             &mut found,
         );
-        let slot = e.slot.unwrap();
+        if let Some(c) = commuting {
+            found.retain(|(_, s)| !c.doomed(s));
+        }
         for (fw, s) in found {
             let version = s.rf[slot] as usize;
             out.push((
