@@ -100,6 +100,9 @@ pub struct RunOptions {
     /// location only through what a step adds (off only to check it:
     /// `docs/exploration.md`, "Incremental SC per location").
     pub incremental_sc: bool,
+    /// The machine drops states whose speculation is doomed (off only to
+    /// check it: `docs/exploration.md`, "Doomed speculation").
+    pub prune_doomed: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -165,6 +168,7 @@ impl Default for RunOptions {
             symmetry: true,
             symmetric_choices: true,
             incremental_sc: true,
+            prune_doomed: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -816,6 +820,7 @@ fn run_op_at<S: Bits>(
     m.use_symmetry = opts.symmetry;
     m.symmetric_choices = opts.symmetric_choices;
     m.incremental_sc = opts.incremental_sc;
+    m.prune_doomed = opts.prune_doomed;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
     let eo = ExploreOptions {
