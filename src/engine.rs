@@ -104,6 +104,9 @@ pub struct RunOptions {
     /// counter's additions (off only to check it: `docs/exploration.md`,
     /// "Commuting additions in the machine").
     pub commute_additions: bool,
+    /// The machine drops states whose speculation is doomed (off only to
+    /// check it: `docs/exploration.md`, "Doomed speculation").
+    pub prune_doomed: bool,
     /// The oracle's forced coherence edges and total locations (off only to
     /// check them: `docs/oracle.md`, "Forced coherence").
     pub forced_coherence: bool,
@@ -170,6 +173,7 @@ impl Default for RunOptions {
             symmetric_choices: true,
             incremental_sc: true,
             commute_additions: true,
+            prune_doomed: true,
             forced_coherence: true,
             static_barriers: true,
             static_counters: true,
@@ -821,6 +825,7 @@ fn run_op_at<S: Bits>(
     m.use_symmetry = opts.symmetry;
     m.symmetric_choices = opts.symmetric_choices;
     m.incremental_sc = opts.incremental_sc;
+    m.prune_doomed = opts.prune_doomed;
     m.barriers = opts.barriers.for_program(p);
     m.fairness = opts.fairness;
     if opts.commute_additions {

@@ -105,6 +105,10 @@ pub struct EngineArgs {
     /// "Commuting additions in the machine").
     #[arg(long)]
     pub no_commute_additions: bool,
+    /// Make the machine run doomed speculation on until its retirement
+    /// fails instead of dropping it at once (to check that shortcut).
+    #[arg(long)]
+    pub no_doomed_pruning: bool,
     /// Make the oracle search every coherence orientation instead of adding
     /// the edges an axiom forces and reading total locations' final values
     /// off the least coherence (to check that shortcut).
@@ -217,6 +221,7 @@ impl EngineArgs {
             symmetric_choices: !self.no_symmetric_choices,
             incremental_sc: !self.no_incremental_sc,
             commute_additions: !self.no_commute_additions,
+            prune_doomed: !self.no_doomed_pruning,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,
             static_counters: !self.no_static_counters,

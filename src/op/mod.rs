@@ -17,6 +17,7 @@
 
 mod coherence;
 pub mod commute;
+mod doomed;
 pub mod hang;
 pub mod layout;
 pub mod reason;
@@ -103,6 +104,13 @@ pub struct Machine<'p, S: Bits = u128> {
     /// (`docs/exploration.md`, "Incremental SC per location"). Off only to
     /// check it.
     pub incremental_sc: bool,
+    /// Drop a state from the exploration as soon as a write issued (a read
+    /// bound) ahead of its retirement is coherence-ordered against what that
+    /// retirement must see (`docs/exploration.md`, "Doomed speculation"):
+    /// it can reach no final state, hang witness or cut. Off only to check it.
+    pub prune_doomed: bool,
+    /// The static fronts that decide it, when the program admits them.
+    doom: Option<doomed::Doom<S>>,
     /// The program's groups of interchangeable threads, if any
     /// ([`symmetry::Symmetry::detect`]).
     pub symmetry: Option<symmetry::Symmetry<S>>,
@@ -312,10 +320,12 @@ impl<'p, S: Bits> Machine<'p, S> {
             Vec::new()
         };
         let symmetry = symmetry::Symmetry::detect(p, &layout, &columns);
-        Ok(Machine {
+        let mut m = Machine {
             use_symmetry: true,
             symmetric_choices: true,
             incremental_sc: true,
+            prune_doomed: true,
+            doom: None,
             symmetry,
             commuting: None,
             barriers: Default::default(),
@@ -342,7 +352,14 @@ impl<'p, S: Bits> Machine<'p, S> {
             total_loc,
             mbar_rmws,
             interrupted: Default::default(),
-        })
+        };
+        m.doom = doomed::Doom::of(&m);
+        Ok(m)
+    }
+
+    /// Whether the exploration drops `st` as doomed ([`Machine::prune_doomed`]).
+    pub(crate) fn doomed(&self, st: &State<S>) -> bool {
+        self.prune_doomed && self.doom.as_ref().is_some_and(|d| d.doomed(self, st))
     }
 
     /// Run `work` on this machine within `budget`: a watchdog looks at the

@@ -266,6 +266,10 @@ impl<S: Bits> Machine<'_, S> {
                     InPlace::Branches => break,
                 }
             }
+            // Doomed speculation: no final state, hang witness or cut ahead.
+            if self.por && self.doomed(&cur) {
+                continue;
+            }
             f.states.push(cur);
         }
         f
