@@ -129,6 +129,10 @@ pub struct RunOptions {
     /// The oracle's reads-from binds forced reads first (off only to check
     /// it: `docs/oracle.md`, "Forced reads first").
     pub forced_reads: bool,
+    /// With `forced_reads`, the oracle keeps each read's candidates from
+    /// node to node and binds the read with the fewest first (off only to
+    /// check it: `docs/oracle.md`, "Fewest candidates first").
+    pub fewest_first: bool,
     /// Which columns the final states are listed over (`Projection::All`:
     /// herd's full states).
     pub project: Projection,
@@ -181,6 +185,7 @@ impl Default for RunOptions {
             commute_counters: true,
             twin_adders: true,
             forced_reads: true,
+            fewest_first: true,
             project: Projection::All,
             verdict_only: false,
             output_cost: OutputCost::default(),
@@ -740,6 +745,7 @@ fn run_ax(
         commute_counters: opts.commute_counters,
         twin_adders: opts.twin_adders,
         forced_reads: opts.forced_reads,
+        fewest_first: opts.fewest_first,
         project: opts.project.projects(),
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,

@@ -85,6 +85,11 @@ pub struct AxOptions {
     /// has none (`docs/oracle.md`, "Forced reads first"; outcome search
     /// only); `false` only to check that search order.
     pub forced_reads: bool,
+    /// With `forced_reads`: keep each read's candidates from node to node
+    /// and, when no read is forced, bind the one with the fewest
+    /// (`docs/oracle.md`, "Fewest candidates first"; outcome search only);
+    /// `false` only to check that search order.
+    pub fewest_first: bool,
     /// `--project condition`: the final states list only the registers and
     /// locations the test asks about ([`crate::outcome::observed`]), so a
     /// register nobody asks about is no part of an outcome — which lets an
@@ -109,6 +114,7 @@ impl Default for AxOptions {
             commute_counters: true,
             twin_adders: true,
             forced_reads: true,
+            fewest_first: true,
             project: false,
         }
     }
@@ -255,6 +261,7 @@ fn search_all(
                 s.barriers = opts.barriers;
                 s.static_barriers = opts.static_barriers;
                 s.forced_reads = opts.forced_reads;
+                s.fewest_first = opts.fewest_first;
                 let found = s.run();
                 add_stats(&mut r.stats, &s.stats);
                 for (race, w) in std::mem::take(&mut s.races) {

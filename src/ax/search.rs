@@ -140,6 +140,14 @@ pub struct Search<'a, 'p, S: Bits> {
     /// of its location. Proxy-preserved causality is then base causality
     /// restricted to these pairs, which saves the per-pair proxy rules.
     plain_same_loc: Option<Vec<S>>,
+    /// Per memory event X: the memory events of its location (what
+    /// proxy-preserved causality may relate X to).
+    same_loc_mem: Vec<S>,
+    /// Per generic memory event X: the generic memory events of its
+    /// location through its virtual address, which proxy-preserved base
+    /// causality relates X to whenever base causality does (no proxy rule
+    /// to check pair by pair).
+    generic_same_va: Vec<S>,
     /// Some event depends on a read (`dep` is not empty).
     has_deps: bool,
     /// Morally strong pairs of `fence.sc`.
@@ -181,6 +189,16 @@ pub struct Search<'a, 'p, S: Bits> {
     /// found (`false`, the termination search, whose first hang is its
     /// witness).
     pub forced_order: bool,
+    /// With `forced_reads` and `forced_order`: keep, per read not bound
+    /// yet, the candidate writes that the checks of [`Search::partial_ok`]
+    /// left at the node above (each node re-checks only those, as a write
+    /// rejected above stays rejected), and when no read is forced, bind
+    /// the one with the fewest candidates (`docs/oracle.md`, "Fewest
+    /// candidates first"). Off only to check that search order.
+    pub fewest_first: bool,
+    /// With `fewest_first`: per read, a superset of the writes it can
+    /// still read (every write it cannot is one the checks reject).
+    cands: Vec<S>,
     /// With [`Search::static_barriers`], when they apply: every way the
     /// barrier arrivals form phases, which reads-from cannot change.
     pre_choices: Vec<super::barriers::BarChoice<S>>,
@@ -454,6 +472,32 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                 }
             }
         }
+        let same_loc_mem: Vec<S> = (0..n)
+            .map(|x| {
+                let e = &g.events[x];
+                (0..n)
+                    .filter(|&y| e.is_mem() && g.events[y].is_mem() && g.events[y].loc == e.loc)
+                    .fold(S::EMPTY, |m, y| m | bit(y))
+            })
+            .collect();
+        let generic_same_va: Vec<S> = (0..n)
+            .map(|x| {
+                let e = &g.events[x];
+                if e.proxy != Proxy::Generic {
+                    return S::EMPTY;
+                }
+                members(same_loc_mem[x])
+                    .filter(|&y| {
+                        let f = &g.events[y];
+                        f.proxy == Proxy::Generic && f.va == e.va
+                    })
+                    .fold(S::EMPTY, |m, y| m | bit(y))
+            })
+            .collect();
+        let mut cands = vec![S::EMPTY; n];
+        for &r in &g.reads {
+            cands[r] = g.writes_of[g.events[r].loc] & !g.rmw.row(r);
+        }
         let po_loc_inv = g.po_loc.inverse();
         let reads_po_loc_before = (0..n).map(|r| po_loc_inv.row(r) & read_set).collect();
         Search {
@@ -470,6 +514,8 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             po_loc_ms_writes_before,
             forced: true,
             plain_same_loc,
+            same_loc_mem,
+            generic_same_va,
             has_deps: g.dep.pairs().next().is_some(),
             rf: vec![None; n],
             rf_rel: Rel::empty(n),
@@ -492,6 +538,8 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             static_barriers: true,
             forced_reads: false,
             forced_order: true,
+            fewest_first: false,
+            cands,
             pre_choices: Vec::new(),
             alive: Vec::new(),
             pre_planned: false,
@@ -986,6 +1034,14 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         // has none left.
         let mut swapped = None;
         let mut r = r;
+        if self.forced_reads
+            && self.forced_order
+            && self.fewest_first
+            && !self.pre_planned
+            && k + 1 < self.order.len()
+        {
+            return self.fewest_step(k);
+        }
         if self.forced_reads && !self.pre_planned && k + 1 < self.order.len() {
             match self.forced_read(k) {
                 Forced::Dead => return,
@@ -1023,6 +1079,96 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         if let Some(j) = swapped {
             self.order.swap(k, j);
         }
+    }
+
+    /// [`Search::rf_step`] at a node with at least two reads not bound,
+    /// with fewest candidates first ([`Search::fewest_first`]): narrow each
+    /// read's kept candidates ([`Search::narrow`]), drop the node if one
+    /// has none, else bind the read it picks to each of its candidates —
+    /// exactly the writes the checks of [`Search::partial_ok`] accept at
+    /// this node, so they are not checked again.
+    fn fewest_step(&mut self, k: usize) {
+        let kept = self.cands.clone();
+        let Some(j) = self.narrow(k) else {
+            self.cands = kept;
+            return;
+        };
+        self.order.swap(k, j);
+        let r = self.order[k];
+        for w in members(self.cands[r]) {
+            self.rf[r] = Some(w);
+            self.rf_rel.add(w, r);
+            self.rf_step(k + 1);
+            self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));
+            self.rf[r] = None;
+            if self.stop() {
+                break;
+            }
+        }
+        self.order.swap(k, j);
+        self.cands = kept;
+    }
+
+    /// Re-check the kept candidates of the reads not bound yet
+    /// (`order[k..]`, in order) with the reads bound so far, keeping those
+    /// [`Search::partial_ok`] accepts: `None` if some read has none left
+    /// (no extension of this node is consistent) or the budget ran out;
+    /// else the index of the read to bind next — the first with exactly
+    /// one candidate (the scan stops there; reads after it keep their
+    /// supersets), or, when none has one, the one with the fewest (the
+    /// first of those). The checks are monotone in the reads bound, so a
+    /// write rejected here stays rejected below, and the order of binding
+    /// changes no complete assignment the search accepts (`docs/oracle.md`,
+    /// "Fewest candidates first"). The counters count the rejections of
+    /// the read it returns (or of the read left with none), as the plain
+    /// loop over one read's writes does; the other trial checks leave them
+    /// as they were.
+    fn narrow(&mut self, k: usize) -> Option<usize> {
+        let saved = self.stats;
+        let mut counted = saved;
+        let mut best: Option<(usize, u32)> = None;
+        let mut out = None;
+        'reads: for j in k..self.order.len() {
+            self.stats = saved;
+            let r = self.order[j];
+            let mut keep = S::EMPTY;
+            let mut n = 0u32;
+            for w in members(self.cands[r]) {
+                if self.poll() {
+                    best = None;
+                    break 'reads;
+                }
+                self.rf[r] = Some(w);
+                self.rf_rel.add(w, r);
+                let ok = self.partial_ok(r, false);
+                self.rf_rel.set_row(w, self.rf_rel.row(w) & !S::bit(r));
+                self.rf[r] = None;
+                if ok {
+                    keep |= bit(w);
+                    n += 1;
+                }
+            }
+            self.cands[r] = keep;
+            match n {
+                0 => {
+                    best = None;
+                    counted = self.stats;
+                    break;
+                }
+                1 => {
+                    out = Some(j);
+                    counted = self.stats;
+                    break;
+                }
+                _ if best.is_none_or(|(_, m)| n < m) => {
+                    best = Some((j, n));
+                    counted = self.stats;
+                }
+                _ => {}
+            }
+        }
+        self.stats = counted;
+        out.or(best.map(|(j, _)| j))
     }
 
     /// Among the reads not bound yet (`order[k..]`, scanned in order), the
@@ -1374,6 +1520,16 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                 continue;
             }
             let c = &cl.by_sig[cl.sig_of[x]];
+            // Between generic accesses through one address the proxy rules
+            // below always hold: take those pairs as a row, and check the
+            // others (other proxies, aliases) pair by pair.
+            let reach = c.row(x) & self.same_loc_mem[x];
+            let easy = reach & self.generic_same_va[x];
+            ppcb.set_row(x, easy);
+            let rest = reach & !easy;
+            if rest.is_empty() {
+                continue;
+            }
             // Src(X): X if generic, else proxy fences of X's proxy in X's CTA after X.
             let src = if a.proxy == Proxy::Generic {
                 bit(x)
@@ -1383,11 +1539,8 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             let src_reach = members(src).fold(S::EMPTY, |acc, s| acc | c.row(s));
             let alias_reach =
                 members(src_reach & g.alias_fences).fold(S::EMPTY, |acc, f| acc | c.row(f));
-            for y in members(c.row(x)) {
+            for y in members(rest) {
                 let b = &g.events[y];
-                if !b.is_mem() || b.loc != a.loc {
-                    continue;
-                }
                 // Dst(Y): Y if generic, else proxy fences of Y's proxy in Y's CTA before Y.
                 let dst = if b.proxy == Proxy::Generic {
                     bit(y)

@@ -146,6 +146,13 @@ pub struct EngineArgs {
     /// (to check that search order).
     #[arg(long)]
     pub no_forced_reads: bool,
+    /// Make the oracle re-check every candidate of every read at each node
+    /// and bind reads in its fixed order when none is forced, instead of
+    /// keeping each read's candidates and binding the one with the fewest
+    /// (to check that search order; docs/oracle.md, "Fewest candidates
+    /// first").
+    #[arg(long)]
+    pub no_fewest_first: bool,
     /// Which columns final states are listed over: `all` (every register
     /// and location, herd's final states) or `condition` (only the
     /// registers and locations of the condition, the filter and herd's
@@ -229,6 +236,7 @@ impl EngineArgs {
             commute_counters: !self.no_commute_counters,
             twin_adders: !self.no_twin_adders,
             forced_reads: !self.no_forced_reads,
+            fewest_first: !self.no_fewest_first,
             project: self.project,
             verdict_only: self.verdict_only,
             // The costlier format; a command that prints less says so.
