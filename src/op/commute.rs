@@ -84,6 +84,10 @@ impl<S: Bits> Commuting<S> {
         if m.coherence != Coherence::Eager
             || p.threads.iter().enumerate().any(|(t, th)| {
                 th.agent.is_some()
+                    // A kernel's RMWs wrap at their width (`Thread::wrap_rmw`):
+                    // the count a spin waits for is then not a sum of positive
+                    // constants that only the whole chain reaches.
+                    || th.wrap_rmw
                     || th.code.iter().any(|i| !i.is_plain())
                     || lay.loops[t]
                         .back_edge
