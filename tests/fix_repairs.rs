@@ -109,6 +109,11 @@ const CASES: &[(&str, &str)] = &[
         "kernels/syncthreads_missing.ptx",
         r#"  1. [cost 8] insert `bar.cta.sync 0` in every thread P0–P63 before `ld.weak.shared.u32 r12, _ZZ8exchangePiE1s[1]`  (verified by both engines)"#,
     ),
+    // A `.volatile` flag: strong, but no release pattern and no acquire.
+    (
+        "tests/data/fix/MP+volatile-flag.litmus",
+        r#"  1. [cost 10] P0 `st.volatile f, 1` → `st.release.gpu f, 1` and P1 `ld.volatile r0, f` → `ld.acquire.gpu r0, f`  (verified by both engines)"#,
+    ),
     (
         "litmus/tcgen05/Pipeline-tma-mma-ld-no-fence-epilogue.litmus",
         r#"  1. [cost 2] insert `tcgen05.fence::after_thread_sync` in P2 before `tcgen05.ld.sync.aligned.32x32b.x1.b32 r3, [t]`  (verified by both engines)"#,
@@ -128,11 +133,6 @@ const CASES: &[(&str, &str)] = &[
     (
         "litmus/wgmma/MP+fence.proxy.async-no-wgmma.fence.litmus",
         r#"  1. [cost 2] insert `wgmma.fence.sync.aligned` in P0 before `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 d, [s], [w], 0`  (verified by both engines)"#,
-    ),
-    // A `.volatile` flag: strong, but no release pattern and no acquire.
-    (
-        "tests/data/fix/MP+volatile-flag.litmus",
-        r#"  1. [cost 10] P0 `st.volatile f, 1` → `st.release.gpu f, 1` and P1 `ld.volatile r0, f` → `ld.acquire.gpu r0, f`  (verified by both engines)"#,
     ),
 ];
 

@@ -415,11 +415,12 @@ fn a_run_that_takes_its_share_of_the_limit_is_undecided() {
     let (code, out, _) = ptxmc(&[
         "fix",
         "--weaken",
-        // A tenth of 4 s per run: the narrowed CAS's run takes about 0.7 s
-        // on this machine (it took more than 2 s before the oracle bound
-        // forced reads first, when this test gave 20 s).
+        // A tenth of 1 s per run: the narrowed CAS's run takes about 0.3 s
+        // on this machine (0.7 s before the oracle bound the read with the
+        // fewest candidates first, when this test gave 4 s; more than 2 s
+        // before it bound forced reads first, when it gave 20 s).
         "--timeout",
-        "4",
+        "1",
         "litmus/liveness/Spinlock-cas-3cta.litmus",
     ]);
     assert_eq!(code, 4, "{out}");
@@ -435,6 +436,7 @@ fn a_run_that_takes_its_share_of_the_limit_is_undecided() {
         out.contains(": the weakenings listed are safe but may not be maximal (a longer --timeout gives each run more).\n"),
         "{out}"
     );
-    assert!(out.contains("(verified by both engines)\n"), "{out}");
+    // Within 1 s the search may stop before any weakening is verified; a
+    // narrowed CAS is never listed as safe.
     assert!(!out.contains("atom.acquire.cta.cas"), "{out}");
 }

@@ -80,3 +80,73 @@ fn recursion_and_bodiless_callees_are_refused_at_the_call() {
         "k.ptx:22:2: expected what ptxmc models (docs/kernels.md), found a call to `_Z1gv`, which has no body in the module"
     );
 }
+
+/// A caller that writes the argument's register again between the
+/// `st.param` and the `call`, and a callee that stores its parameter.
+const LATE_WRITE: &str = r#"
+.version 9.5
+.target sm_90a
+.address_size 64
+.func _Z1fPii(
+	.param .b64 _Z1fPii_param_0,
+	.param .b32 _Z1fPii_param_1
+)
+{
+	.reg .b32 	%r<2>;
+	.reg .b64 	%rd<3>;
+	ld.param.u64 	%rd1, [_Z1fPii_param_0];
+	ld.param.u32 	%r1, [_Z1fPii_param_1];
+	cvta.to.global.u64 	%rd2, %rd1;
+	st.global.u32 	[%rd2], %r1;
+	ret;
+}
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 	%r<2>;
+	.reg .b64 	%rd<2>;
+	ld.param.u64 	%rd1, [k_param_0];
+	mov.u32 	%r1, 5;
+	{ // callseq 0, 0
+	.param .b64 param0;
+	st.param.b64 	[param0+0], %rd1;
+	.param .b32 param1;
+	st.param.b32 	[param1+0], %r1;
+	mov.u32 	%r1, 7;
+	call.uni 
+	_Z1fPii, 
+	(
+	param0, 
+	param1
+	);
+	} // callseq 0
+	ret;
+}
+"#;
+
+#[test]
+fn an_argument_is_the_value_stored_before_the_call() {
+    use ptxmc::engine::{self, EngineChoice, RunOptions};
+    let t = with_flags(LATE_WRITE, "--buffer out:int32[1] --forall 'out[0] == 5'").unwrap();
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.disagreement.is_none());
+    assert!(
+        r.verdict.holds,
+        "the callee must see 5, not the 7 written after"
+    );
+    // A callee's own variables are refused where they are declared.
+    let local = LATE_WRITE.replace(
+        "\t.reg .b64 \t%rd<3>;\n\tld.param.u64",
+        "\t.reg .b64 \t%rd<3>;\n\t.local .align 4 .b8 scratch[4];\n\tld.param.u64",
+    );
+    assert_ne!(local, LATE_WRITE);
+    assert_eq!(
+        with_flags(&local, "--buffer out:int32[1]").unwrap_err(),
+        "k.ptx:12:22: expected what ptxmc models (docs/kernels.md), found a variable `scratch` declared inside the called `_Z1fPii`"
+    );
+}

@@ -32,9 +32,10 @@ pub struct KernelArgs {
     pub cluster: Vec<String>,
     /// A cooperative launch (`cudaLaunchCooperativeKernel`): the kernel gets
     /// the grid workspace that `cg::this_grid().sync()` uses (docs/kernels.md,
-    /// "Grid-wide sync"). Applies to the kernel whose flags it is among.
-    #[arg(long)]
-    pub cooperative: bool,
+    /// "Grid-wide sync"). Applies to the kernel whose flags it is among
+    /// (given again after `--dependent`, to the dependent kernel too).
+    #[arg(long, action = clap::ArgAction::Count)]
+    pub cooperative: u8,
     /// A second kernel, launched as the programmatic dependent of the first:
     /// the flags after it are its own; `--buffer NAME` alone passes the
     /// first kernel's buffer (docs/kernels.md, "Two kernels").
@@ -119,8 +120,8 @@ fn flags_text(a: &KernelArgs) -> String {
     let mut cooperative = a.cooperative;
     for arg in std::env::args() {
         // The flag without a value, where it came (before or after `--dependent`).
-        if arg == "--cooperative" && cooperative {
-            cooperative = false;
+        if arg == "--cooperative" && cooperative > 0 {
+            cooperative -= 1;
             out.push("--cooperative".to_string());
         }
         for (flag, values) in lists.iter_mut() {
@@ -133,7 +134,7 @@ fn flags_text(a: &KernelArgs) -> String {
     }
     // (Called other than from a command line: the rest in their own order,
     // a cooperative launch for the first kernel.)
-    if cooperative {
+    if cooperative > 0 {
         out.insert(0, "--cooperative".to_string());
     }
     for (flag, values) in lists {

@@ -28,9 +28,9 @@ use smallvec::{SmallVec, smallvec};
 use std::collections::HashMap;
 
 use crate::ir::{
-    Access, AddressKind, AgentOf, AsyncKind, AsyncSrc, AwaitPoint, Completion, Instr, LocKind,
-    Location, MbarOp, Operand, Placement, Program, Proxy, ProxyFenceKind, RmwOp, Scope, Sem,
-    SignalKind, Space, Thread, ThreadId, WaitPhase, mbar,
+    Access, AddressKind, AgentOf, AsyncKind, AsyncSrc, AwaitPoint, Completion, DataType, Instr,
+    LocKind, Location, MbarOp, Operand, Placement, Program, Proxy, ProxyFenceKind, RmwOp, Scope,
+    Sem, SignalKind, Space, Thread, ThreadId, WaitPhase, mbar,
 };
 use crate::litmus::{Diagnostic, SourceMap, Span};
 
@@ -735,6 +735,17 @@ impl Lowering<'_> {
                 access: access(*dst, proxy, Sem::Relaxed, Some(Scope::Cluster)),
             },
         };
+        // A kernel's reduction wraps at the element's width as its issuer's
+        // RMWs do (`Thread::wrap_rmw`): the access carries that width.
+        let mut write = write;
+        if let (Instr::Rmw { access, .. }, true) = (&mut write, self.src.threads[t].wrap_rmw) {
+            access.ty = match *size {
+                1 => Some(DataType::B8),
+                2 => Some(DataType::B16),
+                4 => Some(DataType::B32),
+                _ => None,
+            };
+        }
         code.push((write, there));
         if bulk {
             // Completion of a bulk operation is followed by an implicit proxy fence.

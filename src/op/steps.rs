@@ -1672,7 +1672,10 @@ impl<S: Bits> Machine<'_, S> {
             } => {
                 let argv: Option<Vec<Value>> = args.iter().map(|a| operand(&e.regs, a)).collect();
                 let Some(argv) = argv else { return };
-                let wrap = self.program.threads[t].wrap_rmw;
+                // As the oracle's paths (`ax::unfold`): only a computed
+                // value wraps; an `exch` writes its operand, which a kernel
+                // keeps fitted already.
+                let wrap = self.program.threads[t].wrap_rmw && op.write_depends_on_read();
                 for (f, s) in bound_states {
                     if s.versions.has(r) {
                         // The write was issued earlier (forwarded exch): check atomicity now.

@@ -74,6 +74,14 @@ fn shift_regs(o: &mut Opnd, k: u32) {
     }
 }
 
+/// Whether a `ld.param`/`st.param` moves a vector (`.v2`, `.v4`): a struct
+/// argument in parts, which is refused.
+fn is_vector(i: &Instr) -> bool {
+    i.mnemonic
+        .split('.')
+        .any(|p| p.len() > 1 && p.starts_with('v') && p[1..].bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The type suffix of a `ld.param.T` / `st.param.T` (`T` of the mnemonic).
 fn type_suffix(i: &Instr) -> &str {
     i.mnemonic.rsplit('.').next().unwrap_or("b64")
@@ -125,21 +133,35 @@ fn inline_in(m: &Module, f: &Function, stack: &mut Vec<String>) -> Result<Functi
             .filter(|(n, _, _)| local_params.contains(n));
         if op == "st" && ins.mnemonic.starts_with("st.param") {
             if let Some((name, off, span)) = local {
-                if off != 0 || ins.guard.is_some() || ins.operands.len() != 2 {
+                if off != 0 || ins.guard.is_some() || ins.operands.len() != 2 || is_vector(ins) {
                     return Err(refuse(
                         span,
                         "a call argument written in parts or under a guard",
                         "arguments are inlined as whole values (`st.param.T [paramN+0], v`)",
                     ));
                 }
-                args.insert(name.to_string(), ins.operands[1].clone());
+                // The value as it is now, in a register of its own: a later
+                // write to the operand's register must not reach the callee.
+                let reg = out.regs.len() as u32;
+                out.regs.push(RegDecl {
+                    name: format!("%{name}.arg{k}"),
+                    ty: type_suffix(ins).to_string(),
+                });
+                own.push(out.body.len());
+                out.body.push(mov(
+                    ins,
+                    type_suffix(ins),
+                    Opnd::Reg(reg, span),
+                    ins.operands[1].clone(),
+                ));
+                args.insert(name.to_string(), Opnd::Reg(reg, span));
                 continue;
             }
         }
         if op == "ld" && ins.mnemonic.starts_with("ld.param") {
             if let Some((name, off, span)) = ins.operands.get(1).and_then(param_name) {
                 if let Some(&reg) = results.get(name) {
-                    if off != 0 {
+                    if off != 0 || is_vector(ins) {
                         return Err(refuse(
                             span,
                             "a call result read in parts",
@@ -257,6 +279,16 @@ fn splice_call(
             "an external function (libdevice, a separately compiled unit) cannot be inlined",
         ));
     }
+    if let Some(v) = callee.vars.iter().find(|v| v.space != VarSpace::Param) {
+        return Err(refuse(
+            v.span,
+            format!(
+                "a variable `{}` declared inside the called `{name}`",
+                v.name
+            ),
+            "calls are inlined into the kernel, and a callee's own `.local`/`.shared` variables are not carried over yet",
+        ));
+    }
     if stack.contains(&name) {
         return Err(refuse(
             name_span,
@@ -338,7 +370,7 @@ fn splice_call(
         if op == "ld" && c.mnemonic.starts_with("ld.param") {
             if let Some((p, off, span)) = c.operands.get(1).and_then(param_name) {
                 if let Some(v) = values.get(p) {
-                    if off != 0 {
+                    if off != 0 || is_vector(&c) {
                         return Err(refuse(
                             span,
                             "a parameter read in parts",
@@ -355,7 +387,7 @@ fn splice_call(
         if op == "st" && c.mnemonic.starts_with("st.param") {
             if let Some((p, off, span)) = c.operands.first().and_then(param_name) {
                 if let Some(&reg) = ret_regs.get(p) {
-                    if off != 0 {
+                    if off != 0 || is_vector(&c) {
                         return Err(refuse(
                             span,
                             "a result written in parts",
