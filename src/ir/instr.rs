@@ -354,13 +354,7 @@ impl Access {
     /// a word of that width holds after an RMW computed `v` in 64 bits
     /// ([`Thread::wrap_rmw`](super::Thread::wrap_rmw)).
     pub fn fit(&self, v: Value) -> Value {
-        match self.ty.map(DataType::bits) {
-            Some(b) if b < 64 => {
-                let sign = 1i64 << (b - 1);
-                ((v & ((1i64 << b) - 1)) ^ sign) - sign
-            }
-            _ => v,
-        }
+        self.ty.map_or(v, |t| super::sext(v, t.bits()))
     }
 }
 

@@ -47,6 +47,17 @@ use serde::{Deserialize, Serialize};
 
 /// A machine value. Litmus values are small integers; arithmetic wraps at 64 bits.
 pub type Value = i64;
+
+/// Sign-extend the low `bits` bits of `v` (a value of that width as the
+/// kernel front end and a kernel's wrapped RMWs keep it).
+pub fn sext(v: Value, bits: u32) -> Value {
+    if bits >= 64 {
+        v
+    } else {
+        let s = 64 - bits;
+        (v << s) >> s
+    }
+}
 /// Index into [`Program::locations`].
 pub type LocId = usize;
 /// Index into [`Program::addresses`].

@@ -53,15 +53,7 @@ pub const MAX_CODE: usize = 20_000;
 /// registers.
 const WIDEN_AT: usize = 1;
 
-/// Sign-extend the low `bits` bits of `v`.
-pub fn sext(v: Value, bits: u32) -> Value {
-    if bits >= 64 {
-        v
-    } else {
-        let s = 64 - bits;
-        (v << s) >> s
-    }
-}
+pub use crate::ir::sext;
 
 /// Zero-extend the low `bits` bits of `v`.
 fn zext(v: Value, bits: u32) -> Value {
