@@ -35,7 +35,8 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
     let mut rows = 0;
     for line in csv.lines().skip(1).filter(|l| !l.trim().is_empty()) {
         let cols: Vec<&str> = line.split(',').collect();
-        let (name, holds, terminates) = (cols[0], cols[1] == "1", cols[2] == "1");
+        let (name, holds, terminates, undefined) =
+            (cols[0], cols[1] == "1", cols[2] == "1", cols[3] == "1");
         let t = load(name);
         ptxmc::model::Model::default()
             .admit(&t.program, &t.spans)
@@ -45,9 +46,10 @@ fn every_corpus_kernel_gives_its_expected_verdict_in_both_engines() {
         assert!(r.incomplete.is_none(), "{name}: incomplete");
         assert_eq!(r.verdict.holds, holds, "{name}: verdict");
         assert_eq!(!r.termination.hangs(), terminates, "{name}: termination");
+        assert_eq!(r.undefined.is_some(), undefined, "{name}: undefined");
         rows += 1;
     }
-    assert_eq!(rows, 82);
+    assert_eq!(rows, 87);
 }
 
 /// `kernels/scale/`: kernels of 64 threads (two warps of 32 lanes) at a

@@ -777,7 +777,7 @@ fn corpus_kernels() -> Vec<(String, String, String)> {
 fn api_run_on_every_corpus_kernel_is_exactly_ptxmc_kernel_json() {
     let server = Server::start(&["--timeout", "60", "--max-states", "2000000"]);
     let kernels = corpus_kernels();
-    assert_eq!(kernels.len(), 82);
+    assert_eq!(kernels.len(), 87);
     let (s, _, lib) = get(&server.base, "/api/library");
     assert_eq!(s, 200);
     let lib: Value = serde_json::from_str(&lib).unwrap();

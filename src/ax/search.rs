@@ -220,6 +220,10 @@ pub struct Search<'a, 'p, S: Bits> {
     /// mbarrier read-modify-writes as (read half, write half), judged at
     /// every consistent execution (`model::ub::mbarrier_step`).
     mbar_rmws: Vec<(usize, usize)>,
+    /// Events of lowered undefined steps ([`crate::ir::SignalKind::Undefined`]):
+    /// every consistent execution that has one is undefined
+    /// (`model::ub::step_ub`).
+    undefined_steps: Vec<usize>,
     /// In a search that stops at its first execution (stuck paths): go on
     /// through every execution, for the least undefined step (the program
     /// may reach one).
@@ -464,6 +468,15 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                     .is_some_and(|t| crate::model::ub::is_mbarrier_rmw(g.program, t, e.pc))
             })
             .collect();
+        let undefined_steps = (0..n)
+            .filter(|&e| {
+                let ev = &g.events[e];
+                ev.kind == super::graph::Kind::Signal
+                    && ev
+                        .thread
+                        .is_some_and(|t| crate::model::ub::step_ub(g.program, t, ev.pc).is_some())
+            })
+            .collect();
         let mut race_pairs = Vec::new();
         for x in 0..n {
             for y in x + 1..n {
@@ -547,6 +560,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             pre_cb: Vec::new(),
             undefined: None,
             mbar_rmws,
+            undefined_steps,
             hunt_undefined: false,
             witness_instances: Vec::new(),
             witness: None,
@@ -2225,6 +2239,15 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                 continue;
             };
             if let Some(u) = crate::model::ub::mbarrier_step(self.g.program, t, e.pc, old, new) {
+                if self.undefined.as_ref().is_none_or(|b| u < *b) {
+                    self.undefined = Some(u);
+                }
+            }
+        }
+        for &e in &self.undefined_steps {
+            let ev = &self.g.events[e];
+            let Some(t) = ev.thread else { continue };
+            if let Some(u) = crate::model::ub::step_ub(self.g.program, t, ev.pc) {
                 if self.undefined.as_ref().is_none_or(|b| u < *b) {
                     self.undefined = Some(u);
                 }

@@ -684,6 +684,48 @@ pub enum SignalKind {
     /// a dependent grid: the thread has completed, every instruction of it
     /// retired; a dependent's `griddepcontrol.wait` awaits these.
     GridEnd,
+    /// An undefined step: a thread that retires it has done what the ISA
+    /// leaves undefined, and the run is reported as undefined
+    /// (`model::ub::step_ub`). The thread then exits, the engines'
+    /// fallback (what follows an undefined step is not the model's to say).
+    /// Only the kernel front end emits it (an access whose run-time address
+    /// lies in no element of its buffer or variable).
+    Undefined(UndefinedStep),
+}
+
+/// What makes a lowered [`SignalKind::Undefined`] step undefined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UndefinedStep {
+    /// A memory access whose address, computed at run time from a loaded
+    /// value, is not an element of the buffer or variable its pointer was
+    /// derived from: outside it, or not at an element's first byte.
+    OutOfBounds,
+}
+
+impl UndefinedStep {
+    /// What happened.
+    pub fn what(self) -> &'static str {
+        match self {
+            UndefinedStep::OutOfBounds => {
+                "a thread accesses an address, computed from a loaded value, that is no element of \
+                 the buffer or variable its pointer points into (out of bounds, or not aligned to \
+                 an element)"
+            }
+        }
+    }
+
+    /// The ISA's (or CUDA's) sentence that makes it undefined.
+    pub fn isa(self) -> &'static str {
+        match self {
+            UndefinedStep::OutOfBounds => {
+                "PTX ISA 6.4.1, Addresses as Operands: an address must be naturally aligned to the \
+                 size of the access, else the behaviour is undefined; C++ [expr.add], which CUDA \
+                 C++ inherits: pointer arithmetic that leaves the array its pointer points into is \
+                 undefined"
+            }
+        }
+    }
 }
 
 /// `bar.cta.sync` waits for the barrier; `bar.cta.arrive` only signals it.

@@ -39,7 +39,7 @@ pub use cond::{CmpOp, Condition, MAX_PROP_DEPTH, Prop, Quantifier, Term};
 pub use instr::{
     Access, ArithOp, AsyncKind, AsyncSrc, AwaitPoint, BarrierKind, BranchCmp, Completion,
     DEFAULT_BITS, DataType, FenceSem, Instr, MbarOp, Operand, Proxy, ProxyFenceKind, Restrict,
-    RmwOp, Scope, Sem, SignalKind, SpaceQual, UniProxy, WaitPhase,
+    RmwOp, Scope, Sem, SignalKind, SpaceQual, UndefinedStep, UniProxy, WaitPhase,
 };
 pub use validate::IrError;
 

@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use crate::ir::{
     Access, AsyncKind, AsyncSrc, BarrierKind, CmpOp, Completion, Instr, LocKind, MbarOp, Operand,
-    Program, Prop, Proxy, Restrict, Sem, Space, SpaceQual, Term, Thread, UniProxy, WaitPhase, mbar,
+    Program, Prop, Proxy, Restrict, Sem, SignalKind, Space, SpaceQual, Term, Thread, UniProxy,
+    WaitPhase, mbar,
 };
 
 /// The instruction table of a litmus test as generators write it: the
@@ -494,6 +495,9 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             if *arrive { "arrive" } else { "wait" },
             if *aligned { ".aligned" } else { "" }
         ),
+        Instr::Signal {
+            kind: SignalKind::Undefined(crate::ir::UndefinedStep::OutOfBounds),
+        } => "(undefined: an address out of bounds)".into(),
         Instr::Signal { kind } => format!("(signal: {kind:?})"),
         Instr::GridDep { wait } => format!(
             "griddepcontrol.{}",

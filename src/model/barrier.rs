@@ -937,13 +937,24 @@ pub fn order_free_counted(p: &Program) -> Vec<(u32, u32, Value)> {
 /// `barrier.cluster`, whose arrivals alternate with waits, are left out);
 /// or an access to a pending `wgmma` accumulator or a `wgmma.mma_async`
 /// without its `wgmma.fence` (undefined when the thread gets past it, which
-/// a hang may prevent). `false` means none can.
+/// a hang may prevent); or a lowered undefined step. `false` means none can.
 pub fn may_be_undefined(p: &Program, reading: Reading) -> bool {
     // Accesses to pending `wgmma` accumulators (`model::ub::accumulator_ub`).
     if p.tc_early.iter().any(|e| e.wgmma)
         || !p.tc_unfenced.is_empty()
         || !p.short_warpgroups.is_empty()
     {
+        return true;
+    }
+    // Lowered undefined steps (out-of-bounds accesses, `model::ub::step_ub`).
+    if p.threads.iter().flat_map(|t| &t.code).any(|i| {
+        matches!(
+            i,
+            Instr::Signal {
+                kind: crate::ir::SignalKind::Undefined(_)
+            }
+        )
+    }) {
         return true;
     }
     let mbarrier_rmw = p.threads.iter().flat_map(|t| &t.code).any(|i| {

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::barrier::BarrierUb;
 use crate::ir::mbar::{self, MbarUb};
-use crate::ir::{Instr, Program, ThreadId, Value};
+use crate::ir::{Instr, Program, SignalKind, ThreadId, UndefinedStep, Value};
 
 /// What kind of undefined behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -34,6 +34,9 @@ pub enum UbKind {
     /// A thread executes a `wgmma.*` instruction that its warpgroup does
     /// not execute together ([`crate::ir::tensor_core::ShortWarpgroup`]).
     Warpgroup(WarpgroupUb),
+    /// A thread retires a lowered undefined step
+    /// ([`crate::ir::SignalKind::Undefined`]): an access out of bounds.
+    Step(UndefinedStep),
 }
 
 /// A warpgroup instruction its warpgroup does not execute together: how
@@ -147,6 +150,7 @@ impl UbKind {
             UbKind::Accumulator(a) => a.what(),
             UbKind::WgmmaFence(f) => f.what(),
             UbKind::Warpgroup(w) => w.what(),
+            UbKind::Step(u) => u.what(),
         }
     }
 
@@ -158,6 +162,7 @@ impl UbKind {
             UbKind::Accumulator(a) => a.isa(),
             UbKind::WgmmaFence(f) => f.isa(),
             UbKind::Warpgroup(w) => w.isa(),
+            UbKind::Step(u) => u.isa(),
         }
     }
 }
@@ -201,6 +206,22 @@ pub fn mbarrier_step(
         kind: UbKind::Mbarrier(why),
         at: vec![as_written(p, t, pc)],
     })
+}
+
+/// The undefined step instruction `pc` of thread `t` of the lowered
+/// program `p` is, if it is one ([`SignalKind::Undefined`]): a thread that
+/// retires it has reached undefined behaviour. Both engines judge every
+/// retired step of an execution through this one rule.
+pub fn step_ub(p: &Program, t: ThreadId, pc: usize) -> Option<Undefined> {
+    match p.threads[t].code.get(pc) {
+        Some(Instr::Signal {
+            kind: SignalKind::Undefined(why),
+        }) => Some(Undefined {
+            kind: UbKind::Step(*why),
+            at: vec![as_written(p, t, pc)],
+        }),
+        _ => None,
+    }
 }
 
 /// Where instruction `pc` of thread `t` of the lowered program `p` comes

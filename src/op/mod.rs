@@ -168,6 +168,9 @@ pub struct Machine<'p, S: Bits = u128> {
     /// The slots of mbarrier read-modify-writes (arrive-on, expect-tx,
     /// complete-tx), whose states [`Machine::undefined`] judges.
     mbar_rmws: S,
+    /// The slots of lowered undefined steps ([`crate::ir::SignalKind::Undefined`]):
+    /// a state that has retired one is undefined (`model::ub::step_ub`).
+    undefined_steps: S,
     /// Set by [`Machine::within`]'s watchdog when the run's budget is
     /// exhausted: the long loops of one step (binds with forwarding chains,
     /// coherence orientations and completions, a final state's outcomes)
@@ -296,6 +299,15 @@ impl<'p, S: Bits> Machine<'p, S> {
                         .is_some_and(|t| crate::model::ub::is_mbarrier_rmw(p, t, info.pc))
             })
             .fold(S::EMPTY, |acc, s| acc | S::bit(s));
+        let undefined_steps = (0..layout.slots.len())
+            .filter(|&s| {
+                let info = &layout.slots[s];
+                info.kind == layout::SlotKind::Signal
+                    && info
+                        .thread
+                        .is_some_and(|t| crate::model::ub::step_ub(p, t, info.pc).is_some())
+            })
+            .fold(S::EMPTY, |acc, s| acc | S::bit(s));
         let cta_threads: Vec<Vec<usize>> = (0..layout.ctas.len())
             .map(|c| {
                 (0..p.threads.len())
@@ -351,6 +363,7 @@ impl<'p, S: Bits> Machine<'p, S> {
             maxima_memo: Default::default(),
             total_loc,
             mbar_rmws,
+            undefined_steps,
             interrupted: Default::default(),
         };
         m.doom = doomed::Doom::of(&m);
@@ -1071,6 +1084,16 @@ impl<'p, S: Bits> Machine<'p, S> {
                 st.value[v],
             );
             if let Some(u) = u {
+                if found.as_ref().is_none_or(|f| u < *f) {
+                    found = Some(u);
+                }
+            }
+        }
+        // Undefined steps the threads have retired.
+        for v in members(self.undefined_steps & st.retired) {
+            let info = &self.layout.slots[v];
+            let t = info.thread.expect("an undefined step has a thread");
+            if let Some(u) = crate::model::ub::step_ub(&self.program, t, info.pc) {
                 if found.as_ref().is_none_or(|f| u < *f) {
                     found = Some(u);
                 }

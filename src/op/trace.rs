@@ -640,6 +640,12 @@ impl<S: Bits> Machine<'_, S> {
                 Some(crate::ir::Instr::Signal {
                     kind: crate::ir::SignalKind::GridEnd,
                 }) => "completes: its view is published to the dependent grid's waits".into(),
+                Some(crate::ir::Instr::Signal {
+                    kind: crate::ir::SignalKind::Undefined(_),
+                }) => "is an undefined step: the address its access computed is no element of \
+                       its buffer or variable; the thread exits (what follows is not the model's \
+                       to say)"
+                    .into(),
                 _ => "issues the asynchronous operation (or commits a group): its view is published to the agent".into(),
             },
             SlotKind::Await if th.agent.is_some() && step.pc == 0 => {

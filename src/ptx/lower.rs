@@ -117,6 +117,12 @@ enum Val {
     Ptr(Region, i64),
     /// Held in this IR register.
     Dyn(usize),
+    /// An address whose byte offset into the region is the value of an IR
+    /// register plus a constant: a pointer plus an index computed from a
+    /// loaded value (a ring-buffer slot, a queue entry). An access through
+    /// it dispatches on the register at run time
+    /// ([`ThreadLower::dispatch`]).
+    Idx(Region, usize, i64),
     /// A predicate decided at run time: `a cmp b` (signed 64-bit).
     Pred(BranchCmp, Operand, Operand),
     /// One 32-bit half of an address: the high half (`true`) or the low one.
@@ -1233,6 +1239,27 @@ fn regs_in(o: &Opnd) -> SmallVec<[u32; 4]> {
 /// A place in the IR code whose branch target is to be filled in.
 const END: usize = usize::MAX;
 
+/// The most elements one run-time address may name: the cases of its
+/// dispatch ([`ThreadLower::dispatch`]).
+pub const MAX_DISPATCH: usize = 256;
+
+/// An `[address]` operand whose register holds a run-time address
+/// (`Val::Idx`).
+struct IndexedAddress {
+    /// The PTX register.
+    reg: u32,
+    /// Where it is written.
+    span: Span,
+    /// The operand's constant offset (`[%rd1+8]`).
+    operand_offset: i64,
+    /// The buffer or variable the address points into.
+    region: Region,
+    /// The IR register holding the run-time part of the byte offset.
+    index: usize,
+    /// The constant part of the byte offset.
+    constant: i64,
+}
+
 struct ThreadLower<'a> {
     f: &'a Function,
     ctx: &'a mut Ctx,
@@ -1351,7 +1378,7 @@ impl<'a> ThreadLower<'a> {
             }
             if !live[k] {
                 // Dead here: forget a value that would go stale.
-                if matches!(&env[k], Val::Dyn(y) if *y == x)
+                if matches!(&env[k], Val::Dyn(y) | Val::Idx(_, y, _) if *y == x)
                     || matches!(&env[k], Val::Pred(_, a, b) if *a == Operand::Reg(x) || *b == Operand::Reg(x))
                 {
                     env[k] = Val::Undef;
@@ -1359,7 +1386,7 @@ impl<'a> ThreadLower<'a> {
                 continue;
             }
             let refers = match &env[k] {
-                Val::Dyn(y) => *y == x,
+                Val::Dyn(y) | Val::Idx(_, y, _) => *y == x,
                 Val::Pred(_, a, b) => *a == Operand::Reg(x) || *b == Operand::Reg(x),
                 _ => false,
             };
@@ -1376,6 +1403,7 @@ impl<'a> ThreadLower<'a> {
             )?;
             env[k] = match env[k].clone() {
                 Val::Dyn(_) => Val::Dyn(t),
+                Val::Idx(r, _, c) => Val::Idx(r, t, c),
                 Val::Pred(c, a, b) => {
                     let fix = |o: Operand| {
                         if o == Operand::Reg(x) {
@@ -1560,7 +1588,7 @@ impl<'a> ThreadLower<'a> {
                         changed = true;
                     }
                 }
-                Val::Ptr(..) => {
+                Val::Ptr(..) | Val::Idx(..) => {
                     return Err(unsupported(
                         at.span,
                         "an address that changes on every iteration of a loop controlled by a loaded value",
@@ -1689,7 +1717,10 @@ impl ThreadLower<'_> {
                 }
             }
         }
-        let next = self.exec(pc, i, &parts, env)?;
+        let next = match self.indexed_address(i, env) {
+            Some(at) => self.dispatch(pc, i, &parts, env, at)?,
+            None => self.exec(pc, i, &parts, env)?,
+        };
         if let Some(p) = skip_patch {
             let here = self.code.len();
             if let Instr::Branch { target, .. } = &mut self.code[p] {
@@ -1711,6 +1742,211 @@ impl ThreadLower<'_> {
             }
         }
         Ok(next)
+    }
+
+    /// The first `[address]` operand of `i` whose register holds an address
+    /// resolved at run time (`Val::Idx`).
+    fn indexed_address(&self, i: &PInstr, env: &Env) -> Option<IndexedAddress> {
+        i.operands.iter().find_map(|o| match o {
+            Opnd::Addr {
+                base: Some(b),
+                offset,
+                ..
+            } => match b.as_ref() {
+                Opnd::Reg(r, rs) => match env[*r as usize] {
+                    Val::Idx(region, index, constant) => Some(IndexedAddress {
+                        reg: *r,
+                        span: *rs,
+                        operand_offset: *offset,
+                        region,
+                        index,
+                        constant,
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// Lower `i`, whose address is resolved at run time, as a dispatch on
+    /// the index register: one case per element the access could name (its
+    /// address `region + index + constant + operand offset` at an element
+    /// boundary, the access's size apart: the ISA's natural alignment),
+    /// each lowering `i` at that element, and when no case matches an
+    /// undefined step ([`crate::ir::UndefinedStep::OutOfBounds`]) after
+    /// which the thread exits. Both engines see ordinary branches on a
+    /// register (the value loaded decides the element, as on the GPU), so
+    /// nothing in them learns about addresses.
+    fn dispatch(
+        &mut self,
+        pc: usize,
+        i: &PInstr,
+        parts: &[&str],
+        env: &mut Env,
+        at: IndexedAddress,
+    ) -> Result<Next, Diagnostic> {
+        let op = parts[0];
+        if !matches!(op, "ld" | "st" | "atom" | "red" | "mbarrier") {
+            return Err(refuse(
+                at.span,
+                format!(
+                    "an address computed from a loaded value in `{}`",
+                    i.mnemonic
+                ),
+                "run-time addresses are resolved for `ld`, `st`, `atom`, `red` and `mbarrier` (docs/kernels.md)",
+            ));
+        }
+        // The access's size: its type's, times the vector's length.
+        let elem = parts
+            .iter()
+            .rev()
+            .find_map(|p| type_bits(p).map(|(b, _)| u64::from(b.max(8)) / 8))
+            .or_else(|| {
+                parts
+                    .iter()
+                    .rev()
+                    .find(|p| is_float(p))
+                    .map(|p| p[1..].parse::<u64>().unwrap_or(32) / 8)
+            })
+            .unwrap_or(8);
+        let lanes = parts
+            .iter()
+            .find_map(|p| p.strip_prefix('v').and_then(|n| n.parse::<u64>().ok()))
+            .unwrap_or(1);
+        let size = elem * lanes;
+        let (total, name) = match at.region {
+            Region::Buffer(b) => {
+                let info = &self.ctx.buffers[b];
+                (info.len * info.elem_bytes, info.name.clone())
+            }
+            Region::Var(v, _) => (self.ctx.vars[v].bytes, self.ctx.vars[v].name.clone()),
+            Region::TensorMap(_) => {
+                return Err(refuse(
+                    at.span,
+                    "an access to a tensor map at an address computed from a loaded value",
+                    "a tensor map is read by tensor copies only",
+                ));
+            }
+        };
+        let cases = total / size.max(1);
+        if cases as usize > MAX_DISPATCH {
+            return Err(unsupported(
+                at.span,
+                format!(
+                    "an address computed from a loaded value into `{name}`, which has {cases} elements of {size} bytes"
+                ),
+                format!(
+                    "at most {MAX_DISPATCH} elements a run-time address may name (bind a smaller buffer)"
+                ),
+            ));
+        }
+        // The destinations' own registers are written in every case: copy
+        // out, once, the values that refer to them, so every case ends with
+        // the same environment.
+        if matches!(op, "ld" | "atom" | "mbarrier") {
+            if let Some(first) = i.operands.first() {
+                if !matches!(first, Opnd::Addr { .. }) {
+                    for r in regs_in(first) {
+                        let own = self.own_reg(r);
+                        self.before_write(env, own, Some(r), i)?;
+                    }
+                }
+            }
+        }
+        let base = at.constant.wrapping_add(at.operand_offset);
+        let mut branches = Vec::with_capacity(cases as usize);
+        for k in 0..cases {
+            let off = (k * size) as i64;
+            branches.push(self.emit(
+                Instr::Branch {
+                    cond: Some((
+                        BranchCmp::Eq,
+                        Operand::Reg(at.index),
+                        Operand::Imm(off.wrapping_sub(base)),
+                    )),
+                    target: END,
+                },
+                i,
+            )?);
+        }
+        self.emit(
+            Instr::Signal {
+                kind: crate::ir::SignalKind::Undefined(crate::ir::UndefinedStep::OutOfBounds),
+            },
+            i,
+        )?;
+        // After an undefined step the thread exits (`END` is patched to the
+        // thread's end by `run`).
+        self.emit(
+            Instr::Branch {
+                cond: None,
+                target: END,
+            },
+            i,
+        )?;
+        let mut exits = Vec::with_capacity(branches.len());
+        let mut after: Option<Env> = None;
+        let address = env[at.reg as usize].clone();
+        for (k, &b) in branches.iter().enumerate() {
+            let here = self.code.len();
+            if let Instr::Branch { target, .. } = &mut self.code[b] {
+                *target = here;
+            }
+            let off = (k as u64 * size) as i64;
+            let mut e = env.clone();
+            e[at.reg as usize] = Val::Ptr(at.region, off.wrapping_sub(at.operand_offset));
+            match self.exec(pc, i, parts, &mut e)? {
+                Next::Go(n) if n == pc + 1 => {}
+                _ => {
+                    return Err(refuse(
+                        i.mn_span,
+                        format!(
+                            "`{}` at an address computed from a loaded value",
+                            i.mnemonic
+                        ),
+                        "run-time addresses are resolved for accesses that go on to the next instruction",
+                    ));
+                }
+            }
+            // The address register keeps its run-time address unless the
+            // instruction wrote it (`ld.u64 %rd1, [%rd1]`).
+            if e[at.reg as usize] == Val::Ptr(at.region, off.wrapping_sub(at.operand_offset)) {
+                e[at.reg as usize] = address.clone();
+            }
+            match &after {
+                None => after = Some(e),
+                Some(a) if *a == e => {}
+                Some(_) => {
+                    return Err(refuse(
+                        i.mn_span,
+                        format!(
+                            "`{}` at an address computed from a loaded value",
+                            i.mnemonic
+                        ),
+                        "its cases leave different register values (docs/kernels.md)",
+                    ));
+                }
+            }
+            exits.push(self.emit(
+                Instr::Branch {
+                    cond: None,
+                    target: END,
+                },
+                i,
+            )?);
+        }
+        let join = self.code.len();
+        for x in exits {
+            if let Instr::Branch { target, .. } = &mut self.code[x] {
+                *target = join;
+            }
+        }
+        if let Some(a) = after {
+            *env = a;
+        }
+        Ok(Next::Go(pc + 1))
     }
 
     /// The value of a source operand.
@@ -1844,10 +2080,10 @@ impl ThreadLower<'_> {
         match v {
             Val::Known(k) => Ok(Operand::Imm(*k)),
             Val::Dyn(r) => Ok(Operand::Reg(*r)),
-            Val::Ptr(..) => Err(refuse(
+            Val::Ptr(..) | Val::Idx(..) => Err(refuse(
                 s,
                 "computing with an address beyond adding offsets",
-                "addresses are buffer or variable elements at constant offsets",
+                "addresses are buffer or variable elements at constant offsets, or plus an index computed from a loaded value",
             )),
             Val::Pred(..) => Err(refuse(
                 s,
@@ -2022,7 +2258,7 @@ impl ThreadLower<'_> {
                         return Err(refuse(
                             ops[2].span(),
                             "`mapa` to a CTA rank computed from a loaded value",
-                            "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
+                            "the CTA a `mapa` names must be known when the kernel is lowered (docs/kernels.md)",
                         ));
                     }
                 }
@@ -2032,7 +2268,7 @@ impl ThreadLower<'_> {
                 let d = self.dst(&ops[0])?;
                 let v = self.value(&ops[1], env, bits)?;
                 match v {
-                    Val::Ptr(..) => self.set(env, d, v),
+                    Val::Ptr(..) | Val::Idx(..) => self.set(env, d, v),
                     _ => {
                         return Err(refuse(
                             ops[1].span(),
@@ -2069,7 +2305,7 @@ impl ThreadLower<'_> {
                         let k = if ss { sext(k, sb) } else { zext(k, sb) };
                         self.set(env, d, Val::Known(sext(k, db)));
                     }
-                    Val::Ptr(..) => self.set(env, d, v),
+                    Val::Ptr(..) | Val::Idx(..) => self.set(env, d, v),
                     // Zero-extending an address's half keeps it one.
                     Val::Half(..) if !ss && sb == 32 && db == 64 => self.set(env, d, v),
                     Val::Dyn(y) => {
@@ -2517,18 +2753,104 @@ impl ThreadLower<'_> {
             }
             _ => {}
         }
+        // A pointer plus an index computed from a loaded value: an address
+        // resolved at run time (`Val::Idx`).
+        if out_bits >= 32 {
+            match (op, &a, &b) {
+                ("add", Val::Ptr(r, o), Val::Dyn(x)) | ("add", Val::Dyn(x), Val::Ptr(r, o)) => {
+                    return Ok(Some(Val::Idx(*r, *x, *o)));
+                }
+                ("add", Val::Idx(r, x, o), Val::Known(k))
+                | ("add", Val::Known(k), Val::Idx(r, x, o)) => {
+                    return Ok(Some(Val::Idx(*r, *x, o.wrapping_add(*k))));
+                }
+                ("sub", Val::Idx(r, x, o), Val::Known(k)) => {
+                    return Ok(Some(Val::Idx(*r, *x, o.wrapping_sub(*k))));
+                }
+                ("add", Val::Idx(r, x, o), Val::Dyn(y))
+                | ("add", Val::Dyn(y), Val::Idx(r, x, o)) => {
+                    let (r, x, o, y) = (*r, *x, *o, *y);
+                    let own = self.own_reg(d);
+                    self.before_write(env, own, Some(d), i)?;
+                    self.emit(
+                        Instr::Arith {
+                            op: ArithOp::Add,
+                            dst: own,
+                            a: Operand::Reg(x),
+                            b: Operand::Reg(y),
+                        },
+                        i,
+                    )?;
+                    return Ok(Some(Val::Idx(r, own, o)));
+                }
+                _ => {}
+            }
+        }
         // A shared address used as a number (a matrix descriptor's start
         // field): its address in the shared window (`lower::tensor_core`).
         if let Some((a, b)) = self.ctx.numbers(op, &a, &b) {
             return self.arith(op, signed, out_bits, in_bits, a, b, c, env, d, i, wide);
         }
-        if op == "mad" {
-            if let Some(Val::Ptr(..)) = c {
-                return Err(refuse(
-                    span,
-                    "an address offset computed from a loaded value",
-                    "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
-                ));
+        // `mad` of a loaded value onto an address (`mad.wide.s32 d, i, 4,
+        // base`, how nvcc indexes an array): the product in `d`'s own
+        // register, then the address plus it.
+        if op == "mad" && out_bits >= 32 {
+            if let Some(Val::Ptr(r, o)) = c {
+                let product = self.arith(
+                    "mul", signed, out_bits, in_bits, a, b, None, env, d, i, wide,
+                )?;
+                return match product.unwrap_or_else(|| env[d as usize].clone()) {
+                    Val::Dyn(x) => Ok(Some(Val::Idx(r, x, o))),
+                    Val::Known(k) => Ok(Some(Val::Ptr(r, o.wrapping_add(k)))),
+                    _ => Err(refuse(
+                        span,
+                        "an address offset that is not a number",
+                        "addresses are a pointer plus a number",
+                    )),
+                };
+            }
+            if let Some(Val::Idx(r, y, o)) = c {
+                // The addend's register survives the product written to
+                // `d`'s own register (`mad d, i, 4, d`).
+                let own = self.own_reg(d);
+                let y = if y == own {
+                    let t = self.temp();
+                    self.emit(
+                        Instr::Mov {
+                            dst: t,
+                            src: Operand::Reg(y),
+                        },
+                        i,
+                    )?;
+                    t
+                } else {
+                    y
+                };
+                let product = self.arith(
+                    "mul", signed, out_bits, in_bits, a, b, None, env, d, i, wide,
+                )?;
+                let addend = match product.unwrap_or_else(|| env[d as usize].clone()) {
+                    Val::Dyn(x) => Operand::Reg(x),
+                    Val::Known(k) => Operand::Imm(k),
+                    _ => {
+                        return Err(refuse(
+                            span,
+                            "an address offset that is not a number",
+                            "addresses are a pointer plus a number",
+                        ));
+                    }
+                };
+                self.before_write(env, own, Some(d), i)?;
+                self.emit(
+                    Instr::Arith {
+                        op: ArithOp::Add,
+                        dst: own,
+                        a: Operand::Reg(y),
+                        b: addend,
+                    },
+                    i,
+                )?;
+                return Ok(Some(Val::Idx(r, own, o)));
             }
         }
         // Dynamic arithmetic.
@@ -2976,8 +3298,15 @@ impl ThreadLower<'_> {
                 Val::Dyn(_) => {
                     return Err(refuse(
                         *rs,
-                        "an address computed from a value loaded from memory",
-                        "addresses computed from loaded values are not resolved yet (docs/kernels.md)",
+                        "an address that is a value loaded from memory",
+                        "addresses are a buffer or variable plus a number; pointers stored in memory are not modelled (docs/kernels.md)",
+                    ));
+                }
+                Val::Idx(..) => {
+                    return Err(refuse(
+                        *rs,
+                        "a second address computed from a loaded value in one instruction",
+                        "run-time addresses are resolved for one address operand an instruction (docs/kernels.md)",
                     ));
                 }
                 Val::Known(_) => {
@@ -3191,7 +3520,7 @@ impl ThreadLower<'_> {
             Opnd::Reg(r, _) => match env[*r as usize].clone() {
                 Val::Known(k) => RawOperand::Int(k, s),
                 Val::Dyn(x) => RawOperand::Name(self.regs[x].name.clone(), s),
-                Val::Ptr(..) | Val::Half(..) => {
+                Val::Ptr(..) | Val::Half(..) | Val::Idx(..) => {
                     return Err(refuse(
                         s,
                         "storing an address",

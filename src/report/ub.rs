@@ -9,7 +9,8 @@ use crate::model::ub::Undefined;
 /// An undefined step, as the reports show it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct UbReport {
-    /// The kind (`barrier`, `mbarrier`, `accumulator`, `wgmma-fence`).
+    /// The kind (`barrier`, `mbarrier`, `accumulator`, `wgmma-fence`,
+    /// `warpgroup`, `out-of-bounds`).
     pub kind: &'static str,
     /// What happened (for an accumulator access, with the thread, the
     /// register and the instructions named).
@@ -39,6 +40,7 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
         crate::model::ub::UbKind::Accumulator(_) => "accumulator",
         crate::model::ub::UbKind::Warpgroup(_) => "warpgroup",
         crate::model::ub::UbKind::WgmmaFence(_) => "wgmma-fence",
+        crate::model::ub::UbKind::Step(crate::ir::UndefinedStep::OutOfBounds) => "out-of-bounds",
     };
     let text = |th: usize, pc: usize| {
         crate::litmus::print::instr(
@@ -91,6 +93,14 @@ pub fn of(t: &LitmusTest, u: &Undefined) -> UbReport {
             text(th, at),
             text(th, mma),
         ),
+        (crate::model::ub::UbKind::Step(crate::ir::UndefinedStep::OutOfBounds), &[(th, _)]) => {
+            format!(
+                "{} accesses an address, computed from a loaded value, that is no element of the \
+                 buffer or variable its pointer points into (out of bounds, or not aligned to an \
+                 element)",
+                t.program.threads[th].name,
+            )
+        }
         _ => u.kind.what().to_string(),
     };
     UbReport {

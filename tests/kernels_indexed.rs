@@ -1,0 +1,302 @@
+//! Addresses computed from loaded values in the kernel front end
+//! (docs/kernels.md, "Run-time addresses"): an access through a pointer plus
+//! a loaded index dispatches on the index at run time, one case per element
+//! the access could name, and an address that names no element (out of
+//! bounds, or not aligned to the access) is an undefined step
+//! (`UndefinedStep::OutOfBounds`) after which the thread exits. Both engines
+//! see ordinary branches on a register; they agree on every case here.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ptxmc::engine::{self, EngineChoice, RunOptions, RunResult};
+use ptxmc::ir::UndefinedStep;
+use ptxmc::litmus::LitmusTest;
+use ptxmc::model::ub::UbKind;
+use ptxmc::outcome::Columns;
+use ptxmc::ptx::{self, LaunchText};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn load(name: &str) -> LitmusTest {
+    ptx::load_file(&root().join("kernels").join(name), None, None)
+        .unwrap_or_else(|e| panic!("{}", e.rendered()))
+}
+
+/// `ptx_text` under the launch `flags`; the error's one-line form if it fails.
+fn with_flags(ptx_text: &str, flags: &str) -> Result<LitmusTest, String> {
+    ptx::load_source("k.ptx", ptx_text, &LaunchText::whole("command line", flags))
+        .map_err(|e| e.to_string())
+}
+
+fn run(t: &LitmusTest, engine: EngineChoice) -> RunResult {
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.disagreement.is_none(), "engines disagree");
+    assert!(r.incomplete.is_none(), "incomplete");
+    assert!(!r.termination.hangs(), "hangs");
+    r
+}
+
+/// Both engines, and each alone: the same final values of the named
+/// locations (one string per outcome) and the same undefined step.
+fn finals(
+    t: &LitmusTest,
+    names: &[&str],
+) -> (BTreeSet<String>, Option<ptxmc::model::ub::Undefined>) {
+    let both = run(t, EngineChoice::Both);
+    for e in [EngineChoice::Op, EngineChoice::Ax] {
+        let one = run(t, e);
+        assert_eq!(one.outcomes, both.outcomes, "{e:?}: outcomes");
+        assert_eq!(one.undefined, both.undefined, "{e:?}: undefined");
+    }
+    let cols = Columns::of(&t.program);
+    let set = both
+        .outcomes
+        .iter()
+        .map(|s| {
+            let line = format!(" {}", cols.line(&t.program, s));
+            names
+                .iter()
+                .map(|n| {
+                    let at = line
+                        .find(&format!(" {n}="))
+                        .unwrap_or_else(|| panic!("{n} in {line}"));
+                    let rest = &line[at + 1..];
+                    rest[..rest.find(';').unwrap()].to_string()
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    (set, both.undefined)
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// `idx[0]` is loaded and scaled by `mad.wide.s32` onto `out` (how nvcc
+/// indexes an array), then `out + 4*idx + 4` is written.
+const MAD_WIDE: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_param_0];
+	ld.param.u64 %rd2, [k_param_1];
+	cvta.to.global.u64 %rd3, %rd1;
+	cvta.to.global.u64 %rd4, %rd2;
+	ld.global.u32 %r1, [%rd3];
+	mad.wide.s32 %rd5, %r1, 4, %rd4;
+	st.global.u32 [%rd5+4], 7;
+	ret;
+}
+"#;
+
+#[test]
+fn a_loaded_index_names_the_element_it_computes() {
+    let cases = [
+        (0, "out[0]=0 out[1]=7 out[2]=0"),
+        (1, "out[0]=0 out[1]=0 out[2]=7"),
+        // The operand's +4 brings index -1 back to the first element.
+        (-1, "out[0]=7 out[1]=0 out[2]=0"),
+    ];
+    for (index, outcome) in cases {
+        let t = with_flags(
+            MAD_WIDE,
+            &format!(
+                "--buffer idx:int32[1]={{{index}}} --buffer out:int32[3] --exists 'out[0] == 7'"
+            ),
+        )
+        .unwrap();
+        let (got, undefined) = finals(&t, &["out[0]", "out[1]", "out[2]"]);
+        assert_eq!(got, set(&[outcome]), "index {index}");
+        assert!(undefined.is_none(), "index {index}");
+    }
+}
+
+#[test]
+fn an_index_past_either_end_is_an_undefined_step_and_the_thread_exits() {
+    for index in [2, -2, 1 << 20] {
+        let t = with_flags(
+            MAD_WIDE,
+            &format!(
+                "--buffer idx:int32[1]={{{index}}} --buffer out:int32[3] --exists 'out[0] == 7'"
+            ),
+        )
+        .unwrap();
+        let (got, undefined) = finals(&t, &["out[0]", "out[1]", "out[2]"]);
+        // Nothing was written: the thread exited at the undefined step.
+        assert_eq!(got, set(&["out[0]=0 out[1]=0 out[2]=0"]), "index {index}");
+        let u = undefined.unwrap_or_else(|| panic!("index {index}: undefined"));
+        assert_eq!(u.kind, UbKind::Step(UndefinedStep::OutOfBounds));
+        let rep = ptxmc::report::ub::of(&t, &u);
+        assert_eq!(rep.kind, "out-of-bounds");
+        assert_eq!(rep.at.len(), 1);
+        assert_eq!(rep.at[0].thread, "P0");
+        // Named at the store as written.
+        assert_eq!(rep.at[0].position, "k.ptx:15:2", "{rep:?}");
+    }
+}
+
+/// A vector store into a shared variable at `s + 8*idx`: two elements,
+/// aligned to the vector's 8 bytes; then two plain reads of `s[2]`, `s[3]`.
+const SHARED_VECTOR: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<8>;
+	.shared .align 8 .b8 s[16];
+	ld.param.u64 %rd1, [k_param_0];
+	ld.param.u64 %rd2, [k_param_1];
+	cvta.to.global.u64 %rd3, %rd1;
+	cvta.to.global.u64 %rd4, %rd2;
+	ld.global.u32 %r1, [%rd3];
+	mov.u64 %rd5, s;
+	mul.wide.u32 %rd6, %r1, SCALE;
+	add.s64 %rd7, %rd5, %rd6;
+	st.shared.v2.u32 [%rd7], {5, 6};
+	ld.shared.u32 %r2, [s+8];
+	ld.shared.u32 %r3, [s+12];
+	st.global.u32 [%rd4], %r2;
+	st.global.u32 [%rd4+4], %r3;
+	ret;
+}
+"#;
+
+#[test]
+fn a_vector_into_shared_memory_takes_the_elements_the_index_names() {
+    let launch = |index: i64| {
+        format!("--buffer idx:int32[1]={{{index}}} --buffer out:int32[2] --exists 'out[0] == 5'")
+    };
+    let ptx8 = SHARED_VECTOR.replace("SCALE", "8");
+    let t = with_flags(&ptx8, &launch(1)).unwrap();
+    let (got, u) = finals(&t, &["s[0]", "s[1]", "s[2]", "s[3]", "out[0]", "out[1]"]);
+    assert_eq!(got, set(&["s[0]=0 s[1]=0 s[2]=5 s[3]=6 out[0]=5 out[1]=6"]));
+    assert!(u.is_none());
+    let t = with_flags(&ptx8, &launch(0)).unwrap();
+    let (got, u) = finals(&t, &["s[0]", "s[1]", "s[2]", "s[3]", "out[0]", "out[1]"]);
+    assert_eq!(got, set(&["s[0]=5 s[1]=6 s[2]=0 s[3]=0 out[0]=0 out[1]=0"]));
+    assert!(u.is_none());
+    // Scaled by 4, index 1 puts the 8-byte vector at byte 4: not aligned to
+    // its size (PTX ISA 6.4.1), undefined.
+    let ptx4 = SHARED_VECTOR.replace("SCALE", "4");
+    let t = with_flags(&ptx4, &launch(1)).unwrap();
+    let (got, u) = finals(&t, &["s[0]", "s[1]", "s[2]", "s[3]", "out[0]", "out[1]"]);
+    assert_eq!(got, set(&["s[0]=0 s[1]=0 s[2]=0 s[3]=0 out[0]=0 out[1]=0"]));
+    assert_eq!(u.unwrap().kind, UbKind::Step(UndefinedStep::OutOfBounds));
+    let t = with_flags(&ptx4, &launch(2)).unwrap();
+    let (got, _) = finals(&t, &["s[2]", "s[3]", "out[0]"]);
+    assert_eq!(got, set(&["s[2]=5 s[3]=6 out[0]=5"]));
+}
+
+#[test]
+fn what_a_run_time_address_cannot_do_is_refused_by_name() {
+    assert_eq!(
+        with_flags(MAD_WIDE, "--buffer idx:int32[1] --buffer out:int32[300]").unwrap_err(),
+        "k.ptx:15:17: expected at most 256 elements a run-time address may name (bind a smaller \
+         buffer), found an address computed from a loaded value into `out`, which has 300 \
+         elements of 4 bytes"
+    );
+    let prefetch = MAD_WIDE.replace(
+        "st.global.u32 [%rd5+4], 7;",
+        "cp.async.bulk.prefetch.L2.global [%rd5], 16;",
+    );
+    assert_eq!(
+        with_flags(&prefetch, "--buffer idx:int32[1] --buffer out:int32[3]").unwrap_err(),
+        "k.ptx:15:36: expected what ptxmc models (docs/kernels.md), found an address computed \
+         from a loaded value in `cp.async.bulk.prefetch.L2.global`"
+    );
+    let stored = MAD_WIDE.replace("st.global.u32 [%rd5+4], 7;", "st.global.u64 [%rd4], %rd5;");
+    assert_eq!(
+        with_flags(&stored, "--buffer idx:int32[1] --buffer out:int64[3]").unwrap_err(),
+        "k.ptx:15:24: expected what ptxmc models (docs/kernels.md), found storing an address"
+    );
+}
+
+#[test]
+fn a_slot_published_by_its_index_is_read_at_that_index() {
+    let names = ["out[0]"];
+    let (got, u) = finals(&load("indexed_mp.ptx"), &names);
+    assert_eq!(got, set(&["out[0]=42"]));
+    assert!(u.is_none());
+    let (got, u) = finals(&load("indexed_mp_relaxed.ptx"), &names);
+    assert_eq!(got, set(&["out[0]=0", "out[0]=42"]));
+    assert!(u.is_none());
+    let t = load("indexed_mp_oob.ptx");
+    let (got, u) = finals(&t, &names);
+    assert_eq!(got, set(&["out[0]=0"]));
+    let rep = ptxmc::report::ub::of(&t, &u.expect("undefined"));
+    assert_eq!(rep.at[0].thread, "P1");
+    // At the read of `table[i]`, line 18 of the `.cu`.
+    assert!(
+        rep.at[0].position.ends_with("(indexed_mp_oob.cu:18)"),
+        "{}",
+        rep.at[0].position
+    );
+}
+
+#[test]
+fn tickets_from_an_atomic_name_distinct_slots_and_the_unchecked_one_runs_past_the_end() {
+    let names = ["items[0]", "items[1]", "items[2]"];
+    let (got, u) = finals(&load("queue_append.ptx"), &names);
+    assert!(u.is_none());
+    // Every ordered choice of three of the four threads' items.
+    let mut want = BTreeSet::new();
+    for a in 1..=4 {
+        for b in 1..=4 {
+            for c in 1..=4 {
+                if a != b && a != c && b != c {
+                    want.insert(format!("items[0]={a} items[1]={b} items[2]={c}"));
+                }
+            }
+        }
+    }
+    assert_eq!(got.len(), 24);
+    assert_eq!(got, want);
+    let t = load("queue_append_unchecked.ptx");
+    let (got, u) = finals(&t, &names);
+    assert_eq!(got, want);
+    let u = u.expect("undefined");
+    assert_eq!(u.kind, UbKind::Step(UndefinedStep::OutOfBounds));
+    // The least witness: P0 takes ticket 3.
+    assert_eq!(ptxmc::report::ub::of(&t, &u).at[0].thread, "P0");
+}
+
+#[test]
+fn ptxmc_kernel_reports_the_out_of_bounds_step_with_exit_status_6() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxmc"))
+        .current_dir(root())
+        .args(["kernel", "kernels/indexed_mp_oob.ptx"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(6), "{text}");
+    assert!(
+        text.contains(
+            "\nUndefined: P1 accesses an address, computed from a loaded value, that is no element \
+             of the buffer or variable its pointer points into (out of bounds, or not aligned to an \
+             element) — P1 `(undefined: an address out of bounds)` (kernels/indexed_mp_oob.ptx:"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("PTX ISA 6.4.1, Addresses as Operands"),
+        "{text}"
+    );
+}
