@@ -887,7 +887,7 @@ fn every_kernel_run_on_the_gpu_is_allowed_by_the_model() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 79);
+    assert_eq!(compared, 82);
     // Every kernel that ran on the GPU is one the front end lowers.
     assert!(refused.is_empty(), "{refused:?}");
     // Nothing outside the model. `mp_block_scope` (a `.cta`-scoped
