@@ -300,3 +300,64 @@ fn ptxmc_kernel_reports_the_out_of_bounds_step_with_exit_status_6() {
         "{text}"
     );
 }
+
+/// CTA 0 stores `V` to `idx[0]` (relaxed); CTA 1 loads it and writes
+/// `out[idx]`: the value it reads (the initial 0 or `V`) names the element.
+const RACY_INDEX: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_param_0];
+	ld.param.u64 %rd2, [k_param_1];
+	cvta.to.global.u64 %rd3, %rd1;
+	cvta.to.global.u64 %rd4, %rd2;
+	mov.u32 %r2, %ctaid.x;
+	setp.ne.s32 %p1, %r2, 0;
+	@%p1 bra READER;
+	st.relaxed.gpu.global.u32 [%rd3], VALUE;
+	ret;
+READER:
+	ld.relaxed.gpu.global.u32 %r1, [%rd3];
+	mul.wide.s32 %rd5, %r1, 4;
+	add.s64 %rd6, %rd4, %rd5;
+	st.global.u32 [%rd6], 7;
+	ret;
+}
+"#;
+
+/// Every buffer length 1..=4 and every stored index from -2 to one past
+/// the end: the machine and the oracle agree on the final states and on
+/// the undefined step, which is there exactly when the stored index is
+/// outside the buffer (the reader may also read the initial 0).
+#[test]
+fn both_engines_agree_on_every_racy_index_in_and_out_of_bounds() {
+    for len in 1..=4i64 {
+        for value in -2..=len {
+            let ptx_text = RACY_INDEX.replace("VALUE", &value.to_string());
+            let t = with_flags(
+                &ptx_text,
+                &format!("--grid 2 --buffer idx:int32[1] --buffer out:int32[{len}] --exists 'out[0] == 7'"),
+            )
+            .unwrap();
+            let names: Vec<String> = (0..len).map(|i| format!("out[{i}]")).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let (got, u) = finals(&t, &names);
+            let line = |at: Option<i64>| {
+                (0..len)
+                    .map(|i| format!("out[{i}]={}", if Some(i) == at { 7 } else { 0 }))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let inside = (0..len).contains(&value);
+            let mut want = set(&[&line(Some(0))]);
+            want.insert(line(if inside { Some(value) } else { None }));
+            assert_eq!(got, want, "len {len}, value {value}");
+            assert_eq!(u.is_some(), !inside, "len {len}, value {value}");
+        }
+    }
+}
