@@ -361,3 +361,28 @@ fn both_engines_agree_on_every_racy_index_in_and_out_of_bounds() {
         }
     }
 }
+
+/// A kernel written out as a litmus test (`ptxmc fix --emit` does it) reads
+/// back as the same code: the dispatch's branches get labels, and the
+/// undefined step is spelt `undefined.out_of_bounds`.
+#[test]
+fn the_dispatch_and_its_undefined_step_read_back_from_litmus_text() {
+    for name in [
+        "indexed_mp_oob.ptx",
+        "queue_append_unchecked.ptx",
+        "queue_append.ptx",
+    ] {
+        let t = load(name);
+        let text = ptxmc::litmus::print::to_litmus(&t.program);
+        assert!(text.contains("undefined.out_of_bounds"), "{text}");
+        let again = ptxmc::litmus::parse_source("t.litmus", &text)
+            .unwrap_or_else(|e| panic!("{name}: {}\n{text}", e.rendered()))
+            .remove(0);
+        for (a, b) in t.program.threads.iter().zip(&again.program.threads) {
+            assert_eq!(a.code, b.code, "{name}:\n{text}");
+        }
+        let (x, y) = (run(&t, EngineChoice::Both), run(&again, EngineChoice::Both));
+        assert_eq!(x.outcomes, y.outcomes, "{name}");
+        assert_eq!(x.undefined, y.undefined, "{name}");
+    }
+}

@@ -14,7 +14,7 @@ use super::raw::{
 };
 use crate::ir::{
     Access, ArithOp, BarrierKind, BranchCmp, DataType, FenceSem, Instr, Operand, Proxy,
-    ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SpaceQual, UniProxy,
+    ProxyFenceKind, Restrict, RmwOp, Scope, Sem, SignalKind, SpaceQual, UndefinedStep, UniProxy,
 };
 
 /// A decoded instruction plus the label its branch refers to (resolved by the caller).
@@ -231,6 +231,39 @@ fn decode_griddep(raw: &RawInstr) -> Result<Instr, Diagnostic> {
     }
     expect_operands(raw, &[0], "no operands")?;
     Ok(Instr::GridDep { wait })
+}
+
+/// `undefined.out_of_bounds`: not PTX, ptxmc's spelling of a lowered
+/// undefined step ([`SignalKind::Undefined`]), which the kernel front end
+/// emits where a run-time address names no element (`docs/kernels.md`,
+/// "Run-time addresses"), so that a kernel written out as a litmus test
+/// (`ptxmc fix --emit`) reads back as the same program.
+fn decode_undefined(raw: &RawInstr) -> Result<Instr, Diagnostic> {
+    const KINDS: &str = "`.out_of_bounds` after `undefined`";
+    let mn_end = raw.parts.last().map_or(raw.span, |p| p.1);
+    let why = match raw.parts.get(1) {
+        Some((p, _)) if p == "out_of_bounds" => UndefinedStep::OutOfBounds,
+        Some((p, s)) => return Err(mod_error("undefined", p, *s, KINDS)),
+        None => {
+            return Err(Diagnostic::expected(
+                Span::new(mn_end.end, mn_end.end + 1),
+                KINDS,
+                "none",
+            ));
+        }
+    };
+    if let Some((p, s)) = raw.parts.get(2) {
+        return Err(mod_error(
+            "undefined",
+            p,
+            *s,
+            "nothing after `undefined.out_of_bounds`",
+        ));
+    }
+    expect_operands(raw, &[0], "no operands")?;
+    Ok(Instr::Signal {
+        kind: SignalKind::Undefined(why),
+    })
 }
 
 /// `elect.sync d, p, membermask` (PTX ISA, "Parallel Synchronization and
@@ -575,6 +608,7 @@ pub fn decode(raw: &RawInstr, r: &mut dyn Resolver) -> Result<Decoded, Diagnosti
         "elect" => decode_elect(raw, r),
         "activemask" => decode_activemask(raw, r),
         "griddepcontrol" => decode_griddep(raw).and_then(plain),
+        "undefined" => decode_undefined(raw).and_then(plain),
         "bar" if raw.parts.get(1).is_some_and(|(p, _)| p == "warp") => {
             // `bar.warp.sync membermask` (PTX ISA 9.7.13.2).
             match raw.parts.get(2) {

@@ -153,10 +153,38 @@ pub fn to_litmus(p: &Program) -> String {
     out
 }
 
+/// The label a branch to `target` names: the thread's first label there,
+/// else one made up (`L7` for instruction 7; with `_`s added while the
+/// name is taken), which [`column`] then places: code lowered from a kernel
+/// has branches but no labels.
+fn label_at(t: &Thread, target: usize) -> String {
+    // Labels are sorted by position: the first one at the target.
+    let first = t.labels.partition_point(|l| l.at < target);
+    if let Some(l) = t.labels.get(first).filter(|l| l.at == target) {
+        return l.name.clone();
+    }
+    let mut name = format!("L{target}");
+    while t.labels.iter().any(|l| l.name == name) {
+        name.push('_');
+    }
+    name
+}
+
 /// The cells of one thread: labels on rows of their own, then instructions.
-/// Labels are sorted by position (an IR invariant), so one pass places them.
+/// Labels are sorted by position (an IR invariant), so one pass places them;
+/// a branch target without a label gets the one [`label_at`] makes up.
 fn column(p: &Program, t: &Thread) -> Vec<String> {
     let mut cells = Vec::new();
+    let made_up: std::collections::BTreeSet<usize> = t
+        .code
+        .iter()
+        .filter_map(|i| match i {
+            Instr::Branch { target, .. } if !t.labels.iter().any(|l| l.at == *target) => {
+                Some(*target)
+            }
+            _ => None,
+        })
+        .collect();
     let mut labels = t.labels.iter().peekable();
     let me = p.threads.iter().position(|u| std::ptr::eq(u, t));
     // `elect.sync d, p, mask` is its barrier and the `mov`s of its results.
@@ -164,6 +192,9 @@ fn column(p: &Program, t: &Thread) -> Vec<String> {
     for pc in 0..=t.code.len() {
         while let Some(l) = labels.next_if(|l| l.at <= pc) {
             cells.push(format!("{}:", l.name));
+        }
+        if made_up.contains(&pc) {
+            cells.push(format!("{}:", label_at(t, pc)));
         }
         if results.contains(&pc) {
             continue;
@@ -497,7 +528,7 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
         ),
         Instr::Signal {
             kind: SignalKind::Undefined(crate::ir::UndefinedStep::OutOfBounds),
-        } => "(undefined: an address out of bounds)".into(),
+        } => "undefined.out_of_bounds".into(),
         Instr::Signal { kind } => format!("(signal: {kind:?})"),
         Instr::GridDep { wait } => format!(
             "griddepcontrol.{}",
@@ -560,13 +591,7 @@ pub fn instr(p: &Program, t: &Thread, i: &Instr) -> String {
             )
         }
         Instr::Branch { cond, target } => {
-            // Labels are sorted by position: the first one at the target.
-            let first = t.labels.partition_point(|l| l.at < *target);
-            let label = t
-                .labels
-                .get(first)
-                .filter(|l| l.at == *target)
-                .map_or_else(|| format!("L{target}"), |l| l.name.clone());
+            let label = label_at(t, *target);
             match cond {
                 None => format!("goto {label}"),
                 Some((c, a, b)) => format!(
