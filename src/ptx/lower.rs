@@ -40,6 +40,7 @@ use crate::litmus::raw::{RawInstr, RawOperand, Resolver};
 use crate::litmus::{Diagnostic, SourceMap, Span};
 
 mod bulk;
+mod rmw;
 mod tensor;
 mod tensor_core;
 
@@ -134,6 +135,8 @@ struct BufferInfo {
     first_addr: usize,
     /// The element type's launch spelling (`int32`).
     ty: &'static str,
+    /// The element type (`.s32`): a tensor reduction's operand type.
+    data: crate::ir::DataType,
 }
 
 struct VarInfo {
@@ -218,6 +221,7 @@ impl Ctx {
             len: b.len,
             first_addr: first,
             ty: b.elem.name,
+            data: b.elem.ty,
         });
         self.buffers.len() - 1
     }
@@ -1602,6 +1606,18 @@ fn is_float(t: &str) -> bool {
     )
 }
 
+/// A constant operand of a memory instruction of `bytes`-wide data as the
+/// kernel keeps values, a signed number of that width: `st.u32 [x],
+/// 0xffffffff` writes -1, as a `uint32` buffer holds it, and `atom.inc.u32`'s
+/// bound 0xffffffff is -1, which the unsigned comparison reads back as
+/// 0xffffffff (`RmwOp::UInc`).
+fn fit_raw(o: RawOperand, bytes: Option<u64>) -> RawOperand {
+    match (o, bytes) {
+        (RawOperand::Int(v, s), Some(b)) => RawOperand::Int(sext(v, (b * 8) as u32), s),
+        (o, _) => o,
+    }
+}
+
 /// "expected WHAT IS MODELLED, found X" for a form ptxmc reads but does not model.
 fn unsupported(at: Span, found: impl Into<String>, expected: impl Into<String>) -> Diagnostic {
     Diagnostic::expected(at, expected, found).with_label("not supported by ptxmc")
@@ -2863,7 +2879,7 @@ impl ThreadLower<'_> {
                         self.before_write(env, x, Some(d), i)?;
                         elems.push(RawOperand::Name(self.regs[x].name.clone(), es));
                     } else {
-                        elems.push(self.raw_value(e, env, es)?);
+                        elems.push(fit_raw(self.raw_value(e, env, es)?, bytes));
                     }
                 }
                 operands.push(RawOperand::Vector(elems, *vs));
@@ -2903,7 +2919,7 @@ impl ThreadLower<'_> {
                     ));
                 }
                 Opnd::Reg(..) | Opnd::Imm(..) | Opnd::Float(..) => {
-                    operands.push(self.raw_value(o, env, s)?)
+                    operands.push(fit_raw(self.raw_value(o, env, s)?, bytes))
                 }
                 other => {
                     return Err(refuse(
@@ -2931,6 +2947,7 @@ impl ThreadLower<'_> {
             crate::litmus::instr::decode(&raw, &mut res)?
         };
         for d in std::iter::once(decoded.instr).chain(decoded.rest) {
+            let d = self.signedness(d, i, parts)?;
             self.emit(d, i)?;
         }
         for d in dst_reg.into_iter().chain(dst_regs) {
