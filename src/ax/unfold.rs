@@ -788,3 +788,85 @@ pub fn split_rmw_sem(sem: Sem, red: bool) -> (Sem, Sem) {
     };
     (r, w)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::DataType;
+
+    /// The oracle's value of a kernel's RMW (the expression [`fit`] builds
+    /// over `Expr::Rmw`) is the machine's (`Access::fit` of
+    /// `RmwOp::apply`, `op::steps`) for every operation that compares, on
+    /// both sides of 2^31 and 2^32 - 1, for each width.
+    #[test]
+    fn the_fitted_rmw_expression_is_the_machine_s_value() {
+        let edges: [u64; 9] = [
+            0,
+            1,
+            5,
+            0x7fff_fffe,
+            0x7fff_ffff,
+            0x8000_0000,
+            0x8000_0001,
+            0xffff_fffe,
+            0xffff_ffff,
+        ];
+        let ops = [
+            RmwOp::Min,
+            RmwOp::Max,
+            RmwOp::UMin,
+            RmwOp::UMax,
+            RmwOp::Inc,
+            RmwOp::Dec,
+            RmwOp::UInc,
+            RmwOp::UDec,
+        ];
+        for ty in [DataType::U32, DataType::S32, DataType::U64] {
+            let access = Access {
+                addr: 0,
+                proxy: Proxy::Generic,
+                sem: Sem::Relaxed,
+                scope: Some(Scope::Gpu),
+                space: None,
+                ty: Some(ty),
+            };
+            // Values as a kernel keeps them: sign-extended from the width.
+            let kept = |v: u64| crate::ir::sext(v as Value, ty.bits());
+            for op in ops {
+                for &old in &edges {
+                    for &a in &edges {
+                        let (old, a) = (kept(old), kept(a));
+                        let e = fit(
+                            &access,
+                            Expr::Rmw(op, Box::new(Expr::Read(0)), vec![Expr::Const(a)]),
+                        );
+                        let oracle = e.eval(&mut |_| Some(old));
+                        let machine = access.fit(op.apply(old, &[a]));
+                        assert_eq!(oracle, Some(machine), "{op:?} {ty:?} old {old:#x} a {a:#x}");
+                    }
+                }
+            }
+        }
+        // The unsigned forms differ from the signed ones exactly above 2^31.
+        let u32 = Access {
+            addr: 0,
+            proxy: Proxy::Generic,
+            sem: Sem::Relaxed,
+            scope: Some(Scope::Gpu),
+            space: None,
+            ty: Some(DataType::U32),
+        };
+        let value = |op: RmwOp, old: Value, a: Value| {
+            fit(
+                &u32,
+                Expr::Rmw(op, Box::new(Expr::Read(0)), vec![Expr::Const(a)]),
+            )
+            .eval(&mut |_| Some(old))
+            .unwrap()
+        };
+        assert_eq!(value(RmwOp::UMax, -0x8000_0000, 1), -0x8000_0000);
+        assert_eq!(value(RmwOp::Max, -0x8000_0000, 1), 1);
+        assert_eq!(value(RmwOp::UInc, 5, -1), 6);
+        assert_eq!(value(RmwOp::Inc, 5, -1), 0);
+    }
+}

@@ -236,6 +236,7 @@ pub(super) fn sem_scope(a: &Access) -> String {
 pub(super) fn rmw_type(op: RmwOp) -> &'static str {
     match op {
         RmwOp::Add | RmwOp::Sub | RmwOp::Inc | RmwOp::Dec => "u32",
+        RmwOp::UInc | RmwOp::UDec | RmwOp::UMin | RmwOp::UMax => "u32",
         RmwOp::Min | RmwOp::Max => "s32",
         RmwOp::Exch | RmwOp::Cas | RmwOp::And | RmwOp::Or | RmwOp::Xor => "b32",
         // mbarrier operations are never `atom`s (the IR keeps them apart).

@@ -384,6 +384,20 @@ pub enum RmwOp {
     Min,
     /// `max(old, a)` (signed)
     Max,
+    /// `min(old, a)` compared unsigned: a kernel's `.u32`/`.u64` `min`
+    /// (values kept as signed numbers of their width, docs/kernels.md
+    /// "Values"; see [`RmwOp::unsigned`]).
+    #[serde(rename = "umin")]
+    UMin,
+    /// `max(old, a)` compared unsigned (a kernel's `.u32`/`.u64` `max`).
+    #[serde(rename = "umax")]
+    UMax,
+    /// `old >= a ? 0 : old + 1` compared unsigned (a kernel's `inc.u32`).
+    #[serde(rename = "uinc")]
+    UInc,
+    /// `(old == 0 || old > a) ? a : old - 1` compared unsigned (a kernel's `dec.u32`).
+    #[serde(rename = "udec")]
+    UDec,
     /// mbarrier arrive-on with count `a` (lowered `mbarrier.arrive`).
     MbarArrive,
     /// mbarrier expect-tx of `a` bytes.
@@ -407,8 +421,10 @@ impl RmwOp {
             RmwOp::And => "and",
             RmwOp::Or => "or",
             RmwOp::Xor => "xor",
-            RmwOp::Min => "min",
-            RmwOp::Max => "max",
+            RmwOp::Min | RmwOp::UMin => "min",
+            RmwOp::Max | RmwOp::UMax => "max",
+            RmwOp::UInc => "inc",
+            RmwOp::UDec => "dec",
             RmwOp::MbarArrive => "mbarrier.arrive",
             RmwOp::MbarExpectTx => "mbarrier.expect_tx",
             RmwOp::MbarCompleteTx => "mbarrier.complete_tx",
@@ -435,9 +451,30 @@ impl RmwOp {
     pub fn write_depends_on_read(self) -> bool {
         self != RmwOp::Exch
     }
+    /// The unsigned form of a comparing operation (`min`, `max`, `inc`,
+    /// `dec`), as a kernel's `.u32`/`.u64` type asks (PTX ISA, "atom": the
+    /// comparison follows the instruction's type; `inc`/`dec` are `.u32`
+    /// only); any other operation as it is.
+    pub fn unsigned(self) -> RmwOp {
+        match self {
+            RmwOp::Min => RmwOp::UMin,
+            RmwOp::Max => RmwOp::UMax,
+            RmwOp::Inc => RmwOp::UInc,
+            RmwOp::Dec => RmwOp::UDec,
+            other => other,
+        }
+    }
     /// The value written, given the old value and the operands.
+    ///
+    /// The unsigned operations compare `old` and `a` as `u64`: a kernel
+    /// keeps a value of width N sign-extended from N bits, and sign
+    /// extension keeps the unsigned order of N-bit patterns (0x7fffffff <
+    /// 0x80000000 stays below as 2^31 - 1 < 2^64 - 2^31), so this is the
+    /// comparison of the N-bit unsigned numbers. The result is that of 64
+    /// bits; a kernel's RMW fits it to its width ([`Access::fit`]).
     pub fn apply(self, old: Value, args: &[Value]) -> Value {
         let a = args[0];
+        let (uo, ua) = (old as u64, a as u64);
         match self {
             RmwOp::Add => old.wrapping_add(a),
             RmwOp::Sub => old.wrapping_sub(a),
@@ -468,6 +505,22 @@ impl RmwOp {
             RmwOp::Xor => old ^ a,
             RmwOp::Min => old.min(a),
             RmwOp::Max => old.max(a),
+            RmwOp::UMin => uo.min(ua) as Value,
+            RmwOp::UMax => uo.max(ua) as Value,
+            RmwOp::UInc => {
+                if uo >= ua {
+                    0
+                } else {
+                    old.wrapping_add(1)
+                }
+            }
+            RmwOp::UDec => {
+                if old == 0 || uo > ua {
+                    a
+                } else {
+                    old.wrapping_sub(1)
+                }
+            }
             RmwOp::MbarArrive => super::mbar::arrive(old, a),
             RmwOp::MbarExpectTx => super::mbar::expect_tx(old, a),
             RmwOp::MbarCompleteTx => super::mbar::complete_tx(old, a),
@@ -1200,5 +1253,70 @@ mod tests {
             0x1_0000_0000
         );
         assert_eq!(access(None).fit(0x1_0000_0000), 0x1_0000_0000);
+    }
+
+    /// A kernel's RMW of a `.u32` word: the unsigned operation on values
+    /// kept sign-extended, fitted to 32 bits ([`Access::fit`]).
+    fn u32_rmw(op: RmwOp, old: u32, a: u32) -> u32 {
+        let w = access(Some(DataType::U32));
+        let sx = |v: u32| v as i32 as Value;
+        w.fit(op.apply(sx(old), &[sx(a)])) as u32
+    }
+
+    #[test]
+    fn unsigned_min_and_max_order_the_full_width() {
+        assert_eq!(u32_rmw(RmwOp::UMax, 0x8000_0000, 1), 0x8000_0000);
+        assert_eq!(u32_rmw(RmwOp::UMax, 1, 0xffff_ffff), 0xffff_ffff);
+        assert_eq!(u32_rmw(RmwOp::UMax, 0x8000_0000, 0x7fff_ffff), 0x8000_0000);
+        assert_eq!(u32_rmw(RmwOp::UMin, 0x8000_0000, 1), 1);
+        assert_eq!(u32_rmw(RmwOp::UMin, 0xffff_ffff, 0xffff_fffe), 0xffff_fffe);
+        assert_eq!(u32_rmw(RmwOp::UMin, 0, 0xffff_ffff), 0);
+        // The signed forms keep ordering by sign (0x80000000 is -2^31).
+        assert_eq!(u32_rmw(RmwOp::Max, 0x8000_0000, 1), 1);
+        assert_eq!(u32_rmw(RmwOp::Min, 0x8000_0000, 1), 0x8000_0000);
+        // 64 bits: the values themselves, compared as u64.
+        let big = i64::MIN;
+        assert_eq!(RmwOp::UMax.apply(big, &[1]), big);
+        assert_eq!(RmwOp::UMin.apply(big, &[-1]), big);
+        assert_eq!(RmwOp::Max.apply(big, &[1]), 1);
+    }
+
+    #[test]
+    fn unsigned_inc_and_dec_follow_the_isa_around_2_pow_31_and_2_pow_32() {
+        // inc: old >= b ? 0 : old + 1 (PTX ISA, atom), unsigned.
+        assert_eq!(u32_rmw(RmwOp::UInc, 5, 0xffff_ffff), 6);
+        assert_eq!(u32_rmw(RmwOp::UInc, 0x7fff_ffff, 0xffff_ffff), 0x8000_0000);
+        assert_eq!(u32_rmw(RmwOp::UInc, 0x8000_0000, 0xffff_ffff), 0x8000_0001);
+        assert_eq!(u32_rmw(RmwOp::UInc, 0xffff_fffe, 0xffff_ffff), 0xffff_ffff);
+        assert_eq!(u32_rmw(RmwOp::UInc, 0xffff_ffff, 0xffff_ffff), 0);
+        assert_eq!(u32_rmw(RmwOp::UInc, 0x8000_0000, 3), 0);
+        // dec: (old == 0 || old > b) ? b : old - 1, unsigned.
+        assert_eq!(u32_rmw(RmwOp::UDec, 5, 0xffff_ffff), 4);
+        assert_eq!(u32_rmw(RmwOp::UDec, 0, 0xffff_ffff), 0xffff_ffff);
+        assert_eq!(u32_rmw(RmwOp::UDec, 0x8000_0000, 0xffff_ffff), 0x7fff_ffff);
+        assert_eq!(u32_rmw(RmwOp::UDec, 0x8000_0000, 7), 7);
+        assert_eq!(u32_rmw(RmwOp::UDec, 3, 7), 2);
+        // The signed forms (litmus tests) read 0xffffffff as -1.
+        assert_eq!(u32_rmw(RmwOp::Inc, 5, 0xffff_ffff), 0);
+        assert_eq!(u32_rmw(RmwOp::Dec, 5, 0xffff_ffff), 0xffff_ffff);
+    }
+
+    #[test]
+    fn unsigned_forms_are_written_and_named_as_the_isa_spells_them() {
+        for (op, u) in [
+            (RmwOp::Min, RmwOp::UMin),
+            (RmwOp::Max, RmwOp::UMax),
+            (RmwOp::Inc, RmwOp::UInc),
+            (RmwOp::Dec, RmwOp::UDec),
+        ] {
+            assert_eq!(op.unsigned(), u);
+            assert_eq!(u.unsigned(), u);
+            // Traces and reports name the PTX operation.
+            assert_eq!(u.as_str(), op.as_str());
+            assert_eq!(u.arity(), 1);
+            assert!(u.write_depends_on_read());
+        }
+        assert_eq!(RmwOp::Add.unsigned(), RmwOp::Add);
+        assert_eq!(RmwOp::Cas.unsigned(), RmwOp::Cas);
     }
 }

@@ -40,6 +40,7 @@ use crate::litmus::raw::{RawInstr, RawOperand, Resolver};
 use crate::litmus::{Diagnostic, SourceMap, Span};
 
 mod bulk;
+mod rmw;
 mod tensor;
 mod tensor_core;
 
@@ -140,6 +141,8 @@ struct BufferInfo {
     first_addr: usize,
     /// The element type's launch spelling (`int32`).
     ty: &'static str,
+    /// The element type (`.s32`): a tensor reduction's operand type.
+    data: crate::ir::DataType,
 }
 
 struct VarInfo {
@@ -224,6 +227,7 @@ impl Ctx {
             len: b.len,
             first_addr: first,
             ty: b.elem.name,
+            data: b.elem.ty,
         });
         self.buffers.len() - 1
     }
@@ -1628,6 +1632,18 @@ fn is_float(t: &str) -> bool {
         t,
         "f16" | "f16x2" | "bf16" | "bf16x2" | "f32" | "f64" | "tf32" | "e4m3" | "e5m2"
     )
+}
+
+/// A constant operand of a memory instruction of `bytes`-wide data as the
+/// kernel keeps values, a signed number of that width: `st.u32 [x],
+/// 0xffffffff` writes -1, as a `uint32` buffer holds it, and `atom.inc.u32`'s
+/// bound 0xffffffff is -1, which the unsigned comparison reads back as
+/// 0xffffffff (`RmwOp::UInc`).
+fn fit_raw(o: RawOperand, bytes: Option<u64>) -> RawOperand {
+    match (o, bytes) {
+        (RawOperand::Int(v, s), Some(b)) => RawOperand::Int(sext(v, (b * 8) as u32), s),
+        (o, _) => o,
+    }
 }
 
 /// "expected WHAT IS MODELLED, found X" for a form ptxmc reads but does not model.
@@ -3185,7 +3201,7 @@ impl ThreadLower<'_> {
                         self.before_write(env, x, Some(d), i)?;
                         elems.push(RawOperand::Name(self.regs[x].name.clone(), es));
                     } else {
-                        elems.push(self.raw_value(e, env, es)?);
+                        elems.push(fit_raw(self.raw_value(e, env, es)?, bytes));
                     }
                 }
                 operands.push(RawOperand::Vector(elems, *vs));
@@ -3225,7 +3241,7 @@ impl ThreadLower<'_> {
                     ));
                 }
                 Opnd::Reg(..) | Opnd::Imm(..) | Opnd::Float(..) => {
-                    operands.push(self.raw_value(o, env, s)?)
+                    operands.push(fit_raw(self.raw_value(o, env, s)?, bytes))
                 }
                 other => {
                     return Err(refuse(
@@ -3253,6 +3269,7 @@ impl ThreadLower<'_> {
             crate::litmus::instr::decode(&raw, &mut res)?
         };
         for d in std::iter::once(decoded.instr).chain(decoded.rest) {
+            let d = self.signedness(d, i, parts)?;
             self.emit(d, i)?;
         }
         for d in dst_reg.into_iter().chain(dst_regs) {

@@ -183,6 +183,16 @@ impl ThreadLower<'_> {
             (Region::Var(v, _), Some(c)) => Region::Var(v, c),
             (r, _) => r,
         };
+        // Where a reduction's operation is written (its type is the tensor's).
+        let op_span = parts
+            .iter()
+            .position(|p| {
+                matches!(
+                    *p,
+                    "add" | "min" | "max" | "inc" | "dec" | "and" | "or" | "xor"
+                )
+            })
+            .map_or(i.mn_span, |k| part_spans[k]);
         for c in ctas {
             let bar_name = match bar {
                 Some((b, b_off)) => {
@@ -227,6 +237,9 @@ impl ThreadLower<'_> {
                     ..raw.clone()
                 };
                 let mut decoded = self.decode(&one)?;
+                if reduce {
+                    decoded = self.tensor_signedness(decoded, buffer, op_span)?;
+                }
                 if k > 0 {
                     // One copy group per destination (`ir::copies`).
                     crate::litmus::tensor::join_previous(self.code.last(), &mut decoded);
