@@ -304,3 +304,42 @@ fn one_addition_at_a_time_keeps_every_answer_of_random_barriers() {
     assert!(applied > 80, "{applied} runs with a commuting counter");
     assert!(paid > 40, "{paid} runs stored fewer states");
 }
+
+/// A barrier that one CTA arrives at twice, the second time after its own
+/// spin (which waits for both arrivals): every CTA hangs, and the same hang
+/// is found with one addition at a time, without it and without commuting
+/// additions, while the reduction still applies.
+#[test]
+fn one_addition_at_a_time_keeps_a_hang() {
+    let mut cols: Vec<Vec<String>> = (0..3)
+        .map(|t| {
+            vec![
+                format!("st.weak s{t}, 1"),
+                "red.release.gpu.add count, 1".to_string(),
+                format!("LC{t}:"),
+                "ld.acquire.gpu r1, count".to_string(),
+                format!("bne r1, 4, LC{t}"),
+            ]
+        })
+        .collect();
+    cols[0].extend([
+        "red.release.gpu.add count, 1".to_string(),
+        "LD0:".to_string(),
+        "ld.acquire.gpu r3, count".to_string(),
+        "bne r3, 4, LD0".to_string(),
+    ]);
+    let headers: Vec<String> = (0..3)
+        .map(|t| format!("P{t}@cta {t},cluster 0,gpu 0"))
+        .collect();
+    let text = format!(
+        "PTX Grid-late\n{{ count=0; s0=0; s1=0; s2=0; }}\n{}exists (P1:r1 == 4)\n",
+        litmus::print::table(&headers, &cols)
+    );
+    let p = parse(&text);
+    assert_eq!(counters(&p, Projection::All), 1);
+    let (with, without) = same_every_way("grid-late", &p, Projection::All, true);
+    assert!(with < without, "{with} vs {without}");
+    let r = engine::run(&p, &op(true, true, Projection::All));
+    assert!(r.termination.hangs(), "{text}");
+    assert!(r.outcomes.is_empty(), "{text}");
+}
