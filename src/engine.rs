@@ -104,6 +104,11 @@ pub struct RunOptions {
     /// counter's additions (off only to check it: `docs/exploration.md`,
     /// "Commuting additions in the machine").
     pub commute_additions: bool,
+    /// With `commute_additions`, the machine lets one addition go alone
+    /// where every other thread stands at an addition or spins on the
+    /// counter (off only to check it: `docs/exploration.md`, "One addition
+    /// at a time").
+    pub commute_alone: bool,
     /// The machine drops states whose speculation is doomed (off only to
     /// check it: `docs/exploration.md`, "Doomed speculation").
     pub prune_doomed: bool,
@@ -177,6 +182,7 @@ impl Default for RunOptions {
             symmetric_choices: true,
             incremental_sc: true,
             commute_additions: true,
+            commute_alone: true,
             prune_doomed: true,
             forced_coherence: true,
             static_barriers: true,
@@ -843,6 +849,9 @@ fn run_op_at<S: Bits>(
             p.threads.iter().map(|t| vec![true; t.regs.len()]).collect()
         };
         m.commute_additions(&observed);
+        if let Some(c) = m.commuting.as_mut() {
+            c.alone = opts.commute_alone;
+        }
     }
     let eo = ExploreOptions {
         limits: opts.limits,

@@ -105,6 +105,11 @@ pub struct EngineArgs {
     /// "Commuting additions in the machine").
     #[arg(long)]
     pub no_commute_additions: bool,
+    /// Make the machine offer every addition to a commuting counter at a
+    /// state where one alone suffices (to check that reduction;
+    /// docs/exploration.md, "One addition at a time").
+    #[arg(long)]
+    pub no_commute_alone: bool,
     /// Make the machine run doomed speculation on until its retirement
     /// fails instead of dropping it at once (to check that shortcut).
     #[arg(long)]
@@ -228,6 +233,7 @@ impl EngineArgs {
             symmetric_choices: !self.no_symmetric_choices,
             incremental_sc: !self.no_incremental_sc,
             commute_additions: !self.no_commute_additions,
+            commute_alone: !self.no_commute_alone,
             prune_doomed: !self.no_doomed_pruning,
             forced_coherence: !self.no_forced_coherence,
             static_barriers: !self.no_static_barriers,

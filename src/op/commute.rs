@@ -19,6 +19,8 @@ use crate::rel::{Bits, bit, members};
 
 use super::layout::SlotKind;
 use super::state::{NONE, State};
+use super::steps::{Folded, Step, StepKind};
+use super::window::{Entry, Windows, operand};
 use super::{Coherence, Machine};
 
 /// A counter whose additions commute (the conditions are in
@@ -39,6 +41,11 @@ struct Counter<S: Bits> {
     /// The initial value plus every addition: what the spins leave on,
     /// and what only the complete chain's last version holds.
     sum: Value,
+    /// Every addition is followed at once (`pc + 1`) by the load of a spin
+    /// on this counter: once its addition has retired, a thread can do
+    /// nothing but spin until the chain is complete (the shape
+    /// [`Machine::commute_alone`] needs).
+    then_spin: bool,
 }
 
 /// The commuting counters of a program, and the registers whose values
@@ -49,6 +56,10 @@ pub struct Commuting<S: Bits> {
     /// `(thread, register)`: an `atom`'s destination that no instruction
     /// reads, no other instruction writes and the projection leaves out.
     dead: Vec<(usize, usize)>,
+    /// Whether the machine lets one commuting addition go alone where the
+    /// others can only wait for it ([`Machine::commute_alone`]; off only to
+    /// check it).
+    pub alone: bool,
 }
 
 impl<S: Bits> Commuting<S> {
@@ -209,6 +220,15 @@ impl<S: Bits> Commuting<S> {
                     continue 'loc;
                 }
             }
+            let then_spin = members(rmws).all(|s| {
+                let info = &lay.slots[s];
+                let t = info.thread.unwrap();
+                lay.base[t]
+                    .get(info.pc + 1)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|b| loads.has(b))
+            });
             dead.extend(tickets);
             counters.push(Counter {
                 init,
@@ -217,9 +237,14 @@ impl<S: Bits> Commuting<S> {
                 add,
                 init_value,
                 sum,
+                then_spin,
             });
         }
-        (!counters.is_empty()).then_some(Commuting { counters, dead })
+        (!counters.is_empty()).then_some(Commuting {
+            counters,
+            dead,
+            alone: true,
+        })
     }
 
     /// Whether some thread of `st` has bound the load of its spin on a
@@ -390,5 +415,122 @@ impl<S: Bits> Machine<'_, S> {
         } else {
             None
         };
+    }
+}
+
+impl<S: Bits> Commuting<S> {
+    /// The thread whose addition goes alone in `st`, with its window's head
+    /// (`docs/exploration.md`, "One addition at a time"): for some counter
+    /// whose additions are each followed by its spin (`then_spin`), every
+    /// unfinished thread stands, at the head of its window, at an unbound
+    /// addition of the counter or at the unbound load of a spin on it, and
+    /// has nothing else bound, issued or to bind in its window but loads of
+    /// those spins. The first thread at an addition is returned.
+    fn alone_thread(
+        &self,
+        m: &Machine<'_, S>,
+        st: &State<S>,
+        windows: &Windows<'_, '_, S>,
+    ) -> Option<(usize, Entry)> {
+        'counter: for c in self.counters.iter().filter(|c| c.then_spin) {
+            let mut first = None;
+            for t in 0..st.threads.len() {
+                let ts = &st.threads[t];
+                if ts.finished(m.program.threads[t].code.len()) {
+                    continue;
+                }
+                if ts.cut || ts.arrived {
+                    continue 'counter;
+                }
+                let w = windows.get(t);
+                let Some(head) = w.entries.first() else {
+                    continue 'counter;
+                };
+                let Some(h) = head.slot else {
+                    continue 'counter;
+                };
+                if st.bound.has(h) || st.versions.has(h) {
+                    continue 'counter;
+                }
+                if c.rmws.has(h) {
+                    first.get_or_insert((t, head));
+                } else if !c.loads.has(h) {
+                    continue 'counter;
+                }
+                let rest_waits = w.entries[1..].iter().all(|e| {
+                    e.slot
+                        .is_none_or(|s| c.loads.has(s) && !st.bound.has(s) && !st.versions.has(s))
+                });
+                if !rest_waits {
+                    continue 'counter;
+                }
+            }
+            if let Some((t, head)) = first {
+                return Some((t, head.clone()));
+            }
+        }
+        None
+    }
+}
+
+impl<S: Bits> Machine<'_, S> {
+    /// One addition at a time (`docs/exploration.md`, "One addition at a
+    /// time"): at a state where no thread can retire without a choice and
+    /// every thread either stands at an addition of a commuting counter
+    /// (each followed by its spin) or spins on it ([`Commuting`]'s
+    /// `alone_thread`), the first thread at an addition binds it to the
+    /// counter's last version, alone and without forwarding; the other
+    /// additions, in any order, reach the same class of states, and nothing
+    /// else can happen before them. `None` where this does not apply (and
+    /// where its one successor is not what the argument says: exactly one,
+    /// in which the addition has retired); the caller then offers every
+    /// choice.
+    pub(super) fn commute_alone(&self, st: &State<S>, co: Coherence) -> Option<Folded<S>> {
+        let c = self.commuting.as_ref().filter(|c| c.alone)?;
+        let windows = Windows::new(self, st);
+        if self.first_ready(st, &windows).is_some() {
+            return None;
+        }
+        let (t, e) = c.alone_thread(self, st, &windows)?;
+        drop(windows);
+        let r = e.slot?;
+        let Instr::Rmw { op, args, .. } = &self.program.threads[t].code[e.pc] else {
+            return None;
+        };
+        let loc = self.layout.slots[r].loc;
+        let versions = st.versions & self.layout.loc_slots[loc];
+        // The last version: the one no other version of the counter follows.
+        let mut last = members(versions).filter(|&v| !st.co[v].meets(versions));
+        let (Some(v), None) = (last.next(), last.next()) else {
+            return None;
+        };
+        let argv: Option<Vec<Value>> = args.iter().map(|a| operand(&e.regs, a)).collect();
+        let s = self.bind(st, t, r, v, e.seq)?;
+        let new = op.apply(self.read_value(&s, r), &argv?);
+        let step = Step {
+            thread: t,
+            pc: e.pc,
+            kind: StepKind::Bind {
+                slot: r,
+                version: v,
+                forwarded: Default::default(),
+            },
+        };
+        let succ: Vec<_> = self
+            .issue_write_owned(s, r, new, e.seq, co)
+            .into_iter()
+            .map(|s| (step.clone(), s))
+            .collect();
+        let mut f = Folded::default();
+        self.fold_into(succ, co, &mut f);
+        if f.states.len() != 1 || !f.states[0].retired.has(r) {
+            return None;
+        }
+        let unfinished = (0..st.threads.len())
+            .filter(|&u| !st.threads[u].finished(self.program.threads[u].code.len()))
+            .count() as u64;
+        f.pruned += unfinished.saturating_sub(1);
+        f.persistent = 1;
+        Some(f)
     }
 }

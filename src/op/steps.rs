@@ -67,7 +67,7 @@ pub enum StepKind {
 }
 
 /// Successor states with the step to each.
-type Successors<S> = Vec<(Step, Box<State<S>>)>;
+pub(super) type Successors<S> = Vec<(Step, Box<State<S>>)>;
 
 /// States with a read bound, each with the forwarding chain that bound it.
 type BoundStates<S> = Vec<(SmallVec<[usize; 2]>, Box<State<S>>)>;
@@ -241,11 +241,30 @@ impl<S: Bits> Machine<'_, S> {
         } else {
             Coherence::Eager
         };
+        // A commuting addition goes alone (`op::commute`, `commute_alone`).
+        if self.por {
+            if let Some(one) = self.commute_alone(st, co) {
+                return one;
+            }
+        }
         let (succ, alone) = self.successors_with(st, co, self.por && self.persistent, twins);
         if alone.is_some() {
             f.persistent = 1;
             f.pruned += unfinished(st).saturating_sub(1);
         }
+        self.fold_into(succ, co, &mut f);
+        f
+    }
+
+    /// Carry each successor of `succ` through its choice-free retirements
+    /// (with the partial-order reduction) into `f`, leaving out the dead and
+    /// the doomed ones.
+    pub(super) fn fold_into(&self, succ: Successors<S>, co: Coherence, f: &mut Folded<S>) {
+        let unfinished = |s: &State<S>| {
+            (0..s.threads.len())
+                .filter(|&t| !s.threads[t].finished(self.program.threads[t].code.len()))
+                .count() as u64
+        };
         'next: for (_, mut cur) in succ {
             if self.interrupted() {
                 break;
@@ -272,7 +291,6 @@ impl<S: Bits> Machine<'_, S> {
             }
             f.states.push(cur);
         }
-        f
     }
 
     /// Whether some thread can retire without a choice.
@@ -282,7 +300,7 @@ impl<S: Bits> Machine<'_, S> {
     }
 
     /// R1: the first thread whose next instruction can retire without a choice.
-    fn first_ready(
+    pub(super) fn first_ready(
         &self,
         st: &State<S>,
         windows: &Windows<'_, '_, S>,
