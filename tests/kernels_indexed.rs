@@ -291,7 +291,7 @@ fn ptxmc_kernel_reports_the_out_of_bounds_step_with_exit_status_6() {
         text.contains(
             "\nUndefined: P1 accesses an address, computed from a loaded value, that is no element \
              of the buffer or variable its pointer points into (out of bounds, or not aligned to an \
-             element) — P1 `(undefined: an address out of bounds)` (kernels/indexed_mp_oob.ptx:"
+             element) — P1 `undefined.out_of_bounds` (kernels/indexed_mp_oob.ptx:"
         ),
         "{text}"
     );

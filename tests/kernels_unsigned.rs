@@ -413,3 +413,50 @@ fn tensor_reductions_compare_as_the_tensor_s_element_type() {
         "k.ptx:20:52: expected what ptxmc models (docs/kernels.md), found a reduction into the `float32` tensor `t`"
     );
 }
+
+/// A condition's constant compared with a buffer element is held as the
+/// buffer holds its values: `x[1] == 4294967295` on a `uint32` buffer is
+/// the -1 the engines keep (before, it compared with 2^32-1 and never
+/// held); a constant the element type cannot hold is refused at its
+/// position, either side of the comparison.
+#[test]
+fn a_condition_s_constants_are_held_at_the_element_s_width() {
+    const COPY: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd3, %rd1;
+	ld.global.u32 %r1, [%rd3];
+	st.global.u32 [%rd3+4], %r1;
+	ret;
+}
+"#;
+    let t = with_flags(
+        COPY,
+        "--buffer x:uint32[2]={4294967295} --forall 'x[1] == 4294967295 /\\ 4294967295 == x[0]'",
+    )
+    .unwrap();
+    let r = engine::run(
+        &t.program,
+        &RunOptions {
+            engine: EngineChoice::Both,
+            ..RunOptions::default()
+        },
+    );
+    assert!(r.verdict.holds);
+    assert_eq!(
+        with_flags(COPY, "--buffer x:uint32[2] --exists 'x[1] == 4294967296'").unwrap_err(),
+        "command line:1:40: expected a value of type uint32 (0 to 4294967295), as `x[1]` holds, \
+         found `4294967296`"
+    );
+    assert_eq!(
+        with_flags(COPY, "--buffer x:int32[2] --exists '2147483648 != x[0]'").unwrap_err(),
+        "command line:1:31: expected a value of type int32 (-2147483648 to 2147483647), as `x[0]` \
+         holds, found `2147483648`"
+    );
+}

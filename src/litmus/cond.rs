@@ -4,7 +4,7 @@
 use super::diag::{Diagnostic, Span};
 use super::lexer::{Cursor, Tok, Token};
 use super::raw::parse_int;
-use crate::ir::{CmpOp, MAX_PROP_DEPTH, Prop, Quantifier, RegId, Term, Thread};
+use crate::ir::{CmpOp, MAX_PROP_DEPTH, Prop, Quantifier, RegId, Term, Thread, Value};
 
 /// Name resolution for condition terms, provided by the dialect.
 pub trait TermResolver {
@@ -12,6 +12,14 @@ pub trait TermResolver {
     fn thread_reg(&mut self, thread: &Token<'_>, reg: &Token<'_>) -> Result<Term, Diagnostic>;
     /// A bare name (a location in herd files, a register or location in mixedproxy files).
     fn bare(&mut self, name: &Token<'_>) -> Result<Term, Diagnostic>;
+    /// The constant `c`, written at `at`, as compared with `other`: a front
+    /// end whose locations have types fits it to the type's width (a
+    /// kernel's `uint32` 4294967295 is held as -1), or refuses a value the
+    /// type cannot hold. Litmus values are plain numbers: unchanged.
+    fn fit(&mut self, other: &Term, c: Value, at: Span) -> Result<Value, Diagnostic> {
+        let _ = (other, at);
+        Ok(c)
+    }
 }
 
 /// Parse a quantifier keyword: `exists`, `~exists`, `~ exists`, `forall`.
@@ -153,6 +161,7 @@ fn parse_unary(
             return Ok((p, 0));
         }
     }
+    let a_at = cur.peek().map(|t| t.span);
     let a = parse_term(cur, r)?;
     let op = match cur.peek().map(|t| t.tok) {
         Some(Tok::EqEq) | Some(Tok::Assign) => CmpOp::Eq,
@@ -160,7 +169,16 @@ fn parse_unary(
         _ => return Err(cur.error("a comparison (`==`, `=` or `!=`)")),
     };
     cur.bump();
+    let b_at = cur.peek().map(|t| t.span);
     let b = parse_term(cur, r)?;
+    let b = match (b, b_at) {
+        (Term::Const(c), Some(at)) => Term::Const(r.fit(&a, c, at)?),
+        (b, _) => b,
+    };
+    let a = match (a, a_at) {
+        (Term::Const(c), Some(at)) => Term::Const(r.fit(&b, c, at)?),
+        (a, _) => a,
+    };
     Ok((Prop::Cmp(a, op, b), 0))
 }
 

@@ -92,6 +92,10 @@ pub struct Lowered {
     pub lines: Vec<Vec<Option<Loc>>>,
     /// The kernel's (mangled) name.
     pub entry: String,
+    /// Per location: the element type of the buffer it belongs to (its
+    /// data type and launch spelling), so a condition's constants are held
+    /// as the buffer holds its values ([`condition`]).
+    pub loc_types: Vec<Option<(crate::ir::DataType, &'static str)>>,
 }
 
 /// Where a pointer points.
@@ -909,11 +913,22 @@ pub fn lower(m: &Module, launch: &Launch, launch_len: usize) -> Result<Lowered, 
     if let Err(r) = crate::ir::activemask::check(&program) {
         return Err(ptx(refuse(spans.instr(r.thread, r.pc), r.found, &r.note)));
     }
+    let mut loc_types = vec![None; program.locations.len()];
+    for b in &ctx.buffers {
+        for i in 0..b.len as usize {
+            if let Some(a) = program.addresses.get(b.first_addr + i) {
+                if let Some(slot) = loc_types.get_mut(a.loc) {
+                    *slot = Some((b.data, b.ty));
+                }
+            }
+        }
+    }
     Ok(Lowered {
         program,
         spans,
         lines,
         entry: kernels[0].0.name.clone(),
+        loc_types,
     })
 }
 
@@ -957,7 +972,17 @@ fn short_warpgroups(
 /// Parse the launch's condition against the lowered program: `buf[i]`
 /// names element `i` of a buffer, `P3:r2` a register of a thread; herd's
 /// `/\ \/ ~` and `&& || !` both read.
-pub fn condition(p: &Program, quant: Quantifier, text: &str) -> Result<Condition, Diagnostic> {
+/// The condition `text` over the lowered kernel `p`: `buf[i]` names an
+/// element, `P3:%r1` a register; a constant compared with a buffer element
+/// is held as the buffer holds its values (a `uint32` 4294967295 is -1,
+/// docs/kernels.md "Values"), and one its type cannot hold is refused at
+/// its position (`loc_types`, from [`Lowered::loc_types`]).
+pub fn condition(
+    p: &Program,
+    quant: Quantifier,
+    text: &str,
+    loc_types: &[Option<(crate::ir::DataType, &'static str)>],
+) -> Result<Condition, Diagnostic> {
     use crate::litmus::cond::{TermResolver, parse_prop, thread_index};
     use crate::litmus::lexer::{Cursor, Token, tokenize};
     // `buf[3]` → `buf_3_`, keeping every byte position.
@@ -984,8 +1009,27 @@ pub fn condition(p: &Program, quant: Quantifier, text: &str) -> Result<Condition
     struct Names<'a> {
         p: &'a Program,
         text: &'a str,
+        loc_types: &'a [Option<(crate::ir::DataType, &'static str)>],
     }
     impl TermResolver for Names<'_> {
+        fn fit(&mut self, other: &Term, c: Value, at: Span) -> Result<Value, Diagnostic> {
+            let Term::Loc(l) = other else { return Ok(c) };
+            let Some(&Some((ty, name))) = self.loc_types.get(*l) else {
+                return Ok(c);
+            };
+            let (lo, hi) = ty.range();
+            if c < lo || c > hi {
+                return Err(Diagnostic::expected(
+                    at,
+                    format!(
+                        "a value of type {name} ({lo} to {hi}), as `{}` holds",
+                        self.p.locations[*l].name
+                    ),
+                    format!("`{}`", &self.text[at.start..at.end]),
+                ));
+            }
+            Ok(sext(c, ty.bits()))
+        }
         fn thread_reg(&mut self, thread: &Token<'_>, reg: &Token<'_>) -> Result<Term, Diagnostic> {
             let t = thread_index(thread, self.p.threads.len())?;
             let name = reg.text.trim_start_matches('%');
@@ -1012,7 +1056,7 @@ pub fn condition(p: &Program, quant: Quantifier, text: &str) -> Result<Condition
     }
     let toks = tokenize(&rewritten, 0)?;
     let mut cur = Cursor::new(&toks, Span::new(text.len(), text.len()));
-    let prop = parse_prop(&mut cur, &mut Names { p, text })?;
+    let prop = parse_prop(&mut cur, &mut Names { p, text, loc_types })?;
     if let Some(t) = cur.peek() {
         return Err(Diagnostic::expected(
             t.span,

@@ -91,7 +91,7 @@ pub fn load_source_full(
     let mut program = lowered.program;
     let mut spans = lowered.spans;
     if let Some((q, ctext, cspan)) = &l.condition {
-        let c = lower::condition(&program, *q, ctext).map_err(|mut d| {
+        let c = lower::condition(&program, *q, ctext, &lowered.loc_types).map_err(|mut d| {
             d.span = d.span.shift(cspan.start);
             launch.error(d)
         })?;
