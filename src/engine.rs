@@ -138,6 +138,10 @@ pub struct RunOptions {
     /// node to node and binds the read with the fewest first (off only to
     /// check it: `docs/oracle.md`, "Fewest candidates first").
     pub fewest_first: bool,
+    /// With `fewest_first`, the oracle re-checks the reads with the fewest
+    /// kept candidates first (off only to check it: `docs/oracle.md`,
+    /// "Fewest kept candidates scanned first").
+    pub fewest_scan: bool,
     /// Which columns the final states are listed over (`Projection::All`:
     /// herd's full states).
     pub project: Projection,
@@ -192,6 +196,7 @@ impl Default for RunOptions {
             twin_adders: true,
             forced_reads: true,
             fewest_first: true,
+            fewest_scan: true,
             project: Projection::All,
             verdict_only: false,
             output_cost: OutputCost::default(),
@@ -752,6 +757,7 @@ fn run_ax(
         twin_adders: opts.twin_adders,
         forced_reads: opts.forced_reads,
         fewest_first: opts.fewest_first,
+        fewest_scan: opts.fewest_scan,
         project: opts.project.projects(),
         barriers: opts.barriers.for_program(p),
         fairness: opts.fairness,

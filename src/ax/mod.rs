@@ -90,6 +90,11 @@ pub struct AxOptions {
     /// (`docs/oracle.md`, "Fewest candidates first"; outcome search only);
     /// `false` only to check that search order.
     pub fewest_first: bool,
+    /// With `fewest_first`: re-check the reads not bound yet in ascending
+    /// order of their kept candidates, so a forced read is met after few
+    /// trial checks (`docs/oracle.md`, "Fewest kept candidates scanned
+    /// first"; outcome search only); `false` only to check that scan order.
+    pub fewest_scan: bool,
     /// `--project condition`: the final states list only the registers and
     /// locations the test asks about ([`crate::outcome::observed`]), so a
     /// register nobody asks about is no part of an outcome — which lets an
@@ -115,6 +120,7 @@ impl Default for AxOptions {
             twin_adders: true,
             forced_reads: true,
             fewest_first: true,
+            fewest_scan: true,
             project: false,
         }
     }
@@ -262,6 +268,7 @@ fn search_all(
                 s.static_barriers = opts.static_barriers;
                 s.forced_reads = opts.forced_reads;
                 s.fewest_first = opts.fewest_first;
+                s.fewest_scan = opts.fewest_scan;
                 let found = s.run();
                 add_stats(&mut r.stats, &s.stats);
                 for (race, w) in std::mem::take(&mut s.races) {

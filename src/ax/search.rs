@@ -196,6 +196,12 @@ pub struct Search<'a, 'p, S: Bits> {
     /// the one with the fewest candidates (`docs/oracle.md`, "Fewest
     /// candidates first"). Off only to check that search order.
     pub fewest_first: bool,
+    /// With `fewest_first`: re-check the reads not bound yet in ascending
+    /// order of their kept candidates (ties by event) instead of
+    /// the fixed order, so that a read left with one is met after few trial
+    /// checks (`docs/oracle.md`, "Fewest kept candidates scanned first").
+    /// Off only to check that scan order.
+    pub fewest_scan: bool,
     /// With `fewest_first`: per read, a superset of the writes it can
     /// still read (every write it cannot is one the checks reject).
     cands: Vec<S>,
@@ -552,6 +558,7 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             forced_reads: false,
             forced_order: true,
             fewest_first: false,
+            fewest_scan: true,
             cands,
             pre_choices: Vec::new(),
             alive: Vec::new(),
@@ -1142,7 +1149,14 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         let mut counted = saved;
         let mut best: Option<(usize, u32)> = None;
         let mut out = None;
-        'reads: for j in k..self.order.len() {
+        let mut scan: Vec<usize> = (k..self.order.len()).collect();
+        if self.fewest_scan {
+            // Reads with few kept candidates are the likely forced ones:
+            // meet them first (the choice below is unchanged when no read
+            // is forced, see `best`).
+            scan.sort_by_key(|&j| (self.cands[self.order[j]].count(), self.order[j]));
+        }
+        'reads: for j in scan {
             self.stats = saved;
             let r = self.order[j];
             let mut keep = S::EMPTY;
@@ -1174,7 +1188,17 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
                     counted = self.stats;
                     break;
                 }
-                _ if best.is_none_or(|(_, m)| n < m) => {
+                // Among the fewest: with the sorted scan the least event
+                // (a tie-break that does not depend on the order the
+                // swaps above left), else the first in that order.
+                _ if best.is_none_or(|(bj, m)| {
+                    if self.fewest_scan {
+                        (n, r) < (m, self.order[bj])
+                    } else {
+                        n < m
+                    }
+                }) =>
+                {
                     best = Some((j, n));
                     counted = self.stats;
                 }
@@ -1247,14 +1271,11 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             self.stats.pruned_values += 1;
             return false;
         }
-        // rf alone (write → read) has no cycle: only dependencies can close one.
-        if self.has_deps {
-            let mut rd = self.rf_rel.clone();
-            rd.union_with(&self.g.dep);
-            if rd.has_cycle() {
-                self.stats.pruned_thin_air += 1;
-                return false;
-            }
+        // rf alone (write → read) has no cycle: only dependencies can close
+        // one, and only through the edge just added (`thin_air_from`).
+        if self.has_deps && self.thin_air_from(r) {
+            self.stats.pruned_thin_air += 1;
+            return false;
         }
         if last && self.sc_pairs.is_empty() && self.g.barriers.is_empty() {
             return true;
@@ -1280,6 +1301,28 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
         self.co_consistent(&co, &cause, self.all)
     }
 
+    /// Whether `rf ∪ dep` has a cycle, `r` being the read bound last. Every
+    /// read bound before it was bound only after this check passed (here
+    /// or in [`Search::alive_after`]), so `rf ∪ dep` without `r`'s edge is
+    /// acyclic and a cycle must go through that edge `w → r`: it exists
+    /// exactly when `r` reaches `w` (a path from `r` to `w` that used the
+    /// edge would have reached `w` before it). A search from `r` instead of
+    /// a cycle search over every event (`rel::rows_have_cycle` was an
+    /// eighth of the oracle's time on the TMA pipeline).
+    fn thin_air_from(&self, r: usize) -> bool {
+        let Some(w) = self.rf[r] else {
+            return false;
+        };
+        let mut rd = self.rf_rel.clone();
+        rd.union_with(&self.g.dep);
+        debug_assert_eq!(
+            rd.reaches(r, w),
+            rd.has_cycle(),
+            "rf ∪ dep was acyclic before r's edge"
+        );
+        rd.reaches(r, w)
+    }
+
     /// With the barrier phases planned first: the plans among `alive` that
     /// the reads bound so far (the last being `r`) leave consistent. Each
     /// plan's synchronisation edges join base causality and its order in
@@ -1297,13 +1340,9 @@ impl<'a, 'p, S: Bits> Search<'a, 'p, S> {
             self.stats.pruned_values += 1;
             return Vec::new();
         }
-        if self.has_deps {
-            let mut rd = self.rf_rel.clone();
-            rd.union_with(&self.g.dep);
-            if rd.has_cycle() {
-                self.stats.pruned_thin_air += 1;
-                return Vec::new();
-            }
+        if self.has_deps && self.thin_air_from(r) {
+            self.stats.pruned_thin_air += 1;
+            return Vec::new();
         }
         let obs = self.obs();
         let sw = self.sw_ra(&obs);

@@ -158,6 +158,12 @@ pub struct EngineArgs {
     /// first").
     #[arg(long)]
     pub no_fewest_first: bool,
+    /// Make the oracle re-check the reads not bound yet in its fixed order
+    /// instead of those with the fewest kept candidates first (to check
+    /// that scan order; docs/oracle.md, "Fewest kept candidates scanned
+    /// first").
+    #[arg(long)]
+    pub no_fewest_scan: bool,
     /// Which columns final states are listed over: `all` (every register
     /// and location, herd's final states) or `condition` (only the
     /// registers and locations of the condition, the filter and herd's
@@ -243,6 +249,7 @@ impl EngineArgs {
             twin_adders: !self.no_twin_adders,
             forced_reads: !self.no_forced_reads,
             fewest_first: !self.no_fewest_first,
+            fewest_scan: !self.no_fewest_scan,
             project: self.project,
             verdict_only: self.verdict_only,
             // The costlier format; a command that prints less says so.
