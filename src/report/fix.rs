@@ -31,14 +31,19 @@ pub fn text(name: &str, r: &FixReport, weaken: bool, bound: usize, problem: &[St
                     fix::Problem::Hang => "make every execution terminate",
                     fix::Problem::Undefined => "make every execution defined and terminate",
                 };
-                writeln!(out, "Fix {name}: {what} and forbid {}", r.outcome).unwrap();
+                // With no condition (`true`) there is no outcome to forbid.
+                if r.outcome == "true" {
+                    writeln!(out, "Fix {name}: {what}").unwrap();
+                } else {
+                    writeln!(out, "Fix {name}: {what} and forbid {}", r.outcome).unwrap();
+                }
                 for l in problem {
                     writeln!(out, "{l}").unwrap();
                 }
             }
         }
     }
-    if r.outcome_kept && !r.fixes.is_empty() {
+    if r.outcome_kept && !r.fixes.is_empty() && r.outcome != "true" {
         writeln!(
             out,
             "No change within the bound removes it and forbids {} as well; these remove it and the outcome stays allowed:",
