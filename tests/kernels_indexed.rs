@@ -386,3 +386,159 @@ fn the_dispatch_and_its_undefined_step_read_back_from_litmus_text() {
         assert_eq!(x.undefined, y.undefined, "{name}");
     }
 }
+
+/// `mov %r3, 5; @%p ld %r3, [a+4*i]; st [c+8], %r3`, nvcc's if-conversion:
+/// when the run-time guard fails the register keeps its old value (before,
+/// the skipped load's register read 0, and a copy of the old value made
+/// for the load landed inside the skipped code).
+const GUARDED: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_param_0];
+	ld.param.u64 %rd5, [k_param_1];
+	cvta.to.global.u64 %rd2, %rd1;
+	cvta.to.global.u64 %rd6, %rd5;
+	ld.global.u32 %r1, [%rd6];
+	ld.global.u32 %r2, [%rd6+4];
+	ld.global.u32 %r4, [%rd6+12];
+	mov.b32 %r5, %r4;
+	mov.u32 %r3, 5;
+	setp.ne.s32 %p1, %r2, 0;
+	mul.wide.s32 %rd3, %r1, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	@%p1 ld.global.u32 %r3, [%rd4];
+	@%p1 ld.global.u32 %r4, [%rd4+4];
+	@%p1 mov.u32 %r1, 9;
+	st.global.u32 [%rd6+8], %r3;
+	st.global.u32 [%rd6+12], %r5;
+	st.global.u32 [%rd6+16], %r4;
+	st.global.u32 [%rd6], %r1;
+	ret;
+}
+"#;
+
+#[test]
+fn a_guarded_write_that_is_skipped_keeps_the_register_s_old_value() {
+    for (guard, want) in [
+        (0, "c[0]=1 c[2]=5 c[3]=77 c[4]=77"),
+        (1, "c[0]=9 c[2]=11 c[3]=77 c[4]=12"),
+    ] {
+        let t = with_flags(
+            GUARDED,
+            &format!(
+                "--buffer a:int32[4]={{10,11,12,13}} --buffer c:int32[5]={{1,{guard},0,77,0}}"
+            ),
+        )
+        .unwrap();
+        let (got, u) = finals(&t, &["c[0]", "c[2]", "c[3]", "c[4]"]);
+        assert_eq!(got, set(&[want]), "guard {guard}");
+        assert!(u.is_none());
+    }
+}
+
+/// One thread stores out of bounds and exits; the other's loop (a store in
+/// its body: no spin loop) is cut at the loop bound. The undefined step
+/// retired before the cut: both engines report it (the machine noted
+/// undefined steps only at final states that were not cut).
+#[test]
+fn an_undefined_step_before_a_cut_is_reported_by_both_engines() {
+    const CUT: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)
+{
+	.reg .pred %p<3>;
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_param_0];
+	ld.param.u64 %rd5, [k_param_1];
+	cvta.to.global.u64 %rd2, %rd1;
+	cvta.to.global.u64 %rd6, %rd5;
+	mov.u32 %r3, %tid.x;
+	setp.ne.s32 %p2, %r3, 0;
+	@%p2 bra $W;
+	ld.global.u32 %r1, [%rd6];
+	mul.wide.s32 %rd3, %r1, 4;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.u32 [%rd4], 5;
+	st.relaxed.gpu.global.u32 [%rd6+4], 1;
+	ret;
+$W:
+	ld.relaxed.gpu.global.u32 %r2, [%rd6+4];
+	st.global.u32 [%rd6+8], %r2;
+	setp.eq.s32 %p1, %r2, 0;
+	@%p1 bra $W;
+	ret;
+}
+"#;
+    let t = with_flags(
+        CUT,
+        "--block 2 --buffer a:int32[2] --buffer c:int32[3]={5,0,0}",
+    )
+    .unwrap();
+    for e in [EngineChoice::Op, EngineChoice::Ax, EngineChoice::Both] {
+        let r = engine::run(
+            &t.program,
+            &RunOptions {
+                engine: e,
+                ..RunOptions::default()
+            },
+        );
+        assert!(r.disagreement.is_none(), "{e:?}");
+        let u = r.undefined.unwrap_or_else(|| panic!("{e:?}: undefined"));
+        assert_eq!(u.kind, UbKind::Step(UndefinedStep::OutOfBounds), "{e:?}");
+    }
+}
+
+/// A 32-bit shared address `smem + a + b` wraps at 32 bits, as on the GPU:
+/// 0x7ffffffc + 0x7ffffffc + 8 is byte 0.
+#[test]
+fn a_32_bit_run_time_address_wraps_at_32_bits() {
+    const WRAP: &str = r#"
+.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+	.reg .b32 %r<9>;
+	.reg .b64 %rd<8>;
+	.shared .align 4 .b8 smem[16];
+	ld.param.u64 %rd1, [k_param_0];
+	cvta.to.global.u64 %rd2, %rd1;
+	ld.global.u32 %r1, [%rd2];
+	ld.global.u32 %r2, [%rd2+4];
+	mov.u32 %r3, smem;
+	add.s32 %r4, %r3, %r1;
+	add.s32 %r5, %r4, %r2;
+	st.shared.u32 [%r5+8], 7;
+	ld.shared.u32 %r6, [smem];
+	st.global.u32 [%rd2+8], %r6;
+	ret;
+}
+"#;
+    let t = with_flags(WRAP, "--buffer g:int32[3]={2147483644,2147483644,0}").unwrap();
+    let (got, u) = finals(&t, &["g[2]", "smem[0]"]);
+    assert_eq!(got, set(&["g[2]=7 smem[0]=7"]));
+    assert!(u.is_none());
+}
+
+#[test]
+fn an_access_larger_than_its_buffer_through_a_run_time_address_is_refused() {
+    let wide = MAD_WIDE.replace(
+        "st.global.u32 [%rd5+4], 7;",
+        "st.global.v4.u32 [%rd5], {1, 2, 3, 4};",
+    );
+    assert_eq!(
+        with_flags(&wide, "--buffer idx:int32[1] --buffer out:int32[3]").unwrap_err(),
+        "k.ptx:15:20: expected an access no larger than the buffer or variable it points into, \
+         found an access of 16 bytes through an address computed from a loaded value into `out`, \
+         which has 12 bytes"
+    );
+}

@@ -449,14 +449,24 @@ fn a_condition_s_constants_are_held_at_the_element_s_width() {
         },
     );
     assert!(r.verdict.holds);
+    // Either spelling of the width's value: -1 is the same `uint32`, and at
+    // 64 bits `-1` names 2^64-1.
+    for flags in [
+        "--buffer x:uint32[2]={4294967295} --forall 'x[1] == -1'",
+        "--buffer x:int32[2]={-1} --forall 'x[1] == 4294967295'",
+    ] {
+        let t = with_flags(COPY, flags).unwrap();
+        let r = engine::run(&t.program, &RunOptions::default());
+        assert!(r.verdict.holds, "{flags}");
+    }
     assert_eq!(
         with_flags(COPY, "--buffer x:uint32[2] --exists 'x[1] == 4294967296'").unwrap_err(),
-        "command line:1:40: expected a value of type uint32 (0 to 4294967295), as `x[1]` holds, \
-         found `4294967296`"
+        "command line:1:40: expected a value of 32 bits (-2147483648 to 4294967295) for `x[1]` \
+         (uint32), found `4294967296`"
     );
     assert_eq!(
-        with_flags(COPY, "--buffer x:int32[2] --exists '2147483648 != x[0]'").unwrap_err(),
-        "command line:1:31: expected a value of type int32 (-2147483648 to 2147483647), as `x[0]` \
-         holds, found `2147483648`"
+        with_flags(COPY, "--buffer x:int32[2] --exists '-2147483649 != x[0]'").unwrap_err(),
+        "command line:1:31: expected a value of 32 bits (-2147483648 to 4294967295) for `x[0]` \
+         (int32), found `-2147483649`"
     );
 }

@@ -265,6 +265,10 @@ impl<S: Bits> Ctx<'_, '_, '_, S> {
                     // (always so when coherence is eager, as with loops).
                     if m.completable(&st) {
                         self.bound_hit.store(true, Ordering::Relaxed);
+                        // An undefined step retired before the cut is
+                        // reached all the same (the oracle judges
+                        // truncated executions too).
+                        self.note_undefined(&st);
                     }
                 } else {
                     if m.completable(&st) {

@@ -1017,18 +1017,27 @@ pub fn condition(
             let Some(&Some((ty, name))) = self.loc_types.get(*l) else {
                 return Ok(c);
             };
-            let (lo, hi) = ty.range();
+            // Either spelling of a value of the width: a `uint32`'s
+            // 4294967295 or -1, an `int32`'s -1 or 4294967295; at 64 bits
+            // every number the condition can write (a `uint64`'s 2^64-1 is
+            // written -1).
+            let bits = ty.bits();
+            let (lo, hi) = if bits >= 64 {
+                (Value::MIN, Value::MAX)
+            } else {
+                (-(1i64 << (bits - 1)), (1i64 << bits) - 1)
+            };
             if c < lo || c > hi {
                 return Err(Diagnostic::expected(
                     at,
                     format!(
-                        "a value of type {name} ({lo} to {hi}), as `{}` holds",
+                        "a value of {bits} bits ({lo} to {hi}) for `{}` ({name})",
                         self.p.locations[*l].name
                     ),
                     format!("`{}`", &self.text[at.start..at.end]),
                 ));
             }
-            Ok(sext(c, ty.bits()))
+            Ok(sext(c, bits))
         }
         fn thread_reg(&mut self, thread: &Token<'_>, reg: &Token<'_>) -> Result<Term, Diagnostic> {
             let t = thread_index(thread, self.p.threads.len())?;
@@ -1713,7 +1722,6 @@ impl ThreadLower<'_> {
         self.check_pending(i)?;
         self.check_fence(i)?;
         // The guard.
-        let mut skip_patch = None;
         if let Some((neg, g, gspan)) = i.guard {
             match env[g as usize].clone() {
                 Val::Known(v) => {
@@ -1750,16 +1758,23 @@ impl ThreadLower<'_> {
                         self.work.push((t, env.clone(), idx, *dyn_count));
                         return Ok(Next::Go(pc + 1));
                     }
-                    // Skip the instruction when the guard fails.
+                    // When the guard fails the instruction is skipped: a
+                    // run-time branch to a path of its own from the next
+                    // instruction, with the registers as they were (the
+                    // instruction's destinations keep their old values,
+                    // and copies `before_write` makes for it belong to the
+                    // executing path only). Where the two paths' live
+                    // values agree they join (the memo).
                     let c = if neg { c } else { negate(c) };
-                    skip_patch = Some(self.emit(
+                    let idx = self.emit(
                         Instr::Branch {
                             cond: Some((c, a, b)),
                             target: END,
                         },
                         i,
-                    )?);
+                    )?;
                     *dyn_count += 1;
+                    self.work.push((pc + 1, env.clone(), idx, *dyn_count));
                 }
                 Val::Undef => {
                     return Err(Diagnostic::expected(
@@ -1781,26 +1796,6 @@ impl ThreadLower<'_> {
             Some(at) => self.dispatch(pc, i, &parts, env, at)?,
             None => self.exec(pc, i, &parts, env)?,
         };
-        if let Some(p) = skip_patch {
-            let here = self.code.len();
-            if let Instr::Branch { target, .. } = &mut self.code[p] {
-                *target = here;
-            }
-            if matches!(next, Next::End) {
-                // A guarded `ret`: the skip branch continues below.
-                let idx = self.emit(
-                    Instr::Branch {
-                        cond: None,
-                        target: END,
-                    },
-                    i,
-                )?;
-                if let Instr::Branch { target, .. } = &mut self.code[p] {
-                    *target = idx + 1;
-                }
-                return Ok(Next::Go(pc + 1));
-            }
-        }
         Ok(next)
     }
 
@@ -1868,7 +1863,13 @@ impl ThreadLower<'_> {
                     .iter()
                     .rev()
                     .find(|p| is_float(p))
-                    .map(|p| p[1..].parse::<u64>().unwrap_or(32) / 8)
+                    // `.f32`, `.f16`, `.bf16`, `.f64`: the digits after the letters.
+                    .map(|p| {
+                        p.trim_start_matches(|c: char| c.is_ascii_alphabetic())
+                            .parse::<u64>()
+                            .unwrap_or(32)
+                            / 8
+                    })
             })
             .unwrap_or(8);
         let lanes = parts
@@ -1891,6 +1892,15 @@ impl ThreadLower<'_> {
             }
         };
         let cases = total / size.max(1);
+        if cases == 0 {
+            return Err(unsupported(
+                at.span,
+                format!(
+                    "an access of {size} bytes through an address computed from a loaded value into `{name}`, which has {total} bytes"
+                ),
+                "an access no larger than the buffer or variable it points into",
+            ));
+        }
         if cases as usize > MAX_DISPATCH {
             return Err(unsupported(
                 at.span,
@@ -2841,6 +2851,8 @@ impl ThreadLower<'_> {
                         },
                         i,
                     )?;
+                    // A 32-bit address wraps at 32 bits, as every value.
+                    self.sext_in_place(own, out_bits, i)?;
                     return Ok(Some(Val::Idx(r, own, o)));
                 }
                 _ => {}
@@ -2910,6 +2922,7 @@ impl ThreadLower<'_> {
                     },
                     i,
                 )?;
+                self.sext_in_place(own, out_bits, i)?;
                 return Ok(Some(Val::Idx(r, own, o)));
             }
         }
