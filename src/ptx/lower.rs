@@ -1665,6 +1665,30 @@ enum Next {
 }
 
 /// Width in bits of an integer type modifier.
+/// Bytes of one element of a memory instruction's type (`.u32`, `.f16`, ...).
+fn scalar_bytes(parts: &[&str]) -> Option<u64> {
+    parts.iter().rev().find_map(|p| {
+        type_bits(p)
+            .map(|(b, _)| u64::from(b.max(8) / 8))
+            .or(match *p {
+                "f32" => Some(4),
+                "f64" => Some(8),
+                "f16" | "bf16" => Some(2),
+                _ => None,
+            })
+    })
+}
+
+/// The length of a vector access (`.v2`, `.v4`, `.v8`), if it is one.
+fn vector_len(parts: &[&str]) -> Option<usize> {
+    parts.iter().find_map(|p| match *p {
+        "v2" => Some(2usize),
+        "v4" => Some(4),
+        "v8" => Some(8),
+        _ => None,
+    })
+}
+
 fn type_bits(t: &str) -> Option<(u32, bool)> {
     Some(match t {
         "b8" | "u8" => (8, false),
@@ -1853,29 +1877,10 @@ impl ThreadLower<'_> {
                 "run-time addresses are resolved for `ld`, `st`, `atom`, `red` and `mbarrier` (docs/kernels.md)",
             ));
         }
-        // The access's size: its type's, times the vector's length.
-        let elem = parts
-            .iter()
-            .rev()
-            .find_map(|p| type_bits(p).map(|(b, _)| u64::from(b.max(8)) / 8))
-            .or_else(|| {
-                parts
-                    .iter()
-                    .rev()
-                    .find(|p| is_float(p))
-                    // `.f32`, `.f16`, `.bf16`, `.f64`: the digits after the letters.
-                    .map(|p| {
-                        p.trim_start_matches(|c: char| c.is_ascii_alphabetic())
-                            .parse::<u64>()
-                            .unwrap_or(32)
-                            / 8
-                    })
-            })
-            .unwrap_or(8);
-        let lanes = parts
-            .iter()
-            .find_map(|p| p.strip_prefix('v').and_then(|n| n.parse::<u64>().ok()))
-            .unwrap_or(1);
+        // The access's size: its type's, times the vector's length (as
+        // `memory` reads them).
+        let elem = scalar_bytes(parts).unwrap_or(8);
+        let lanes = vector_len(parts).map_or(1, |n| n as u64);
         let size = elem * lanes;
         let (total, name) = match at.region {
             Region::Buffer(b) => {
@@ -3197,16 +3202,7 @@ impl ThreadLower<'_> {
                     Some("arrive" | "arrive_drop" | "test_wait" | "try_wait")
                 )
                 && matches!(i.operands.first(), Some(Opnd::Reg(..) | Opnd::Sink(_))));
-        let bytes = parts.iter().rev().find_map(|p| {
-            type_bits(p)
-                .map(|(b, _)| u64::from(b.max(8) / 8))
-                .or(match *p {
-                    "f32" => Some(4),
-                    "f64" => Some(8),
-                    "f16" | "bf16" => Some(2),
-                    _ => None,
-                })
-        });
+        let bytes = scalar_bytes(parts);
         let space = if parts.contains(&"global") {
             Some(VarSpace::Global)
         } else if parts.iter().any(|p| p.starts_with("shared")) {
@@ -3216,12 +3212,7 @@ impl ThreadLower<'_> {
         };
         // `ld.v4`/`st.v2`: one scalar access per element (`litmus::vector`),
         // at consecutive element addresses.
-        let vector = match parts.iter().find_map(|p| match *p {
-            "v2" => Some(2usize),
-            "v4" => Some(4),
-            "v8" => Some(8),
-            _ => None,
-        }) {
+        let vector = match vector_len(parts) {
             Some(n) if matches!(op, "ld" | "st") => Some(n),
             Some(_) => {
                 return Err(refuse(
